@@ -1,0 +1,49 @@
+# Two commands matter: `make run` and `make test`. Both build .venv if missing.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+ARGS   ?=
+
+.PHONY: run test install dev lint typecheck contracts pytest bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@ $(VENV)/.installed
+
+install: $(VENV)/.installed
+dev: $(VENV)/.installed-dev
+
+# Launch the TUI in the current directory on the offline default.
+run: install
+	$(BIN)/sylk --workspace "$(CURDIR)" $(ARGS)
+
+lint: dev
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+
+typecheck: dev
+	$(BIN)/mypy
+
+contracts: dev
+	$(BIN)/lint-imports
+
+pytest: dev
+	$(BIN)/pytest
+
+# Every check, in the order CI runs them.
+test: lint typecheck contracts pytest
+
+bench: dev
+	$(BIN)/python benchmarks/archive_bench.py
+	$(BIN)/python benchmarks/tui_switch_bench.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

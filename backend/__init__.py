@@ -1,0 +1,1 @@
+"""Sylk's headless engine. Nothing in this package imports the UI side."""

@@ -1,0 +1,104 @@
+"""Typed errors raised by the engine.
+
+Every error a user can provoke is a subclass of :class:`SylkError`, carries a
+short message and, where one exists, a pointer to help. The UI and CLI show the
+message; they never show a traceback for these.
+"""
+
+from __future__ import annotations
+
+
+class SylkError(Exception):
+    """Base class for every error the engine raises on purpose."""
+
+    help_hint: str = ""
+
+    def __init__(self, message: str, *, help_hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if help_hint is not None:
+            self.help_hint = help_hint
+
+    def __str__(self) -> str:
+        if self.help_hint:
+            return f"{self.message} ({self.help_hint})"
+        return self.message
+
+
+class SessionNotFoundError(SylkError):
+    """No session matches the given id, prefix, name or index."""
+
+    def __init__(self, ref: str) -> None:
+        super().__init__(
+            f"no session matches {ref!r}",
+            help_hint="list sessions with `/session list` or `sylk sessions list`",
+        )
+        self.ref = ref
+
+
+class AmbiguousSessionError(SylkError):
+    """A reference matches more than one session."""
+
+    def __init__(self, ref: str, matches: list[str]) -> None:
+        super().__init__(
+            f"{ref!r} matches {len(matches)} sessions: {', '.join(matches)}",
+            help_hint="use more characters of the id",
+        )
+        self.ref = ref
+        self.matches = matches
+
+
+class InvalidTransitionError(SylkError):
+    """A lifecycle operation is not legal from the session's current state."""
+
+    def __init__(self, session_id: str, current: str, operation: str, allowed: list[str]) -> None:
+        hint = (
+            f"from {current!r} you can: {', '.join(allowed)}"
+            if allowed
+            else (f"{current!r} is a final state")
+        )
+        super().__init__(
+            f"cannot {operation} session {session_id}: it is {current}",
+            help_hint=hint,
+        )
+        self.session_id = session_id
+        self.current = current
+        self.operation = operation
+
+
+class ArchiveError(SylkError):
+    """The archive database cannot be used."""
+
+
+class ArchiveCorruptError(ArchiveError):
+    """The database file exists but is not a healthy Sylk archive."""
+
+
+class ArchiveVersionError(ArchiveError):
+    """The database was written by a newer Sylk than this one."""
+
+
+class ArchiveClosedError(ArchiveError):
+    """A write was attempted after the archive was closed."""
+
+
+class CommandError(SylkError):
+    """A DSL command in the composer could not be parsed or carried out."""
+
+
+class ExportError(SylkError):
+    """A transcript export could not be produced."""
+
+
+class SessionNotActiveError(SylkError):
+    """A request was sent to a session that is not in the foreground."""
+
+    def __init__(self, session_id: str, state: str) -> None:
+        hint = (
+            "resume it first (/session resume, or alt+r)"
+            if state in ("suspended", "created")
+            else "start a new session with /session new"
+        )
+        super().__init__(f"session {session_id} is {state}, not active", help_hint=hint)
+        self.session_id = session_id
+        self.state = state

@@ -1,0 +1,152 @@
+"""Typed engine events and the stream any number of subscribers can follow.
+
+Subscribers either register a synchronous listener (called in publish order on
+the engine's thread) or iterate a :class:`Subscription` asynchronously. A
+subscription's queue is unbounded: a slow reader never makes the engine drop
+an event, it only reads them later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from backend.clock import utc_now
+from backend.messages import Message
+from backend.sessions.models import Session, SessionState
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    at: datetime = Field(default_factory=utc_now)
+    session_id: str | None = None
+
+
+class SessionCreated(_Event):
+    kind: Literal["session.created"] = "session.created"
+    session: Session
+
+
+class SessionChanged(_Event):
+    """A session's state, context or metadata changed."""
+
+    kind: Literal["session.changed"] = "session.changed"
+    session: Session
+    operation: str
+    old_state: SessionState | None = None
+
+
+class ActiveSessionChanged(_Event):
+    kind: Literal["session.active"] = "session.active"
+    previous_id: str | None = None
+
+
+class MessageAppended(_Event):
+    kind: Literal["message.appended"] = "message.appended"
+    message: Message[dict[str, Any]]
+
+
+class EngineNotice(_Event):
+    """Something the user should see that is not part of a transcript."""
+
+    kind: Literal["engine.notice"] = "engine.notice"
+    level: Literal["info", "warning", "error"] = "info"
+    text: str
+
+
+EngineEvent = Annotated[
+    SessionCreated | SessionChanged | ActiveSessionChanged | MessageAppended | EngineNotice,
+    Field(discriminator="kind"),
+]
+EVENT_ADAPTER: TypeAdapter[EngineEvent] = TypeAdapter(EngineEvent)
+
+Listener = Callable[[EngineEvent], None]
+
+
+class Subscription:
+    """An async iterator over events published after it was opened."""
+
+    def __init__(self, stream: EventStream) -> None:
+        self._stream = stream
+        self._queue: asyncio.Queue[EngineEvent | None] = asyncio.Queue()
+        self.closed = False
+
+    def _put(self, event: EngineEvent | None) -> None:
+        self._queue.put_nowait(event)
+
+    def pending(self) -> int:
+        return self._queue.qsize()
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self._stream._drop(self)
+            self._put(None)
+
+    def __aiter__(self) -> AsyncIterator[EngineEvent]:
+        return self
+
+    async def __anext__(self) -> EngineEvent:
+        event = await self._queue.get()
+        if event is None:
+            raise StopAsyncIteration
+        return event
+
+    async def get(self) -> EngineEvent:
+        event = await self._queue.get()
+        if event is None:
+            raise StopAsyncIteration
+        return event
+
+
+class EventStream:
+    def __init__(self) -> None:
+        self._listeners: list[Listener] = []
+        self._subscriptions: list[Subscription] = []
+
+    def subscribe(self) -> Subscription:
+        sub = Subscription(self)
+        self._subscriptions.append(sub)
+        return sub
+
+    def add_listener(self, listener: Listener) -> Callable[[], None]:
+        """Register ``listener``; returns a function that removes it."""
+        self._listeners.append(listener)
+
+        def remove() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return remove
+
+    def _drop(self, sub: Subscription) -> None:
+        if sub in self._subscriptions:
+            self._subscriptions.remove(sub)
+
+    @property
+    def subscriber_count(self) -> int:
+        return len(self._listeners) + len(self._subscriptions)
+
+    def publish(self, event: EngineEvent) -> None:
+        for listener in list(self._listeners):
+            listener(event)
+        for sub in list(self._subscriptions):
+            sub._put(event)
+
+    def close(self) -> None:
+        for sub in list(self._subscriptions):
+            sub.close()
+        self._listeners.clear()
+
+
+def event_to_json(event: EngineEvent) -> str:
+    return EVENT_ADAPTER.dump_json(event).decode()
+
+
+def event_payload(event: EngineEvent) -> dict[str, Any]:
+    result: dict[str, Any] = EVENT_ADAPTER.dump_python(event, mode="json")
+    return result

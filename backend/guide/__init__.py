@@ -1,0 +1,1 @@
+"""The Guide: the universal router. Its DSL fast path lives here first."""

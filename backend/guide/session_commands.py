@@ -1,0 +1,85 @@
+"""Parsing of the ``/session`` DSL typed into the composer.
+
+Parsing is pure: it turns text into a :class:`SessionCommand` or raises a
+:class:`CommandError` whose message includes the usage line, so a mistyped
+command is answered with how to type it.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import Literal
+
+from backend.errors import CommandError
+
+Verb = Literal["new", "list", "switch", "suspend", "resume", "complete", "help"]
+
+USAGE: dict[str, str] = {
+    "new": "/session new [NAME]",
+    "list": "/session list",
+    "switch": "/session switch ID|NAME|NUMBER",
+    "suspend": "/session suspend [ID|NAME|NUMBER]",
+    "resume": "/session resume ID|NAME|NUMBER",
+    "complete": "/session complete [ID|NAME|NUMBER]",
+}
+
+HELP_TEXT = "\n".join(
+    [
+        "Commands:",
+        *(f"  {line}" for line in USAGE.values()),
+        "  /help",
+        "Sessions are matched by id (or a unique prefix), by name, or by their number in the list.",
+    ]
+)
+
+
+@dataclass(frozen=True)
+class SessionCommand:
+    verb: Verb
+    ref: str | None = None
+    name: str | None = None
+
+
+def is_command(text: str) -> bool:
+    return text.lstrip().startswith("/")
+
+
+def parse(text: str) -> SessionCommand:
+    """Parse a slash command; ``/help`` and ``/session ...`` are understood."""
+    try:
+        words = shlex.split(text.strip())
+    except ValueError as exc:
+        raise CommandError(f"cannot read command: {exc}", help_hint="see /help") from exc
+    if not words:
+        raise CommandError("empty command", help_hint="see /help")
+    head = words[0].lower()
+    if head in ("/help", "/?"):
+        return SessionCommand("help")
+    if head != "/session":
+        raise CommandError(f"unknown command {words[0]}", help_hint="see /help")
+    if len(words) == 1:
+        raise CommandError("/session needs a verb", help_hint=" | ".join(USAGE.values()))
+    verb, args = words[1].lower(), words[2:]
+    if verb not in USAGE:
+        raise CommandError(
+            f"unknown /session verb {words[1]!r}", help_hint=" | ".join(USAGE.values())
+        )
+    if verb == "new":
+        return SessionCommand("new", name=" ".join(args) or None)
+    if verb == "list":
+        if args:
+            raise CommandError("/session list takes no arguments", help_hint=USAGE["list"])
+        return SessionCommand("list")
+    if verb in ("switch", "resume") and len(args) != 1:
+        raise CommandError(f"/session {verb} needs exactly one session", help_hint=USAGE[verb])
+    if len(args) > 1:
+        raise CommandError(f"/session {verb} takes one session at most", help_hint=USAGE[verb])
+    ref = args[0] if args else None
+    if verb == "switch":
+        return SessionCommand("switch", ref=ref)
+    if verb == "resume":
+        return SessionCommand("resume", ref=ref)
+    if verb == "suspend":
+        return SessionCommand("suspend", ref=ref)
+    return SessionCommand("complete", ref=ref)

@@ -1,0 +1,1 @@
+"""Knowledge stores: the SQLite archive (and, later, indexes and caches)."""

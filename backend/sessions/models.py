@@ -1,0 +1,129 @@
+"""Session data model: the seed's Session, SessionContext, SessionConfig, snapshot."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from backend.clock import utc_now
+from backend.messages import new_id
+
+
+class SessionState(StrEnum):
+    CREATED = "created"
+    ACTIVE = "active"
+    SUSPENDED = "suspended"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+# The seed's lifecycle, and nothing else: (from, operation) -> to.
+TRANSITIONS: dict[tuple[SessionState, str], SessionState] = {
+    (SessionState.CREATED, "activate"): SessionState.ACTIVE,
+    (SessionState.ACTIVE, "suspend"): SessionState.SUSPENDED,
+    (SessionState.ACTIVE, "complete"): SessionState.COMPLETED,
+    (SessionState.ACTIVE, "fail"): SessionState.FAILED,
+    (SessionState.SUSPENDED, "resume"): SessionState.ACTIVE,
+    (SessionState.SUSPENDED, "complete"): SessionState.COMPLETED,
+}
+
+
+def allowed_operations(state: SessionState) -> list[str]:
+    return [op for (src, op) in TRANSITIONS if src is state]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class FileRecord(_Model):
+    path: str
+    at: datetime = Field(default_factory=utc_now)
+    hash: str | None = None
+
+
+class Note(_Model):
+    """A session-local pattern, failure or user intent."""
+
+    text: str
+    at: datetime = Field(default_factory=utc_now)
+    source: str | None = None
+
+
+class AgentState(_Model):
+    role: str
+    status: str = "idle"
+    detail: str | None = None
+
+
+class SessionContext(_Model):
+    """Session-private state; never visible to another session."""
+
+    current_task: str | None = None
+    current_step: str | None = None
+    current_objective: str | None = None
+    completed_steps: list[str] = Field(default_factory=list)
+    next_steps: list[str] = Field(default_factory=list)
+    blockers: list[str] = Field(default_factory=list)
+    modified_files: dict[str, FileRecord] = Field(default_factory=dict)
+    read_files: dict[str, FileRecord] = Field(default_factory=dict)
+    created_files: dict[str, FileRecord] = Field(default_factory=dict)
+    local_patterns: list[Note] = Field(default_factory=list)
+    local_failures: list[Note] = Field(default_factory=list)
+    user_wants: list[Note] = Field(default_factory=list)
+    user_rejects: list[Note] = Field(default_factory=list)
+    active_agents: dict[str, AgentState] = Field(default_factory=dict)
+    conversation_id: str | None = None
+    message_history: list[str] = Field(default_factory=list)
+
+
+class SessionConfig(_Model):
+    """Per-session resource limits."""
+
+    max_concurrent_tasks: int = Field(default=4, ge=1)
+    max_engineers: int = Field(default=4, ge=1)
+    task_timeout: timedelta = Field(default=timedelta(minutes=30))
+    session_timeout: timedelta | None = None
+    auto_suspend_after: timedelta | None = None
+    enable_git_isolation: bool = False
+
+
+class Session(_Model):
+    id: str = Field(default_factory=new_id)
+    name: str = Field(min_length=1, max_length=120)
+    state: SessionState = SessionState.CREATED
+    workspace: str
+    created_at: datetime = Field(default_factory=utc_now)
+    activated_at: datetime | None = None
+    suspended_at: datetime | None = None
+    completed_at: datetime | None = None
+    closed_at: datetime | None = None
+    last_active_at: datetime = Field(default_factory=utc_now)
+    context: SessionContext = Field(default_factory=SessionContext)
+    active_dag_id: str | None = None
+    dag_history: list[str] = Field(default_factory=list)
+    branch_name: str | None = None
+    base_branch: str | None = None
+    config: SessionConfig = Field(default_factory=SessionConfig)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def short_id(self) -> str:
+        return self.id[:8]
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.state in (SessionState.COMPLETED, SessionState.FAILED)
+
+
+class SessionSnapshot(_Model):
+    """What is preserved of a session: itself (context included) at a moment."""
+
+    id: str = Field(default_factory=new_id)
+    session: Session
+    transcript_count: int = 0
+    created_at: datetime = Field(default_factory=utc_now)
+    label: str | None = None
