@@ -268,10 +268,13 @@ class Engine:
         if not command:
             return [entry, await self._notice(session_id, NO_MODEL_NOTICE, offline=True)]
         try:
-            reply = await self._run_command(session_commands.parse(text))
+            parsed = session_commands.parse(text)
+            reply = await self._run_command(parsed)
         except SylkError as exc:
             return [entry, await self._notice(session_id, str(exc), error=type(exc).__name__)]
-        return [entry, await self._notice(session_id, reply)]
+        # Listings and help are laid out in columns: front ends show them as-is.
+        tabular = parsed.verb in ("list", "help")
+        return [entry, await self._notice(session_id, reply, preformatted=tabular)]
 
     async def _run_command(self, cmd: SessionCommand) -> str:
         if cmd.verb == "help":

@@ -226,7 +226,7 @@ class SessionManager:
         session = self._live(session_id)
         draft = session.context.model_copy(deep=True)
         update(draft)
-        session.context = SessionContext.model_validate(draft.model_dump())
+        session.context = SessionContext.model_validate(draft.model_dump(warnings=False))
         session.last_active_at = utc_now()
         self._emit(session, "context", session.state)
         return session.context.model_copy(deep=True)
