@@ -14,6 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from backend.agents.loop import AgentOutcome
+from backend.agents.turns import TurnRunner
+from backend.config import SylkConfig, load_config
 from backend.errors import CommandError, SessionNotActiveError, SylkError
 from backend.events import (
     ActiveSessionChanged,
@@ -26,23 +29,28 @@ from backend.events import (
 from backend.guide import session_commands
 from backend.guide.session_commands import SessionCommand
 from backend.knowledge.archive import Archive
+from backend.llm.accounting import UsageSummary, summarise
+from backend.llm.offline import offline_answer
+from backend.llm.types import ChatMessage
 from backend.messages import Message, MessageType
+from backend.redaction import Redactor
 from backend.sessions.manager import SessionChange, SessionManager
 from backend.sessions.models import Session, SessionContext, SessionSnapshot, SessionState
 
 Transcript = list[Message[dict[str, Any]]]
 
-NO_MODEL_NOTICE = (
-    "No language model is configured, so no agent can act on this yet. "
-    "Your message is saved in this session's transcript. "
-    "Session commands work offline: type /help to see them."
-)
+# The agent that answers the user's plain requests until the Guide routes them.
+FRONT_AGENT = "architect"
+HISTORY_LIMIT = 40
 
 
 class EngineConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
     data_dir: Path
     workspace: Path
+    config_file: Path | None = None
+    provider: str | None = None
+    model: str | None = None
 
     @field_validator("workspace")
     @classmethod
@@ -54,10 +62,22 @@ class EngineConfig(BaseModel):
 
 
 class Engine:
-    def __init__(self, config: EngineConfig) -> None:
+    def __init__(self, config: EngineConfig, settings: SylkConfig | None = None) -> None:
         self.config = config
+        self.settings = settings or load_config(config.config_file)
+        self.redactor = Redactor(self.settings.secrets())
         self.archive = Archive(config.data_dir)
         self.events = EventStream()
+        self.turns = TurnRunner(
+            settings=self.settings,
+            archive=self.archive,
+            events=self.events,
+            redactor=self.redactor,
+            provider_override=config.provider,
+            model_override=config.model,
+        )
+        self._turn_tasks: dict[str, asyncio.Task[AgentOutcome]] = {}
+        self._turn_locks: dict[str, asyncio.Lock] = {}
         self._manager = SessionManager(self.archive.load_sessions())
         self._changes: list[SessionChange] = []
         self._manager.add_listener(self._changes.append)
@@ -69,6 +89,10 @@ class Engine:
         if self._closed:
             return
         self._closed = True
+        for task in list(self._turn_tasks.values()):
+            task.cancel()
+        await asyncio.gather(*self._turn_tasks.values(), return_exceptions=True)
+        await self.turns.aclose()
         async with self._lock:
             await asyncio.to_thread(self.archive.close)
         self.events.close()
@@ -229,6 +253,8 @@ class Engine:
     async def append(self, message: Message[dict[str, Any]]) -> None:
         """Commit one message to its session's transcript, then announce it."""
         self._manager.get(message.session_id)
+        if self.redactor:
+            message = message.model_copy(update={"payload": self.redactor.data(message.payload)})
         await self.archive.aappend_messages([message])
         self._manager.touch(message.session_id)
         self.events.publish(MessageAppended(session_id=message.session_id, message=message))
@@ -266,7 +292,7 @@ class Engine:
         )
         await self.append(entry)
         if not command:
-            return [entry, await self._notice(session_id, NO_MODEL_NOTICE, offline=True)]
+            return [entry, await self._answer(session, text)]
         try:
             parsed = session_commands.parse(text)
             reply = await self._run_command(parsed)
@@ -275,6 +301,88 @@ class Engine:
         # Listings and help are laid out in columns: front ends show them as-is.
         tabular = parsed.verb in ("list", "help")
         return [entry, await self._notice(session_id, reply, preformatted=tabular)]
+
+    # -- agent turns -------------------------------------------------------------
+    def _history(self, transcript: Transcript) -> list[ChatMessage]:
+        """The conversation so far as the model sees it: requests and answers only."""
+        pairs: list[tuple[str, str]] = []
+        for message in transcript[-HISTORY_LIMIT:]:
+            text = message.payload.get("text")
+            if not isinstance(text, str) or not text:
+                continue
+            if message.type is MessageType.USER_INPUT and not session_commands.is_command(text):
+                role = "user"
+            elif message.type is MessageType.AGENT_REPLY:
+                role = "assistant"
+            else:
+                continue
+            if pairs and pairs[-1][0] == role:  # vendors want roles to alternate
+                pairs[-1] = (role, f"{pairs[-1][1]}\n\n{text}")
+            else:
+                pairs.append((role, text))
+        while pairs and pairs[0][0] != "user":
+            pairs.pop(0)
+        return [
+            ChatMessage.user(text) if role == "user" else ChatMessage.assistant(text)
+            for role, text in pairs
+        ]
+
+    async def _answer(self, session: Session, text: str) -> Message[dict[str, Any]]:
+        """Run one turn of the front agent on the session's conversation."""
+        choice = self.turns.choice(FRONT_AGENT)
+        if choice.offline:  # nothing to call: say honestly what to configure
+            answer = offline_answer(text, self.settings.source)
+            return await self._notice(session.id, answer, offline=True)
+        lock = self._turn_locks.setdefault(session.id, asyncio.Lock())
+        async with lock:  # one turn per session at a time; later requests wait
+            history = self._history(await self.transcript(session.id, limit=HISTORY_LIMIT))
+            task = asyncio.create_task(
+                self.turns.run(session, FRONT_AGENT, history, choice),
+                name=f"sylk-turn-{session.short_id}",
+            )
+            self._turn_tasks[session.id] = task
+            try:
+                outcome = await task
+            finally:
+                self._turn_tasks.pop(session.id, None)
+        meta: dict[str, Any] = {
+            "agent": FRONT_AGENT,
+            "turn_id": outcome.turn_id,
+            "stop": outcome.stop,
+            "provider": choice.provider,
+            "model": choice.model,
+            "usage": outcome.usage.model_dump(),
+        }
+        if outcome.stop == "error":
+            text = f"The {FRONT_AGENT} could not answer: {outcome.error}"
+            return await self._notice(session.id, text, error="ProviderError", **meta)
+        if outcome.stop == "cancelled" and not outcome.text:
+            return await self._notice(session.id, "Cancelled before any answer arrived.", **meta)
+        if outcome.error:
+            meta["error"] = outcome.error
+        reply = Message[dict[str, Any]](
+            session_id=session.id,
+            source=FRONT_AGENT,
+            target="user",
+            type=MessageType.AGENT_REPLY,
+            payload={"text": outcome.text, **meta},
+        )
+        await self.append(reply)
+        return reply
+
+    def turn_running(self, session_id: str) -> bool:
+        return session_id in self._turn_tasks
+
+    def cancel_turn(self, session_id: str) -> bool:
+        """Stop the session's running turn (stream and tools); False if none runs."""
+        task = self._turn_tasks.get(session_id)
+        if task is None or task.done():
+            return False
+        task.cancel()
+        return True
+
+    def usage(self, session_id: str | None = None) -> UsageSummary:
+        return summarise(session_id, self.archive.usage_by_agent(session_id))
 
     async def _run_command(self, cmd: SessionCommand) -> str:
         if cmd.verb == "help":

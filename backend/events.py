@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from backend.agents.loop import AgentStep
 from backend.clock import utc_now
 from backend.messages import Message
 from backend.sessions.models import Session, SessionState
@@ -58,8 +59,20 @@ class EngineNotice(_Event):
     text: str
 
 
+class AgentStepEvent(_Event):
+    """A step of an agent turn: a model call, streamed text, a tool call, the end."""
+
+    kind: Literal["agent.step"] = "agent.step"
+    step: AgentStep
+
+
 EngineEvent = Annotated[
-    SessionCreated | SessionChanged | ActiveSessionChanged | MessageAppended | EngineNotice,
+    SessionCreated
+    | SessionChanged
+    | ActiveSessionChanged
+    | MessageAppended
+    | EngineNotice
+    | AgentStepEvent,
     Field(discriminator="kind"),
 ]
 EVENT_ADAPTER: TypeAdapter[EngineEvent] = TypeAdapter(EngineEvent)

@@ -10,6 +10,26 @@ import pytest
 from backend.engine import Engine, EngineConfig
 
 
+PROVIDER_ENV = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "SYLK_PROVIDER",
+    "SYLK_MODEL",
+    "SYLK_SCRIPT",
+    "SYLK_DATA_DIR",
+    "SYLK_CONFIG_DIR",
+)
+
+
+@pytest.fixture(autouse=True)
+def _no_provider_from_the_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never pick up a real key or endpoint from the machine they run on."""
+    for name in PROVIDER_ENV:
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Path:
     path = tmp_path / "data"

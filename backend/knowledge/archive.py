@@ -24,7 +24,9 @@ from backend.knowledge.archive_schema import (
     SchemaMeta,
     SessionRow,
     SnapshotRow,
+    StepRow,
     TranscriptRow,
+    UsageRow,
     probe,
 )
 from backend.knowledge.archive_writer import ArchiveWriter, WriteFn
@@ -39,6 +41,8 @@ _sessions = SessionRow.__table__  # type: ignore[attr-defined]
 _transcript = TranscriptRow.__table__  # type: ignore[attr-defined]
 _snapshots = SnapshotRow.__table__  # type: ignore[attr-defined]
 _meta = SchemaMeta.__table__  # type: ignore[attr-defined]
+_steps = StepRow.__table__  # type: ignore[attr-defined]
+_usage = UsageRow.__table__  # type: ignore[attr-defined]
 
 
 def _make_engine(path: Path, begin: str) -> Engine:
@@ -97,16 +101,18 @@ class Archive:
         found = probe(self.path)  # raises, touching nothing, on a bad file
         self._reader = _make_engine(self.path, "BEGIN")
         writer_engine = _make_engine(self.path, "BEGIN IMMEDIATE")
-        if found is None:
-            with writer_engine.begin() as conn:
+        with writer_engine.begin() as conn:
+            # Tables added since a file was created appear here (additive only).
+            for table in TABLES:
+                table.create(conn, checkfirst=True)
+            if found is None:
                 conn.exec_driver_sql(f"PRAGMA application_id={APPLICATION_ID}")
-                for table in TABLES:
-                    table.create(conn, checkfirst=True)
                 conn.execute(
                     sqlite_insert(_meta)
                     .values(key="version", value=str(SCHEMA_VERSION))
                     .on_conflict_do_nothing()
                 )
+        if found is None:
             os.chmod(self.path, 0o600)
         self._writer = ArchiveWriter(writer_engine)
         self._writer_engine = writer_engine
@@ -174,6 +180,42 @@ class Archive:
             "data": snapshot.model_dump_json(),
         }
         self.write(lambda conn: conn.execute(insert(_snapshots), [row]))
+
+    async def arecord_steps(self, rows: list[dict[str, Any]]) -> None:
+        """Agent steps, as ``StepRow`` column values."""
+        if rows:
+            await self.awrite(lambda conn: conn.execute(insert(_steps), rows))
+
+    async def arecord_usage(self, rows: list[dict[str, Any]]) -> None:
+        """Per-call usage, as ``UsageRow`` column values."""
+        if rows:
+            await self.awrite(lambda conn: conn.execute(insert(_usage), rows))
+
+    def load_steps(self, session_id: str) -> list[dict[str, Any]]:
+        query = select(_steps).where(_steps.c.session_id == session_id).order_by(_steps.c.seq)
+        with self._reader.connect() as conn:
+            return [dict(r._mapping) for r in conn.execute(query)]
+
+    def usage_by_agent(self, session_id: str | None = None) -> list[dict[str, Any]]:
+        """Token and cost totals per (session, agent, provider, model)."""
+        cols = _usage.c
+        query = select(
+            cols.session_id,
+            cols.agent,
+            cols.provider,
+            cols.model,
+            func.count().label("calls"),
+            func.sum(cols.input_tokens).label("input_tokens"),
+            func.sum(cols.output_tokens).label("output_tokens"),
+            func.sum(cols.cache_read_tokens).label("cache_read_tokens"),
+            func.sum(cols.cache_write_tokens).label("cache_write_tokens"),
+            func.sum(cols.cost_usd).label("cost_usd"),
+            func.count(cols.cost_usd).label("priced_calls"),
+        ).group_by(cols.session_id, cols.agent, cols.provider, cols.model)
+        if session_id is not None:
+            query = query.where(cols.session_id == session_id)
+        with self._reader.connect() as conn:
+            return [dict(r._mapping) for r in conn.execute(query)]
 
     def delete_session(self, session_id: str) -> None:
         def fn(conn: Connection) -> None:

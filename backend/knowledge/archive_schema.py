@@ -59,11 +59,47 @@ class SnapshotRow(SQLModel, table=True):
     data: str
 
 
+class StepRow(SQLModel, table=True):
+    """One step of an agent turn (model call, tool call, result, final, error)."""
+
+    __tablename__ = "agent_steps"
+    __table_args__ = (Index("ix_steps_session_seq", "session_id", "seq"),)
+    seq: int | None = Field(default=None, primary_key=True)
+    session_id: str
+    turn_id: str = Field(index=True)
+    role: str
+    step: int
+    kind: str
+    at: str
+    data: str
+
+
+class UsageRow(SQLModel, table=True):
+    """Tokens and cost of one model call."""
+
+    __tablename__ = "usage"
+    __table_args__ = (Index("ix_usage_session_agent", "session_id", "agent"),)
+    seq: int | None = Field(default=None, primary_key=True)
+    session_id: str
+    turn_id: str
+    agent: str
+    provider: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost_usd: float | None = None
+    at: str
+
+
 TABLES = [
     SchemaMeta.__table__,  # type: ignore[attr-defined]
     SessionRow.__table__,  # type: ignore[attr-defined]
     TranscriptRow.__table__,  # type: ignore[attr-defined]
     SnapshotRow.__table__,  # type: ignore[attr-defined]
+    StepRow.__table__,  # type: ignore[attr-defined]
+    UsageRow.__table__,  # type: ignore[attr-defined]
 ]
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from backend.engine import NO_MODEL_NOTICE, Engine, EngineConfig
+from backend.engine import Engine, EngineConfig
 from backend.errors import SessionNotActiveError, SessionNotFoundError
 from backend.events import (
     ActiveSessionChanged,
@@ -33,12 +33,19 @@ async def test_plain_text_is_kept_and_answered_honestly(engine: Engine) -> None:
     session = await engine.ensure_session()
     recorded = await engine.submit(session.id, "add a retry to the fetcher")
     assert [m.type for m in recorded] == [MessageType.USER_INPUT, MessageType.SYSTEM_NOTICE]
-    assert recorded[1].payload["text"] == NO_MODEL_NOTICE
-    assert "No language model is configured" in NO_MODEL_NOTICE
-    assert _texts(await engine.transcript(session.id)) == [
-        "add a retry to the fetcher",
-        NO_MODEL_NOTICE,
-    ]
+    answer = recorded[1].payload["text"]
+    assert answer.startswith("No language model is configured")
+    assert "ANTHROPIC_API_KEY" in answer and "OPENAI_BASE_URL" in answer
+    assert recorded[1].payload["offline"] is True
+    assert _texts(await engine.transcript(session.id)) == ["add a retry to the fetcher", answer]
+
+
+async def test_offline_answers_what_needs_no_model(engine: Engine) -> None:
+    session = await engine.ensure_session()
+    status = (await engine.submit(session.id, "which model are you?"))[1].payload["text"]
+    assert "Sylk is offline" in status
+    about = (await engine.submit(session.id, "what can you do"))[1].payload["text"]
+    assert "/session new" in about
 
 
 async def test_session_commands_through_the_composer(engine: Engine) -> None:

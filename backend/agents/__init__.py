@@ -1,0 +1,1 @@
+"""Agents and the loop they share."""

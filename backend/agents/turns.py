@@ -1,0 +1,159 @@
+"""Running one agent turn for a session: choose the model, loop, record.
+
+Streamed text is published as it arrives and never stored piecemeal; every
+other step, and each call's token usage and cost, is committed to the
+archive once (retries happen inside the client, so they add no rows).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from backend.agents.loop import AgentLoop, AgentOutcome, AgentStep, PrePromptHook
+from backend.agents.tools import WorkspaceTools
+from backend.clock import utc_now
+from backend.config import SylkConfig
+from backend.events import AgentStepEvent, EventStream
+from backend.knowledge.archive import Archive
+from backend.llm.accounting import cost_usd
+from backend.llm.provider import Provider
+from backend.llm.selection import ModelChoice, build_provider, choose_model
+from backend.llm.types import ChatMessage, ChatOptions, ChatRequest, Usage
+from backend.redaction import Redactor
+from backend.sessions.models import Session
+from backend.workspace.files import Workspace
+
+if TYPE_CHECKING:
+    from backend.llm.client import ModelClient
+
+SYSTEM_PROMPTS: dict[str, str] = {
+    "architect": (
+        "You are the Architect in Sylk, a multi-agent coding assistant. You are the "
+        "user's primary interface: answer their questions about the code and plan "
+        "changes. Inspect the workspace with the tools before you make claims about "
+        "it. Be concise."
+    ),
+}
+DEFAULT_PROMPT = "You are an agent in Sylk, a multi-agent coding assistant. Be concise."
+
+
+def session_context_hook(session: Session) -> PrePromptHook:
+    """Pre-prompt hook: tell the model which session and workspace it works in."""
+
+    def hook(request: ChatRequest) -> ChatRequest:
+        ctx = session.context
+        lines = [f"Session: {session.name}. Workspace root: {session.workspace}."]
+        if ctx.current_objective:
+            lines.append(f"Current objective: {ctx.current_objective}.")
+        if ctx.blockers:
+            lines.append("Blockers: " + "; ".join(ctx.blockers))
+        system = "\n".join(filter(None, [request.system, " ".join(lines)]))
+        return request.model_copy(update={"system": system})
+
+    return hook
+
+
+class TurnRunner:
+    def __init__(
+        self,
+        *,
+        settings: SylkConfig,
+        archive: Archive,
+        events: EventStream,
+        redactor: Redactor,
+        provider_override: str | None = None,
+        model_override: str | None = None,
+    ) -> None:
+        self.settings = settings
+        self._archive = archive
+        self._events = events
+        self._redactor = redactor
+        self._provider_override = provider_override
+        self._model_override = model_override
+        self._providers: dict[str, Provider] = {}
+        self._clients: dict[str, ModelClient] = {}
+
+    def choice(self, role: str) -> ModelChoice:
+        return choose_model(
+            self.settings, role, provider=self._provider_override, model=self._model_override
+        )
+
+    def _client(self, name: str) -> ModelClient:
+        # The client (and through it the vendor SDKs) loads on the first model
+        # call, so offline use and the session CLI start fast.
+        from backend.llm.client import ModelClient
+        from backend.llm.resilience import BreakerRegistry, RetryPolicy
+
+        if not self._clients:
+            retry = self.settings.retry
+            self._policy = RetryPolicy(
+                max_attempts=retry.max_attempts,
+                base_delay=retry.base_delay_s,
+                max_delay=retry.max_delay_s,
+            )
+            self._breakers = BreakerRegistry(
+                threshold=retry.breaker_threshold, cooldown=retry.breaker_cooldown_s
+            )
+        if name not in self._clients:
+            provider = build_provider(self.settings, name)
+            self._providers[name] = provider
+            self._clients[name] = ModelClient(
+                provider, policy=self._policy, breakers=self._breakers
+            )
+        return self._clients[name]
+
+    async def aclose(self) -> None:
+        for provider in self._providers.values():
+            await provider.aclose()
+        self._providers.clear()
+        self._clients.clear()
+
+    async def run(
+        self, session: Session, role: str, history: list[ChatMessage], choice: ModelChoice
+    ) -> AgentOutcome:
+        loop = AgentLoop(
+            role=role,
+            client=self._client(choice.provider),
+            provider_name=choice.provider,
+            options=ChatOptions(model=choice.model, deadline_s=self.settings.retry.deadline_s),
+            system=SYSTEM_PROMPTS.get(role, DEFAULT_PROMPT),
+            tools=WorkspaceTools(Workspace(Path(session.workspace))),
+            pre_prompt_hooks=[session_context_hook(session)],
+        )
+        return await loop.run(session.id, history, self._record)
+
+    async def _record(self, step: AgentStep) -> None:
+        step = step.model_copy(update={"data": self._redactor.data(step.data)})
+        if step.kind != "text_delta":
+            now = utc_now().isoformat()
+            await self._archive.arecord_steps([_step_row(step, now)])
+            if step.kind == "usage":
+                await self._archive.arecord_usage([self._usage_row(step, now)])
+        self._events.publish(AgentStepEvent(session_id=step.session_id, step=step))
+
+    def _usage_row(self, step: AgentStep, at: str) -> dict[str, Any]:
+        usage = Usage.model_validate(step.data["usage"])
+        model = str(step.data["model"])
+        return {
+            "session_id": step.session_id,
+            "turn_id": step.turn_id,
+            "agent": step.role,
+            "provider": str(step.data["provider"]),
+            "model": model,
+            **usage.model_dump(),
+            "cost_usd": cost_usd(self.settings.price(model), usage),
+            "at": at,
+        }
+
+
+def _step_row(step: AgentStep, at: str) -> dict[str, Any]:
+    return {
+        "session_id": step.session_id,
+        "turn_id": step.turn_id,
+        "role": step.role,
+        "step": step.step,
+        "kind": step.kind,
+        "at": at,
+        "data": step.model_dump_json(include={"data"}),
+    }

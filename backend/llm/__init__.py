@@ -1,0 +1,1 @@
+"""The provider layer: one internal chat model over every vendor's API."""

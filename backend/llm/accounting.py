@@ -1,0 +1,88 @@
+"""Token accounting and cost, per call, per agent and per session."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from backend.config import Price
+from backend.llm.types import Usage
+
+PER_MILLION = 1_000_000
+
+
+def cost_usd(price: Price | None, usage: Usage) -> float | None:
+    """The call's cost, or None when the model has no price in the table."""
+    if price is None:
+        return None
+    cache_read = price.cache_read if price.cache_read is not None else price.input
+    cache_write = price.cache_write if price.cache_write is not None else price.input
+    total = (
+        usage.input_tokens * price.input
+        + usage.output_tokens * price.output
+        + usage.cache_read_tokens * cache_read
+        + usage.cache_write_tokens * cache_write
+    )
+    return total / PER_MILLION
+
+
+class AgentUsage(BaseModel):
+    agent: str
+    provider: str
+    model: str
+    calls: int
+    usage: Usage
+    cost_usd: float | None
+    unpriced_calls: int = 0
+
+
+class UsageSummary(BaseModel):
+    session_id: str | None
+    agents: list[AgentUsage] = Field(default_factory=list)
+
+    @property
+    def total(self) -> Usage:
+        result = Usage()
+        for agent in self.agents:
+            result = result + agent.usage
+        return result
+
+    @property
+    def cost_usd(self) -> float:
+        return sum(a.cost_usd or 0.0 for a in self.agents)
+
+    @property
+    def calls(self) -> int:
+        return sum(a.calls for a in self.agents)
+
+    @property
+    def complete_cost(self) -> bool:
+        """False when some call's model had no price: the cost is a lower bound."""
+        return all(a.unpriced_calls == 0 for a in self.agents)
+
+    def status_line(self) -> str:
+        t = self.total
+        cost = f"${self.cost_usd:.4f}" + ("" if self.complete_cost else "+")
+        return f"{t.input_tokens:,} in · {t.output_tokens:,} out · {cost}"
+
+
+def summarise(session_id: str | None, rows: list[dict[str, Any]]) -> UsageSummary:
+    agents = [
+        AgentUsage(
+            agent=r["agent"],
+            provider=r["provider"],
+            model=r["model"],
+            calls=r["calls"],
+            usage=Usage(
+                input_tokens=r["input_tokens"] or 0,
+                output_tokens=r["output_tokens"] or 0,
+                cache_read_tokens=r["cache_read_tokens"] or 0,
+                cache_write_tokens=r["cache_write_tokens"] or 0,
+            ),
+            cost_usd=r["cost_usd"],
+            unpriced_calls=r["calls"] - r["priced_calls"],
+        )
+        for r in rows
+    ]
+    return UsageSummary(session_id=session_id, agents=agents)

@@ -1,0 +1,180 @@
+"""The internal, vendor-neutral model of a chat turn.
+
+Adapters translate Anthropic's and OpenAI's formats to and from these types;
+everything above the adapters (the retrying client, the agent loop, the UI)
+sees only these.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# -- content ---------------------------------------------------------------------
+class TextBlock(_Model):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ToolCall(_Model):
+    """A complete tool call whose arguments parsed as a JSON object."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolUseBlock(_Model):
+    type: Literal["tool_use"] = "tool_use"
+    call: ToolCall
+
+
+class ToolResultBlock(_Model):
+    type: Literal["tool_result"] = "tool_result"
+    tool_call_id: str
+    content: str
+    is_error: bool = False
+
+
+ContentBlock = Annotated[TextBlock | ToolUseBlock | ToolResultBlock, Field(discriminator="type")]
+
+
+class ChatMessage(_Model):
+    role: Literal["user", "assistant"]
+    content: list[ContentBlock]
+
+    @classmethod
+    def user(cls, text: str) -> ChatMessage:
+        return cls(role="user", content=[TextBlock(text=text)])
+
+    @classmethod
+    def assistant(cls, text: str = "", calls: list[ToolCall] | None = None) -> ChatMessage:
+        blocks: list[ContentBlock] = [TextBlock(text=text)] if text else []
+        blocks.extend(ToolUseBlock(call=c) for c in calls or [])
+        return cls(role="assistant", content=blocks)
+
+    @property
+    def text(self) -> str:
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+
+class ToolSpec(_Model):
+    name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    description: str
+    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
+
+
+class ChatOptions(_Model):
+    model: str = Field(min_length=1)
+    max_tokens: int = Field(default=4096, ge=1)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    # Overall deadline for one call, retries and a trickling stream included.
+    deadline_s: float = Field(default=120.0, gt=0)
+
+
+class ChatRequest(_Model):
+    system: str | None = None
+    messages: list[ChatMessage]
+    tools: list[ToolSpec] = Field(default_factory=list)
+    options: ChatOptions
+
+
+# -- usage -----------------------------------------------------------------------
+class Usage(_Model):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+
+StopReason = Literal[
+    "end_turn", "tool_use", "max_tokens", "stop_sequence", "interrupted", "cancelled", "error"
+]
+
+
+# -- stream events ---------------------------------------------------------------
+class TextDelta(_Model):
+    kind: Literal["text_delta"] = "text_delta"
+    text: str
+
+
+class ToolCallStarted(_Model):
+    kind: Literal["tool_call_started"] = "tool_call_started"
+    index: int
+    id: str
+    name: str
+
+
+class ToolCallArgsDelta(_Model):
+    kind: Literal["tool_call_delta"] = "tool_call_delta"
+    index: int
+    fragment: str
+
+
+class ToolCallCompleted(_Model):
+    kind: Literal["tool_call"] = "tool_call"
+    index: int
+    call: ToolCall
+
+
+class UsageReported(_Model):
+    kind: Literal["usage"] = "usage"
+    usage: Usage
+
+
+class StreamStopped(_Model):
+    kind: Literal["stop"] = "stop"
+    reason: StopReason
+
+
+class RetryScheduled(_Model):
+    """Emitted by the retrying client, never by an adapter."""
+
+    kind: Literal["retry"] = "retry"
+    attempt: int
+    delay_s: float
+    error: str
+
+
+StreamEvent = Annotated[
+    TextDelta
+    | ToolCallStarted
+    | ToolCallArgsDelta
+    | ToolCallCompleted
+    | UsageReported
+    | StreamStopped
+    | RetryScheduled,
+    Field(discriminator="kind"),
+]
+
+
+class ChatResult(_Model):
+    """The outcome of one model call, however it ended."""
+
+    provider: str
+    model: str
+    text: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    stop_reason: StopReason = "end_turn"
+    # The stream was cut after output began: text is partial, no tool may run.
+    interrupted: bool = False
+    attempts: int = 1
+    error: str | None = None
+
+    def as_message(self) -> ChatMessage:
+        return ChatMessage.assistant(self.text, self.tool_calls)

@@ -1,0 +1,86 @@
+"""File access that never leaves a session's workspace.
+
+Every path is resolved to its real location (symlinks followed, ``..``
+collapsed) before it is read, listed or written; a path whose real location is
+outside the workspace root is refused with a typed error, whatever the
+spelling that led there.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from backend.errors import SylkError
+
+MAX_READ_BYTES = 256 * 1024
+MAX_LIST_ENTRIES = 500
+
+
+class WorkspaceError(SylkError):
+    """A file operation inside the workspace failed."""
+
+
+class PathOutsideWorkspaceError(WorkspaceError):
+    def __init__(self, path: str, root: Path) -> None:
+        super().__init__(
+            f"{path!r} resolves outside the workspace {root}",
+            help_hint="agents may only touch files inside their session's workspace",
+        )
+        self.path = path
+
+
+class Workspace:
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve(strict=True)
+
+    def resolve(self, path: str | os.PathLike[str]) -> Path:
+        raw = os.fspath(path)
+        if "\x00" in raw:
+            raise WorkspaceError(f"path {raw!r} contains a NUL byte")
+        candidate = Path(raw).expanduser()
+        if not candidate.is_absolute():
+            candidate = self.root / candidate
+        real = candidate.resolve(strict=False)
+        if real != self.root and self.root not in real.parents:
+            raise PathOutsideWorkspaceError(raw, self.root)
+        return real
+
+    def relative(self, real: Path) -> str:
+        return real.relative_to(self.root).as_posix() or "."
+
+    def read_text(
+        self, path: str, *, start_line: int | None = None, end_line: int | None = None
+    ) -> str:
+        real = self.resolve(path)
+        if not real.is_file():
+            raise WorkspaceError(f"{path!r} is not a file in the workspace")
+        if real.stat().st_size > MAX_READ_BYTES and start_line is None:
+            raise WorkspaceError(
+                f"{path!r} is {real.stat().st_size} bytes; read it by line range",
+                help_hint="pass start_line and end_line",
+            )
+        text = real.read_text(encoding="utf-8", errors="replace")
+        if start_line is None and end_line is None:
+            return text
+        lines = text.splitlines(keepends=True)
+        first = max(1, start_line or 1)
+        last = min(len(lines), end_line or len(lines))
+        return "".join(lines[first - 1 : last])
+
+    def list_dir(self, path: str = ".") -> list[str]:
+        real = self.resolve(path)
+        if not real.is_dir():
+            raise WorkspaceError(f"{path!r} is not a directory in the workspace")
+        entries = sorted(real.iterdir(), key=lambda p: p.name)[:MAX_LIST_ENTRIES]
+        return [f"{e.name}/" if e.is_dir() else e.name for e in entries]
+
+    def write_text(self, path: str, content: str) -> Path:
+        """Write atomically (temp file, then rename) inside the workspace."""
+        real = self.resolve(path)
+        real.parent.mkdir(parents=True, exist_ok=True)
+        self.resolve(real.parent)  # the directories made must be inside too
+        tmp = real.with_name(f".{real.name}.sylk-tmp")
+        tmp.write_text(content, encoding="utf-8")
+        os.replace(tmp, real)
+        return real
