@@ -17,10 +17,13 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from backend.engine import Engine, EngineConfig
-from backend.errors import SylkError
+from backend.errors import SessionNotFoundError, SylkError
+from backend.events import AgentStepEvent, EngineEvent, event_to_json
+from backend.messages import Message, MessageType
 from sylk_tui import export, paths
+from sylk_tui.logs import configure_logging
 
-EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_OFFLINE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 def _common(parser: argparse.ArgumentParser, *, default: object) -> None:
@@ -56,6 +59,16 @@ def build_parser() -> argparse.ArgumentParser:
     _common(new, default=argparse.SUPPRESS)
     new.add_argument("name", metavar="NAME")
 
+    run = commands.add_parser("run", help="send one request through the engine, headless")
+    _common(run, default=argparse.SUPPRESS)
+    run.add_argument("--session", metavar="NAME", help="session to use (created if missing)")
+    run.add_argument(
+        "--provider", help="anthropic, openai, scripted, offline or a configured provider name"
+    )
+    run.add_argument("--model", help="model name for this request")
+    run.add_argument("--json", action="store_true", help="print engine events as JSON lines")
+    run.add_argument("text", nargs="+", metavar="TEXT", help="the request")
+
     exp = verbs.add_parser("export", help="export a session's transcript")
     _common(exp, default=argparse.SUPPRESS)
     exp.add_argument("ref", metavar="ID", help="session id, unique id prefix, name or number")
@@ -66,9 +79,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _engine(args: argparse.Namespace) -> Engine:
     config = EngineConfig(
-        data_dir=paths.data_dir(args.data_dir), workspace=paths.workspace(args.workspace)
+        data_dir=paths.data_dir(args.data_dir),
+        workspace=paths.workspace(args.workspace),
+        config_file=paths.config_file(),
+        provider=getattr(args, "provider", None),
+        model=getattr(args, "model", None),
     )
-    return Engine(config)
+    engine = Engine(config)
+    configure_logging(config.data_dir, engine.redactor)
+    return engine
 
 
 async def _with_engine(args: argparse.Namespace, body: Callable[[Engine], Awaitable[int]]) -> int:
@@ -139,6 +158,59 @@ def _cmd_export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+async def _run_session(engine: Engine, name: str | None) -> str:
+    if name is None:
+        return (await engine.ensure_session()).id
+    try:
+        session = engine.get_session(name)
+    except SessionNotFoundError:
+        return (await engine.create_session(name)).id
+    return (await engine.switch_session(session.id)).id
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    text = " ".join(args.text)
+
+    def show(event: EngineEvent) -> None:
+        if args.json:
+            print(event_to_json(event), flush=True)
+        elif isinstance(event, AgentStepEvent) and event.step.kind == "text_delta":
+            print(event.step.data["text"], end="", flush=True)
+
+    async def body(engine: Engine) -> int:
+        session_id = await _run_session(engine, args.session)
+        engine.events.add_listener(show)
+        recorded = await engine.submit(session_id, text)
+        return _finish(recorded[-1] if recorded else None, streamed=not args.json)
+
+    return asyncio.run(_with_engine(args, body))
+
+
+def _finish(reply: Message[dict[str, object]] | None, *, streamed: bool) -> int:
+    """Print what was not streamed, and turn the reply into an exit code."""
+    if reply is None:
+        return EXIT_OK
+    text = str(reply.payload.get("text", ""))
+    if reply.type is MessageType.AGENT_REPLY:
+        if streamed:
+            print()
+        if reply.payload.get("stop") in ("final", None):
+            return EXIT_OK
+        print(f"sylk: turn ended early: {reply.payload.get('stop')}", file=sys.stderr)
+        if reply.payload.get("error"):
+            print(f"sylk: error: {reply.payload['error']}", file=sys.stderr)
+        return EXIT_INTERRUPTED if reply.payload.get("stop") == "cancelled" else EXIT_ERROR
+    if reply.payload.get("offline"):
+        print(text, file=sys.stderr)
+        return EXIT_OFFLINE
+    if reply.payload.get("error"):
+        print(f"sylk: error: {text}", file=sys.stderr)
+        return EXIT_ERROR
+    if streamed:
+        print(text)
+    return EXIT_OK
+
+
 def _run_tui(args: argparse.Namespace) -> int:
     from sylk_tui.app import SylkApp  # Textual loads only when the TUI runs.
 
@@ -157,6 +229,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "sessions":
             return handlers[args.verb](args)
+        if args.command == "run":
+            return _cmd_run(args)
         return _run_tui(args)
     except SylkError as exc:
         print(f"sylk: error: {exc}", file=sys.stderr)
@@ -168,6 +242,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         print(f"sylk: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("sylk: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -27,6 +27,11 @@ def config_dir(override: str | os.PathLike[str] | None = None) -> Path:
     return Path(chosen).expanduser()
 
 
+def config_file(override: str | os.PathLike[str] | None = None) -> Path:
+    """``config.toml`` in the config dir (it need not exist)."""
+    return config_dir(override) / "config.toml"
+
+
 def workspace(override: str | os.PathLike[str] | None = None) -> Path:
     """``--workspace``, else the current directory."""
     return Path(override or os.getcwd()).expanduser().resolve()
