@@ -74,21 +74,24 @@ class RetrySettings(_Model):
 
 
 # The seed's assignment table where it names a model; sensible defaults elsewhere.
+# The seed's "OpenAI Codex 5.2" is served only by the Responses API; our OpenAI
+# adapter speaks Chat Completions (which every compatible server offers), so
+# those roles default to gpt-5.2. Set [agents.ROLE] model to override.
 DEFAULT_AGENT_MODELS: dict[str, AgentModel] = {
     "academic": AgentModel(provider="anthropic", model="claude-opus-4-5"),
     "engineer": AgentModel(provider="anthropic", model="claude-opus-4-5"),
-    "architect": AgentModel(provider="openai", model="gpt-5.2-codex"),
-    "inspector": AgentModel(provider="openai", model="gpt-5.2-codex"),
-    "tester": AgentModel(provider="openai", model="gpt-5.2-codex"),
+    "architect": AgentModel(provider="openai", model="gpt-5.2"),
+    "inspector": AgentModel(provider="openai", model="gpt-5.2"),
+    "tester": AgentModel(provider="openai", model="gpt-5.2"),
     "guide": AgentModel(provider="anthropic", model="claude-haiku-4-5"),
     "librarian": AgentModel(provider="anthropic", model="claude-haiku-4-5"),
-    "archivalist": AgentModel(provider="anthropic", model="claude-sonnet-4-5"),
-    "orchestrator": AgentModel(provider="anthropic", model="claude-sonnet-4-5"),
+    "archivalist": AgentModel(provider="anthropic", model="claude-sonnet-4-6"),
+    "orchestrator": AgentModel(provider="anthropic", model="claude-sonnet-4-6"),
 }
 
 DEFAULT_MODELS: dict[str, str] = {
-    "anthropic": "claude-sonnet-4-5",
-    "openai": "gpt-5.2-codex",
+    "anthropic": "claude-sonnet-4-6",
+    "openai": "gpt-5.2",
     "scripted": "scripted",
     "offline": "offline",
 }
@@ -97,7 +100,8 @@ DEFAULT_MODELS: dict[str, str] = {
 # override them under [prices."model-name"] in the config file.
 DEFAULT_PRICES: dict[str, Price] = {
     "claude-opus-4-5": Price(input=5.0, output=25.0, cache_read=0.5, cache_write=6.25),
-    "claude-sonnet-4-5": Price(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75),
+    # Sonnet 4.5's list price, carried over; override it if yours differs.
+    "claude-sonnet-4-6": Price(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75),
     "claude-haiku-4-5": Price(input=1.0, output=5.0, cache_read=0.1, cache_write=1.25),
 }
 

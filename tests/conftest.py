@@ -9,7 +9,6 @@ import pytest
 
 from backend.engine import Engine, EngineConfig
 
-
 PROVIDER_ENV = (
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
