@@ -1,0 +1,91 @@
+"""`sylk run`: one request through the engine, as a real process, against the stub."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.stubs.llm_script import Reply, Status, StubToolCall
+from tests.stubs.llm_stub import LLMStub
+
+KEY = "sk-run-0123456789abcdef"
+
+
+def run(args: list[str], env: dict[str, str], data_dir: Path, workspace: Path):  # type: ignore[no-untyped-def]
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "sylk_tui", "run", "--data-dir", str(data_dir),
+         "--workspace", str(workspace), *args],
+        capture_output=True, text=True, timeout=60, check=False,
+        env={**base, "SYLK_CONFIG_DIR": str(data_dir / "no-config"), **env},
+    )  # fmt: skip
+
+
+def test_streams_an_answer_from_anthropic(
+    llm_stub: LLMStub, data_dir: Path, workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_text("remember the milk\n")
+    llm_stub.push(
+        Reply(text=["Reading."], tool_calls=[StubToolCall("read_file", {"path": "notes.txt"})]),
+        Reply(text=["You must ", "remember the milk."]),
+    )
+    env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": llm_stub.base_url}
+    result = run(["--session", "errands", "what do my notes say?"], env, data_dir, workspace)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "Reading.You must remember the milk."
+    listing = subprocess.run(
+        [sys.executable, "-m", "sylk_tui", "sessions", "list", "--json",
+         "--data-dir", str(data_dir), "--workspace", str(workspace)],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    rows = json.loads(listing.stdout)
+    assert [r["name"] for r in rows] == ["errands"] and rows[0]["messages"] == 2
+
+
+def test_json_lines_of_engine_events_from_openai(
+    llm_stub: LLMStub, data_dir: Path, workspace: Path
+) -> None:
+    llm_stub.push(Reply(text=["hi ", "there"]))
+    env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": llm_stub.openai_base_url}
+    result = run(["--provider", "openai", "--model", "local-model", "--json", "hello"], env,
+                 data_dir, workspace)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    kinds = [e["kind"] for e in events]
+    assert "agent.step" in kinds and kinds[-1] == "message.appended"
+    steps = [e["step"]["kind"] for e in events if e["kind"] == "agent.step"]
+    assert steps[0] == "model_call" and steps[-1] == "final" and "text_delta" in steps
+    assert llm_stub.requests[0].body["model"] == "local-model"
+    assert KEY not in result.stdout
+
+
+def test_failures_exit_non_zero_with_a_clear_message(
+    llm_stub: LLMStub, data_dir: Path, workspace: Path
+) -> None:
+    llm_stub.push(Status(401, message="bad key"))
+    env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": llm_stub.base_url}
+    result = run(["hello"], env, data_dir, workspace)
+    assert result.returncode == 1
+    assert "sylk: error:" in result.stderr and "ANTHROPIC_API_KEY" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_offline_says_what_to_configure(data_dir: Path, workspace: Path) -> None:
+    result = run(["hello"], {}, data_dir, workspace)
+    assert result.returncode == 3
+    assert "No language model is configured" in result.stderr
+    assert "ANTHROPIC_API_KEY" in result.stderr
+    ok = run(["/session list"], {}, data_dir, workspace)
+    assert ok.returncode == 0 and "session 1" in ok.stdout
+
+
+def test_a_corrupt_config_file_is_reported(data_dir: Path, workspace: Path) -> None:
+    config_dir = data_dir / "cfg"
+    config_dir.mkdir()
+    (config_dir / "config.toml").write_text("[retry\nmax_attempts = 3")
+    result = run(["hello"], {"SYLK_CONFIG_DIR": str(config_dir)}, data_dir, workspace)
+    assert result.returncode == 1
+    assert "is not valid TOML" in result.stderr and "Traceback" not in result.stderr
