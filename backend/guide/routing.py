@@ -1,0 +1,85 @@
+"""What a routing decision is. Every tier (DSL, cache, pattern, model) produces one."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Target(StrEnum):
+    """Where a user request goes."""
+
+    GUIDE = "guide"  # /help, /status: the Guide answers itself
+    SESSION_MANAGER = "session_manager"
+    ACADEMIC = "academic"
+    ARCHITECT = "architect"
+    ARCHIVALIST = "archivalist"
+    ENGINEER = "engineer"
+    INSPECTOR = "inspector"
+    LIBRARIAN = "librarian"
+    ORCHESTRATOR = "orchestrator"
+    TESTER = "tester"
+    PIPELINE = "pipeline"  # /task <id> ...: a running pipeline's engineer
+
+
+AGENT_TARGETS = frozenset(
+    {
+        Target.ACADEMIC,
+        Target.ARCHITECT,
+        Target.ARCHIVALIST,
+        Target.ENGINEER,
+        Target.INSPECTOR,
+        Target.LIBRARIAN,
+        Target.ORCHESTRATOR,
+        Target.TESTER,
+    }
+)
+
+
+class LibrarianIntent(StrEnum):
+    LOCATE = "LOCATE"
+    PATTERN = "PATTERN"
+    EXPLAIN = "EXPLAIN"
+    GENERAL = "GENERAL"
+
+
+class ArchivalistIntent(StrEnum):
+    HISTORICAL = "HISTORICAL"
+    ACTIVITY = "ACTIVITY"
+    OUTCOME = "OUTCOME"
+    SIMILAR = "SIMILAR"
+    RESUME = "RESUME"
+    GENERAL = "GENERAL"
+
+
+Tier = Literal["dsl", "cache", "pattern", "model"]
+
+# Patterns at or above this confidence decide; below it the model tier is asked.
+CONFIDENT = 0.75
+
+
+class Classification(BaseModel):
+    """What the pattern and model tiers say about free text."""
+
+    model_config = ConfigDict(extra="forbid")
+    target: Target
+    # LibrarianIntent / ArchivalistIntent value, or None for other targets.
+    intent: str | None = None
+    # snake_case entity or concept ("auth_middleware", "error_handling").
+    subject: str | None = None
+    # Archivalist only: "today", "yesterday", "last_week", "last_month", "recently", ...
+    time_scope: str | None = None
+    confidence: float = Field(ge=0.0, le=1.0)
+
+
+class RouteDecision(Classification):
+    """A classification plus how it was reached."""
+
+    tier: Tier
+    latency_us: float = 0.0
+    # For DSL routes: the command's verb and arguments, e.g. {"verb": "switch", "ref": "2"}.
+    command: dict[str, str] | None = None
+    # What was actually sent on (an explicit @agent strips its prefix).
+    text: str = ""
