@@ -1,0 +1,139 @@
+"""The Guide's DSL fast path: commands decided without any classification.
+
+    /session new|list|switch|suspend|resume|complete ...
+    /task <id> prompt|query|interrupt|ignore_inspector|ignore_tester [TEXT]
+    @agent MESSAGE          send straight to one agent
+    /help [TOPIC]   /status
+
+Parsing is pure; a malformed command raises :class:`CommandError` whose hint is
+the usage line of what was meant.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from backend.errors import CommandError
+from backend.guide import session_commands
+from backend.guide.routing import AGENT_TARGETS, Target
+from backend.guide.session_commands import SessionCommand
+
+TaskVerb = Literal["prompt", "query", "interrupt", "ignore_inspector", "ignore_tester"]
+TASK_VERBS: tuple[TaskVerb, ...] = (
+    "prompt",
+    "query",
+    "interrupt",
+    "ignore_inspector",
+    "ignore_tester",
+)
+TASK_USAGE = "/task ID prompt|query TEXT  ·  /task ID interrupt|ignore_inspector|ignore_tester"
+MENTION_USAGE = "@AGENT MESSAGE, where AGENT is one of: " + ", ".join(
+    sorted(t.value for t in AGENT_TARGETS)
+)
+
+
+@dataclass(frozen=True)
+class TaskCommand:
+    task_id: str
+    verb: TaskVerb
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class AgentMention:
+    target: Target
+    text: str
+
+
+@dataclass(frozen=True)
+class StatusCommand:
+    pass
+
+
+@dataclass(frozen=True)
+class HelpCommand:
+    topic: str | None = None
+
+
+DslCommand = SessionCommand | TaskCommand | AgentMention | StatusCommand | HelpCommand
+
+_MENTION = re.compile(r"^@([A-Za-z_]+)[\s,:]*(.*)$", re.DOTALL)
+
+HELP_TOPICS: dict[str, str] = {
+    "session": session_commands.HELP_TEXT,
+    "task": "Steer a running pipeline:\n  " + TASK_USAGE,
+    "agents": "Address one agent directly:\n  " + MENTION_USAGE,
+}
+HELP_TEXT = "\n".join(
+    [
+        session_commands.HELP_TEXT,
+        "  /task ID prompt|query|interrupt|ignore_inspector|ignore_tester [TEXT]",
+        "  @AGENT MESSAGE     (agents: " + ", ".join(sorted(t.value for t in AGENT_TARGETS)) + ")",
+        "  /status            routing, sessions and agent health",
+        "  /help [session|task|agents]",
+        "Anything else is routed by the Guide to the agent best placed to answer.",
+    ]
+)
+
+
+def is_dsl(text: str) -> bool:
+    stripped = text.lstrip()
+    return stripped.startswith("/") or bool(_MENTION.match(stripped))
+
+
+def _parse_task(words: list[str]) -> TaskCommand:
+    if len(words) < 3:
+        raise CommandError("/task needs a task id and a verb", help_hint=TASK_USAGE)
+    task_id, verb = words[1], words[2].lower()
+    if verb not in TASK_VERBS:
+        raise CommandError(f"unknown /task verb {words[2]!r}", help_hint=TASK_USAGE)
+    text = " ".join(words[3:]).strip()
+    if verb in ("prompt", "query") and not text:
+        raise CommandError(f"/task {verb} needs the text to send", help_hint=TASK_USAGE)
+    if verb not in ("prompt", "query") and text:
+        raise CommandError(f"/task {verb} takes no text", help_hint=TASK_USAGE)
+    return TaskCommand(task_id=task_id, verb=verb, text=text)
+
+
+def _parse_mention(match: re.Match[str]) -> AgentMention:
+    name, text = match.group(1).lower(), match.group(2).strip()
+    try:
+        target = Target(name)
+    except ValueError:
+        target = None
+    if target is None or target not in AGENT_TARGETS:
+        raise CommandError(f"no agent named @{match.group(1)}", help_hint=MENTION_USAGE)
+    if not text:
+        raise CommandError(f"@{name} needs a message", help_hint=MENTION_USAGE)
+    return AgentMention(target=target, text=text)
+
+
+def parse(text: str) -> DslCommand:
+    stripped = text.strip()
+    mention = _MENTION.match(stripped)
+    if mention:
+        return _parse_mention(mention)
+    words = stripped.split()
+    head = words[0].lower() if words else ""
+    if head == "/session":
+        return session_commands.parse(stripped)
+    if head == "/task":
+        return _parse_task(words)
+    if head == "/status":
+        if len(words) > 1:
+            raise CommandError("/status takes no arguments", help_hint="/status")
+        return StatusCommand()
+    if head in ("/help", "/?"):
+        topic = words[1].lower() if len(words) > 1 else None
+        if topic is not None and topic not in HELP_TOPICS:
+            raise CommandError(
+                f"no help on {words[1]!r}", help_hint="topics: " + ", ".join(HELP_TOPICS)
+            )
+        return HelpCommand(topic)
+    raise CommandError(f"unknown command {words[0] if words else text!r}", help_hint="see /help")
+
+
+def help_text(topic: str | None) -> str:
+    return HELP_TOPICS[topic] if topic else HELP_TEXT

@@ -1,0 +1,70 @@
+"""The Guide's DSL: /task, @agent, /status, /help, and /session through one parser."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.errors import CommandError
+from backend.guide.dsl import (
+    AgentMention,
+    HelpCommand,
+    StatusCommand,
+    TaskCommand,
+    help_text,
+    is_dsl,
+    parse,
+)
+from backend.guide.routing import Target
+from backend.guide.session_commands import SessionCommand
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("/task t3 prompt use the new API", TaskCommand("t3", "prompt", "use the new API")),
+        ("/task t3 query what's left?", TaskCommand("t3", "query", "what's left?")),
+        ("/task 7 interrupt", TaskCommand("7", "interrupt")),
+        ("/task 7 IGNORE_TESTER", TaskCommand("7", "ignore_tester")),
+        ("@librarian where is the cache?", AgentMention(Target.LIBRARIAN, "where is the cache?")),
+        ("@Archivalist, what did we do", AgentMention(Target.ARCHIVALIST, "what did we do")),
+        ("@tester: run it", AgentMention(Target.TESTER, "run it")),
+        ("/status", StatusCommand()),
+        ("/help", HelpCommand()),
+        ("/help task", HelpCommand("task")),
+        ("/session list", SessionCommand("list")),
+    ],
+)
+def test_parses(text: str, expected: object) -> None:
+    assert parse(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("/task", "needs a task id and a verb"),
+        ("/task t1 dance", "unknown /task verb"),
+        ("/task t1 prompt", "needs the text"),
+        ("/task t1 interrupt now please", "takes no text"),
+        ("@nobody hello", "no agent named @nobody"),
+        ("@guide hello", "no agent named @guide"),
+        ("@librarian", "needs a message"),
+        ("/status now", "takes no arguments"),
+        ("/help cooking", "no help on 'cooking'"),
+        ("/frobnicate", "unknown command"),
+    ],
+)
+def test_errors_carry_usage(text: str, fragment: str) -> None:
+    with pytest.raises(CommandError) as info:
+        parse(text)
+    assert fragment in str(info.value)
+
+
+def test_is_dsl() -> None:
+    assert is_dsl("@tester go") and is_dsl(" /status")
+    assert not is_dsl("email me@example.com") and not is_dsl("plain words")
+
+
+def test_help_mentions_everything() -> None:
+    text = help_text(None)
+    for fragment in ("/session new", "/task ID", "@AGENT", "/status", "librarian"):
+        assert fragment in text
