@@ -1,0 +1,317 @@
+"""The Anthropic Messages API adapter.
+
+One streamed attempt per :meth:`AnthropicProvider.stream` call on
+``anthropic.AsyncAnthropic`` with the SDK's own retries off. Raw stream events
+become vendor-neutral ones; SDK and transport failures become typed
+:class:`~backend.llm.errors.ProviderError` subclasses.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any, cast
+
+import anthropic
+import httpx2
+from anthropic.types import (
+    MessageParam,
+    RawContentBlockDeltaEvent,
+    RawContentBlockStartEvent,
+    RawContentBlockStopEvent,
+    RawMessageDeltaEvent,
+    RawMessageStartEvent,
+    RawMessageStopEvent,
+    RawMessageStreamEvent,
+    TextBlockParam,
+    ToolParam,
+    ToolResultBlockParam,
+    ToolUseBlockParam,
+)
+
+from backend.llm._http_errors import error_for_status, parse_retry_after, short
+from backend.llm.errors import (
+    ProviderAuthError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderRequestError,
+    ProviderStreamError,
+    ProviderTimeoutError,
+)
+from backend.llm.types import (
+    ChatRequest,
+    StopReason,
+    StreamEvent,
+    StreamStopped,
+    TextBlock,
+    TextDelta,
+    ToolCall,
+    ToolCallArgsDelta,
+    ToolCallCompleted,
+    ToolCallStarted,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+    UsageReported,
+)
+
+_STOP_REASONS: dict[str, StopReason] = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "model_context_window_exceeded": "max_tokens",
+    "pause_turn": "end_turn",
+    "refusal": "error",
+}
+# ``error.type`` of an SSE error event that no retry can fix.
+_AUTH_ERRORS = frozenset({"authentication_error", "permission_error"})
+_REQUEST_ERRORS = frozenset({"invalid_request_error", "not_found_error", "request_too_large"})
+
+
+def to_anthropic_messages(request: ChatRequest) -> list[MessageParam]:
+    """Our messages as Messages API ``messages`` (empty text blocks dropped)."""
+    out: list[MessageParam] = []
+    for message in request.messages:
+        blocks: list[TextBlockParam | ToolUseBlockParam | ToolResultBlockParam] = []
+        for block in message.content:
+            if isinstance(block, TextBlock):
+                if block.text:
+                    blocks.append({"type": "text", "text": block.text})
+            elif isinstance(block, ToolUseBlock):
+                blocks.append(
+                    {
+                        "type": "tool_use",
+                        "id": block.call.id,
+                        "name": block.call.name,
+                        "input": block.call.arguments,
+                    }
+                )
+            elif isinstance(block, ToolResultBlock):
+                result: ToolResultBlockParam = {
+                    "type": "tool_result",
+                    "tool_use_id": block.tool_call_id,
+                    "content": block.content,
+                }
+                if block.is_error:
+                    result["is_error"] = True
+                blocks.append(result)
+        if blocks:
+            out.append(cast(MessageParam, {"role": message.role, "content": blocks}))
+    return out
+
+
+def to_anthropic_tools(request: ChatRequest) -> list[ToolParam]:
+    return [
+        {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+        for t in request.tools
+    ]
+
+
+class _Translation:
+    """Raw Messages API stream events to our events, for one attempt."""
+
+    def __init__(self) -> None:
+        self.usage = Usage()
+        self.stop: StopReason = "end_turn"
+        self.finished = False
+        self._tool_of_block: dict[int, int] = {}  # content block index -> tool ordinal
+        self._tools: dict[int, tuple[str, str, list[str], dict[str, Any]]] = {}
+
+    def feed(self, event: RawMessageStreamEvent) -> Iterator[StreamEvent]:
+        if isinstance(event, RawContentBlockDeltaEvent):
+            delta = event.delta
+            if delta.type == "text_delta":
+                if delta.text:
+                    yield TextDelta(text=delta.text)
+            elif delta.type == "input_json_delta":
+                ordinal = self._tool_of_block.get(event.index)
+                if ordinal is not None and delta.partial_json:
+                    self._tools[ordinal][2].append(delta.partial_json)
+                    yield ToolCallArgsDelta(index=ordinal, fragment=delta.partial_json)
+        elif isinstance(event, RawContentBlockStartEvent):
+            block = event.content_block
+            if block.type == "text" and block.text:
+                yield TextDelta(text=block.text)
+            elif block.type == "tool_use":
+                ordinal = len(self._tools)
+                self._tool_of_block[event.index] = ordinal
+                self._tools[ordinal] = (block.id, block.name, [], dict(block.input or {}))
+                yield ToolCallStarted(index=ordinal, id=block.id, name=block.name)
+        elif isinstance(event, RawContentBlockStopEvent):
+            ordinal = self._tool_of_block.pop(event.index, None)
+            if ordinal is not None:
+                yield self._complete(ordinal)
+        elif isinstance(event, RawMessageStartEvent):
+            first = event.message.usage
+            self.usage = Usage(
+                input_tokens=first.input_tokens or 0,
+                output_tokens=first.output_tokens or 0,
+                cache_read_tokens=first.cache_read_input_tokens or 0,
+                cache_write_tokens=first.cache_creation_input_tokens or 0,
+            )
+        elif isinstance(event, RawMessageDeltaEvent):
+            if event.delta.stop_reason is not None:
+                self.stop = _STOP_REASONS.get(event.delta.stop_reason, "end_turn")
+            total = event.usage  # cumulative counts; absent ones keep message_start's
+            self.usage = Usage(
+                input_tokens=_pick(total.input_tokens, self.usage.input_tokens),
+                output_tokens=_pick(total.output_tokens, self.usage.output_tokens),
+                cache_read_tokens=_pick(
+                    total.cache_read_input_tokens, self.usage.cache_read_tokens
+                ),
+                cache_write_tokens=_pick(
+                    total.cache_creation_input_tokens, self.usage.cache_write_tokens
+                ),
+            )
+        elif isinstance(event, RawMessageStopEvent):
+            self.finished = True
+            yield UsageReported(usage=self.usage)
+            yield StreamStopped(reason=self.stop)
+
+    def _complete(self, ordinal: int) -> ToolCallCompleted:
+        call_id, name, fragments, initial = self._tools[ordinal]
+        raw = "".join(fragments)
+        try:
+            arguments = json.loads(raw) if raw.strip() else initial
+        except json.JSONDecodeError:
+            arguments = None
+        if not isinstance(arguments, dict):
+            raise ProviderStreamError(
+                f"tool call {name!r} ({call_id}) arguments are not a JSON object: {short(raw, 80)}"
+            )
+        return ToolCallCompleted(
+            index=ordinal, call=ToolCall(id=call_id, name=name, arguments=arguments)
+        )
+
+
+def _pick(value: int | None, fallback: int) -> int:
+    return fallback if value is None else value
+
+
+class AnthropicProvider:
+    def __init__(
+        self,
+        api_key: str | None,
+        base_url: str | None,
+        *,
+        name: str = "anthropic",
+        timeout_s: float = 60.0,
+    ) -> None:
+        self.name = name
+        self._api_key = api_key
+        self._base_url = base_url
+        self._timeout_s = timeout_s
+        self._client: anthropic.AsyncAnthropic | None = None
+
+    @property
+    def _auth_hint(self) -> str:
+        return (
+            f"set ANTHROPIC_API_KEY or [providers.{self.name}] api_key in the Sylk config "
+            "to a valid Anthropic key"
+        )
+
+    def _sdk(self) -> anthropic.AsyncAnthropic:
+        if self._client is None:
+            try:
+                self._client = anthropic.AsyncAnthropic(
+                    api_key=self._api_key,
+                    base_url=self._base_url,
+                    timeout=self._timeout_s,
+                    max_retries=0,  # ModelClient owns every retry
+                )
+            except anthropic.AnthropicError as exc:
+                raise ProviderAuthError(
+                    f"{self.name}: cannot set up the client: {exc}",
+                    provider=self.name,
+                    help_hint=self._auth_hint,
+                ) from exc
+        return self._client
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+        opts = request.options
+        client = self._sdk()
+        try:
+            stream = await client.messages.create(
+                model=opts.model,
+                max_tokens=opts.max_tokens,
+                messages=to_anthropic_messages(request),
+                system=request.system if request.system else anthropic.omit,
+                tools=to_anthropic_tools(request) if request.tools else anthropic.omit,
+                stream=True,
+                # This SDK has no temperature argument; the API still takes it.
+                extra_body={"temperature": opts.temperature}
+                if opts.temperature is not None
+                else None,
+            )
+        except (anthropic.AnthropicError, httpx2.HTTPError) as exc:
+            raise self._error(exc, streaming=False) from exc
+        except TypeError as exc:
+            if "authentication" not in str(exc):
+                raise
+            raise ProviderAuthError(  # the SDK found no credentials at all
+                f"{self.name}: no API key", provider=self.name, help_hint=self._auth_hint
+            ) from exc
+        translation = _Translation()
+        try:
+            while True:
+                try:
+                    raw = await stream.__anext__()
+                except StopAsyncIteration:
+                    break
+                except (anthropic.AnthropicError, httpx2.HTTPError, ValueError) as exc:
+                    raise self._error(exc, streaming=True) from exc
+                try:
+                    for event in translation.feed(raw):
+                        yield event
+                except ProviderStreamError as exc:
+                    exc.provider = self.name
+                    raise
+        finally:
+            await stream.close()
+        if not translation.finished:
+            raise ProviderStreamError(
+                f"{self.name}: the stream ended before message_stop", provider=self.name
+            )
+
+    def _error(self, exc: Exception, *, streaming: bool) -> ProviderError:
+        name = self.name
+        if isinstance(exc, anthropic.APIStatusError) and exc.status_code >= 400:
+            detail = short(exc.api_message or exc.message)
+            return error_for_status(
+                exc.status_code,
+                detail,
+                provider=name,
+                retry_after=parse_retry_after(exc.response.headers),
+                auth_hint=self._auth_hint,
+            )
+        if isinstance(exc, anthropic.APIStatusError):  # an SSE ``error`` event after HTTP 200
+            return self._stream_error_event(exc)
+        if isinstance(exc, (anthropic.APITimeoutError, httpx2.TimeoutException)):
+            return ProviderTimeoutError(f"{name}: no data for {self._timeout_s:g}s", provider=name)
+        if streaming:
+            return ProviderStreamError(
+                f"{name}: the stream broke off: {short(exc) or type(exc).__name__}",
+                provider=name,
+            )
+        where = self._base_url or "api.anthropic.com"
+        return ProviderConnectionError(
+            f"{name}: cannot connect to {where}: {short(exc.__cause__ or exc)}",
+            provider=name,
+            help_hint="check the network, or the base_url of this provider",
+        )
+
+    def _stream_error_event(self, exc: anthropic.APIStatusError) -> ProviderError:
+        kind = exc.type or "error"
+        detail = short(exc.api_message or exc.message)
+        message = f"{self.name}: the stream reported {kind}: {detail}"
+        if kind in _AUTH_ERRORS:
+            return ProviderAuthError(message, provider=self.name, help_hint=self._auth_hint)
+        if kind in _REQUEST_ERRORS:
+            return ProviderRequestError(message, provider=self.name)
+        return ProviderStreamError(message, provider=self.name)
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
