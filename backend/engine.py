@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from backend.agents.loop import AgentOutcome
 from backend.agents.turns import TurnRunner
+from backend.clock import utc_now
 from backend.config import SylkConfig, load_config
 from backend.errors import CommandError, SessionNotActiveError, SylkError
 from backend.events import (
@@ -255,8 +256,10 @@ class Engine:
         self._manager.get(message.session_id)
         if self.redactor:
             message = message.model_copy(update={"payload": self.redactor.data(message.payload)})
-        await self.archive.aappend_messages([message])
-        self._manager.touch(message.session_id)
+        now = utc_now()
+        # Memory first: a session change committed meanwhile carries the new time too.
+        self._manager.touch(message.session_id, at=now)
+        await self.archive.aappend_messages([message], touched_at=now)
         self.events.publish(MessageAppended(session_id=message.session_id, message=message))
 
     async def _notice(self, session_id: str, text: str, **extra: Any) -> Message[dict[str, Any]]:

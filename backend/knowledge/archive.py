@@ -11,10 +11,23 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Iterable
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Engine, create_engine, delete, event, func, insert, select
+from pydantic import TypeAdapter
+from sqlalchemy import (
+    URL,
+    Connection,
+    Engine,
+    create_engine,
+    delete,
+    event,
+    func,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from backend.knowledge.archive_schema import (
@@ -47,7 +60,7 @@ _usage = UsageRow.__table__  # type: ignore[attr-defined]
 
 def _make_engine(path: Path, begin: str) -> Engine:
     engine = create_engine(
-        f"sqlite:///{path}",
+        URL.create("sqlite", database=str(path)),
         connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000},
     )
 
@@ -66,6 +79,17 @@ def _make_engine(path: Path, begin: str) -> Engine:
         conn.exec_driver_sql(begin)
 
     return engine
+
+
+def _json_time(value: datetime) -> str:
+    """``value`` exactly as ``Session.model_dump_json`` writes it."""
+    return str(TypeAdapter(datetime).dump_python(value, mode="json"))
+
+
+_INSERT_TRANSCRIPT = (
+    "INSERT INTO transcript (id, session_id, type, source, timestamp, text, envelope) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
 
 
 def _session_values(session: Session) -> dict[str, Any]:
@@ -99,6 +123,10 @@ class Archive:
         data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.path = data_dir / DB_NAME
         found = probe(self.path)  # raises, touching nothing, on a bad file
+        if found is None and not self.path.exists():
+            # Private from the first byte: SQLite gives -wal and -shm the
+            # database file's permissions.
+            os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
         self._reader = _make_engine(self.path, "BEGIN")
         writer_engine = _make_engine(self.path, "BEGIN IMMEDIATE")
         with writer_engine.begin() as conn:
@@ -113,7 +141,7 @@ class Archive:
                     .on_conflict_do_nothing()
                 )
         if found is None:
-            os.chmod(self.path, 0o600)
+            os.chmod(self.path, 0o600)  # an existing empty file may have had other modes
         self._writer = ArchiveWriter(writer_engine)
         self._writer_engine = writer_engine
 
@@ -144,10 +172,10 @@ class Archive:
 
     @staticmethod
     def _insert_messages(messages: list[Message[Any]]) -> WriteFn:
-        rows = [_message_values(m) for m in messages]
+        rows = [tuple(_message_values(m).values()) for m in messages]
 
-        def fn(conn: Connection) -> None:
-            conn.execute(insert(_transcript), rows)
+        def fn(conn: Connection) -> None:  # positional executemany, no Core compile per job
+            conn.exec_driver_sql(_INSERT_TRANSCRIPT, rows)
 
         return fn
 
@@ -166,10 +194,34 @@ class Archive:
         if batch:
             self.write(self._insert_messages(batch))
 
-    async def aappend_messages(self, messages: Iterable[Message[Any]]) -> None:
+    async def aappend_messages(
+        self, messages: Iterable[Message[Any]], *, touched_at: datetime | None = None
+    ) -> None:
+        """Append; with ``touched_at``, also move the sessions' ``last_active_at``
+        forward to it, in the same transaction."""
         batch = list(messages)
-        if batch:
-            await self.awrite(self._insert_messages(batch))
+        if not batch:
+            return
+        insert_fn = self._insert_messages(batch)
+        if touched_at is None:
+            await self.awrite(insert_fn)
+            return
+        ids = sorted({m.session_id for m in batch})
+        iso = touched_at.isoformat()
+        as_json = _json_time(touched_at)
+
+        def fn(conn: Connection) -> None:
+            insert_fn(conn)
+            conn.execute(
+                update(_sessions)
+                .where(_sessions.c.id.in_(ids), _sessions.c.last_active_at < iso)
+                .values(
+                    last_active_at=iso,
+                    data=func.json_set(_sessions.c.data, "$.last_active_at", as_json),
+                )
+            )
+
+        await self.awrite(fn)
 
     def save_snapshot(self, snapshot: SessionSnapshot) -> None:
         row = {

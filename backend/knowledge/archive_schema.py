@@ -103,6 +103,20 @@ TABLES = [
 ]
 
 
+def _read_only_uri(path: Path) -> str:
+    """A URI that reads ``path`` without creating or changing any file.
+
+    ``as_uri`` escapes '#', '?' and '%'. A read-only connection to a WAL
+    database creates ``-wal`` and ``-shm`` and, unable to checkpoint, leaves
+    them behind; when neither exists no connection has the file open (a WAL
+    database keeps both while it is open), so it is read as immutable instead.
+    """
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    if not any(Path(f"{path}{suffix}").exists() for suffix in ("-wal", "-shm")):
+        uri += "&immutable=1"
+    return uri
+
+
 def probe(path: Path) -> int | None:
     """Check an existing database file without changing it.
 
@@ -113,7 +127,7 @@ def probe(path: Path) -> int | None:
         return None
     hint = f"move {path} aside to start a fresh archive, or point --data-dir elsewhere"
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        conn = sqlite3.connect(_read_only_uri(path), uri=True)
     except sqlite3.Error as exc:
         raise ArchiveCorruptError(f"cannot open archive {path}: {exc}", help_hint=hint) from exc
     try:

@@ -85,17 +85,28 @@ class ArchiveWriter:
         outcomes: list[tuple[_Job, bool, Any]] = []
         try:
             with conn.begin():
+                # Savepoints straight on the driver: begin_nested() compiles and
+                # runs two SQLAlchemy statements per job.
+                raw = conn.connection.driver_connection
+                assert raw is not None
                 for job in jobs:
                     if not job.future.set_running_or_notify_cancel():
                         continue
+                    raw.execute("SAVEPOINT sylk_job")
                     try:
-                        with conn.begin_nested():
-                            outcomes.append((job, True, job.fn(conn)))
+                        value = job.fn(conn)
                     except Exception as exc:  # the job's own failure, reported to it
+                        raw.execute("ROLLBACK TO sylk_job")
+                        raw.execute("RELEASE sylk_job")
                         outcomes.append((job, False, exc))
+                    else:
+                        raw.execute("RELEASE sylk_job")
+                        outcomes.append((job, True, value))
         except Exception as exc:  # the commit itself failed: nothing was written
             log.exception("archive commit failed")
-            for job, _, _ in outcomes:
+            # Every job of the group, including those never started because
+            # BEGIN IMMEDIATE itself failed (e.g. the busy timeout ran out).
+            for job in jobs:
                 if not job.future.done():
                     job.future.set_exception(exc)
             return

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from backend.clock import utc_now
@@ -231,9 +232,10 @@ class SessionManager:
         self._emit(session, "context", session.state)
         return session.context.model_copy(deep=True)
 
-    def touch(self, session_id: str) -> None:
+    def touch(self, session_id: str, at: datetime | None = None) -> None:
         """Record activity (a message) without changing state."""
-        self._live(session_id).last_active_at = utc_now()
+        session = self._live(session_id)
+        session.last_active_at = max(session.last_active_at, at or utc_now())
 
     # -- preservation --------------------------------------------------------
     def snapshot(self, session_id: str, *, transcript_count: int = 0) -> SessionSnapshot:
