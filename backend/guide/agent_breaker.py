@@ -1,0 +1,191 @@
+"""Circuit breakers per (session, agent): stop feeding an agent that keeps failing.
+
+The state machine is the one of :class:`backend.llm.resilience.CircuitBreaker`
+(closed -> open after ``threshold`` consecutive failures -> one half-open probe after
+``cooldown`` -> closed on the probe's success, open again on its failure; any success
+closes), with two differences that fit an agent behind a queue:
+
+* Two checks. :meth:`AgentBreaker.check` is the send-time fail-fast: while the
+  breaker is open and cooling down, :meth:`Bus.send` raises
+  :class:`AgentUnavailableError` (``retryable``, with ``retry_after``). It never takes
+  the probe slot. Once the cool-down is over, messages are queued again, and the
+  agent's consumer calls :meth:`AgentBreaker.acquire` before each handler call: the
+  first gets the probe permit, the others wait their turn.
+* What happens to refused messages: they are *retried later*, not dropped. Through
+  :class:`~backend.guide.delivery.RetryQueue` the message is tried again after the
+  remaining cool-down (counting an attempt); when ``max_attempts`` is used up it is
+  dead-lettered. Without a retry queue the consumer dead-letters it as
+  ``circuit_open``; a direct ``bus.send`` raises to the caller.
+
+Handler failures of every kind count; expiry and cancellation are neutral.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from backend.guide.bus_errors import AgentUnavailableError
+from backend.llm.resilience import BreakerState, Permit
+
+Clock = Callable[[], float]
+# (session_id, agent, old state, new state)
+BreakerListener = Callable[[str, str, BreakerState, BreakerState], None]
+
+__all__ = ["PERMIT", "AgentBreaker", "AgentBreakers", "BreakerListener", "BreakerState", "Permit"]
+
+# Permits are immutable: the ordinary (non-probe) one is shared.
+PERMIT = Permit()
+_PROBE = Permit(probe=True)
+
+
+class AgentBreaker:
+    def __init__(
+        self,
+        session_id: str,
+        agent: str,
+        *,
+        threshold: int = 5,
+        cooldown: float = 30.0,
+        clock: Clock = time.monotonic,
+        on_change: BreakerListener | None = None,
+    ) -> None:
+        if threshold < 1:
+            raise ValueError("threshold must be at least 1")
+        if cooldown < 0:
+            raise ValueError("cooldown must not be negative")
+        self.session_id = session_id
+        self.agent = agent
+        self.threshold = threshold
+        self.cooldown = cooldown
+        self._clock = clock
+        self._on_change = on_change
+        self._state: BreakerState = "closed"
+        self._failures = 0
+        self._opened_at = 0.0
+        self._probe_in_flight = False
+
+    @property
+    def state(self) -> BreakerState:
+        return self._state
+
+    @property
+    def failures(self) -> int:
+        return self._failures
+
+    def retry_after(self) -> float | None:
+        """Seconds left of the cool-down (0 once over); None when closed."""
+        if self._state == "closed":
+            return None
+        if self._state == "half_open":
+            return 0.0
+        return max(0.0, self.cooldown - (self._clock() - self._opened_at))
+
+    def check(self) -> None:
+        """Send-time fail-fast: raise while open and still cooling down."""
+        if self._state == "open":
+            left = self.cooldown - (self._clock() - self._opened_at)
+            if left > 0:
+                raise self._refusal(left)
+
+    def acquire(self) -> Permit:
+        """Permission to hand one message to the agent's handler."""
+        if self._state == "closed":
+            return PERMIT
+        if self._state == "open":
+            left = self.cooldown - (self._clock() - self._opened_at)
+            if left > 0:
+                raise self._refusal(left)
+            self._set("half_open")
+        if self._probe_in_flight:
+            raise self._refusal(None)
+        self._probe_in_flight = True
+        return _PROBE
+
+    def record_success(self, permit: Permit) -> None:
+        if permit.probe:
+            self._probe_in_flight = False
+        self._failures = 0
+        self._set("closed")
+
+    def record_failure(self, permit: Permit) -> None:
+        self._failures += 1
+        if permit.probe:
+            self._probe_in_flight = False
+            self._open()
+        elif self._state == "closed" and self._failures >= self.threshold:
+            self._open()
+
+    def record_neutral(self, permit: Permit) -> None:
+        if permit.probe:
+            self._probe_in_flight = False
+
+    def _open(self) -> None:
+        self._opened_at = self._clock()
+        self._set("open")
+
+    def _set(self, state: BreakerState) -> None:
+        old, self._state = self._state, state
+        if old != state and self._on_change is not None:
+            self._on_change(self.session_id, self.agent, old, state)
+
+    def _refusal(self, retry_after: float | None) -> AgentUnavailableError:
+        return AgentUnavailableError(
+            self.session_id, self.agent, failures=self._failures, retry_after=retry_after
+        )
+
+
+class AgentBreakers:
+    """One breaker per (session, agent), created on first failure-relevant use."""
+
+    def __init__(
+        self,
+        *,
+        threshold: int = 5,
+        cooldown: float = 30.0,
+        clock: Clock = time.monotonic,
+        on_change: BreakerListener | None = None,
+    ) -> None:
+        self.threshold = threshold
+        self.cooldown = cooldown
+        self._clock = clock
+        self._on_change = on_change
+        self._sessions: dict[str, dict[str, AgentBreaker]] = {}
+
+    def get(self, session_id: str, agent: str) -> AgentBreaker:
+        agents = self._sessions.get(session_id)
+        if agents is None:
+            agents = self._sessions[session_id] = {}
+        breaker = agents.get(agent)
+        if breaker is None:
+            breaker = agents[agent] = AgentBreaker(
+                session_id,
+                agent,
+                threshold=self.threshold,
+                cooldown=self.cooldown,
+                clock=self._clock,
+                on_change=self._on_change,
+            )
+        return breaker
+
+    def check(self, session_id: str, agent: str) -> None:
+        """Raise :class:`AgentUnavailableError` if the agent's breaker is open and cooling."""
+        agents = self._sessions.get(session_id)
+        if agents is not None:
+            breaker = agents.get(agent)
+            if breaker is not None:
+                breaker.check()
+
+    def state(self, session_id: str, agent: str) -> BreakerState:
+        breaker = self._sessions.get(session_id, {}).get(agent)
+        return "closed" if breaker is None else breaker.state
+
+    def states(self, session_id: str) -> dict[str, BreakerState]:
+        return {a: b.state for a, b in self._sessions.get(session_id, {}).items()}
+
+    def drop(self, session_id: str, agent: str | None = None) -> None:
+        """Forget one agent's breaker, or the whole session's."""
+        if agent is None:
+            self._sessions.pop(session_id, None)
+        else:
+            self._sessions.get(session_id, {}).pop(agent, None)

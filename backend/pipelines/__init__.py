@@ -1,0 +1,1 @@
+"""Pipelines: engineer -> inspector -> tester loops and their internal bus."""
