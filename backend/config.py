@@ -73,6 +73,15 @@ class RetrySettings(_Model):
     breaker_cooldown_s: float = Field(default=30.0, gt=0)
 
 
+class GuideSettings(_Model):
+    # An agent whose queued work has not moved for this long is reported stalled.
+    stall_after_s: float = Field(default=300.0, gt=0)
+    # How long a request waits for an agent's answer (a whole agent turn).
+    request_timeout_s: float = Field(default=900.0, gt=0)
+    inbox_capacity: int = Field(default=64, ge=1)
+    health_interval_s: float = Field(default=1.0, gt=0)
+
+
 # The seed's assignment table where it names a model; sensible defaults elsewhere.
 # The seed's "OpenAI Codex 5.2" is served only by the Responses API; our OpenAI
 # adapter speaks Chat Completions (which every compatible server offers), so
@@ -113,6 +122,7 @@ class SylkConfig(_Model):
     agents: dict[str, AgentModel] = Field(default_factory=dict)
     prices: dict[str, Price] = Field(default_factory=dict)
     retry: RetrySettings = Field(default_factory=RetrySettings)
+    guide: GuideSettings = Field(default_factory=GuideSettings)
     source: Path | None = Field(default=None, exclude=True)
 
     def provider(self, name: str) -> ProviderSettings:

@@ -203,7 +203,7 @@ class Bus:
         )
 
     # -- sending -------------------------------------------------------------------
-    async def send(self, message: Message[Any], *, timeout: float | None = None) -> None:  # noqa: ASYNC109
+    async def send(self, message: Message[Any], *, timeout: float | None = None) -> None:
         """Deliver into the target's inbox, or resolve the request it replies to."""
         session_id = message.session_id
         shard = self._shards.get(session_id)
@@ -240,7 +240,7 @@ class Bus:
             raise
         self.flow_log.record(FlowKind.SEND, message, waited * 1e6)
 
-    async def request(self, message: Message[Any], *, timeout: float | None = None) -> Message[Any]:  # noqa: ASYNC109
+    async def request(self, message: Message[Any], *, timeout: float | None = None) -> Message[Any]:
         """Send ``message`` and wait for its correlated reply."""
         session_id = message.session_id
         shard = self._shard(session_id)
@@ -271,7 +271,7 @@ class Bus:
             elif not pending.future.cancelled():
                 pending.future.exception()  # retrieved: the caller saw a typed error instead
 
-    async def respond(self, reply: Message[Any], *, timeout: float | None = None) -> bool:  # noqa: ASYNC109
+    async def respond(self, reply: Message[Any], *, timeout: float | None = None) -> bool:
         """Resolve the pending request ``reply`` answers (True).
 
         With no such request (it timed out, or the original was a plain ``send``), the

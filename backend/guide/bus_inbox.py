@@ -152,7 +152,7 @@ class Inbox:
             raise InboxFullError(self.session_id, self.agent, self.capacity, 0.0)
         return now
 
-    async def put(self, message: Message[Any], *, timeout: float) -> float:  # noqa: ASYNC109
+    async def put(self, message: Message[Any], *, timeout: float) -> float:
         """Enqueue, waiting up to ``timeout`` seconds for a slot; returns the time waited."""
         if len(self._heap) < self.capacity or self._closed is not None:
             self.put_nowait(message)

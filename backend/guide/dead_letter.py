@@ -43,7 +43,7 @@ class DeadLetterReason(StrEnum):
 
 
 class Sender(Protocol):
-    async def send(self, message: Message[Any], *, timeout: float | None = None) -> None: ...  # noqa: ASYNC109
+    async def send(self, message: Message[Any], *, timeout: float | None = None) -> None: ...
 
 
 @dataclass(slots=True)
@@ -175,7 +175,7 @@ class DeadLetterQueue:
         )
 
     # -- actions ---------------------------------------------------------------------
-    async def replay(self, dead_letter_id: str, *, timeout: float | None = None) -> ReplayOutcome:  # noqa: ASYNC109
+    async def replay(self, dead_letter_id: str, *, timeout: float | None = None) -> ReplayOutcome:
         """Send the message again with ``attempt`` reset and a fresh life span."""
         if self._sender is None:
             raise RuntimeError("DeadLetterQueue has no sender to replay through")

@@ -101,7 +101,7 @@ class RetryQueue:
         self,
         message: Message[Any],
         *,
-        timeout: float | None = None,  # noqa: ASYNC109
+        timeout: float | None = None,
     ) -> DeliveryResult:
         """Send now (one attempt); on a transient failure schedule a retry.
 

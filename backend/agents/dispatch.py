@@ -1,0 +1,112 @@
+"""Delivering a routed request to an agent in its session, through the Guide.
+
+Each (session, agent) gets an inbox and a consumer the first time it is
+asked. The consumer runs the agent's turn in a task of its own, so the user
+can cancel the turn without killing the consumer; the reply travels back
+through the bus to the waiting requester.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from backend.agents.turns import TurnRunner
+from backend.guide.bus_consumer import Handler
+from backend.guide.guide import USER, Guide
+from backend.guide.routing import RouteDecision, Target
+from backend.llm.types import ChatMessage
+from backend.messages import Message, MessageType
+from backend.sessions.models import Session
+
+# What a user request to each agent is, and what its answer is, in the seed's terms.
+MESSAGE_TYPES: dict[Target, tuple[MessageType, MessageType]] = {
+    Target.LIBRARIAN: (MessageType.CONTEXT_REQUEST, MessageType.CONTEXT_RESPONSE),
+    Target.ARCHIVALIST: (MessageType.HISTORY_REQUEST, MessageType.HISTORY_RESPONSE),
+    Target.ACADEMIC: (MessageType.RESEARCH_REQUEST, MessageType.RESEARCH_RESPONSE),
+    Target.ARCHITECT: (MessageType.PLAN_REQUEST, MessageType.PLAN_RESPONSE),
+    Target.INSPECTOR: (MessageType.INSPECTION_REQUEST, MessageType.INSPECTION_RESULTS),
+    Target.TESTER: (MessageType.TEST_PLAN_REQUEST, MessageType.TEST_PLAN_RESPONSE),
+}
+DEFAULT_TYPES = (MessageType.USER_INPUT, MessageType.AGENT_REPLY)
+
+SessionOf = Callable[[str], Session]
+
+
+class AgentDispatcher:
+    def __init__(self, *, guide: Guide, turns: TurnRunner, session_of: SessionOf) -> None:
+        self.guide = guide
+        self.turns = turns
+        self._session_of = session_of
+        self._running: dict[str, asyncio.Task[Any]] = {}
+
+    async def ask(
+        self, session_id: str, decision: RouteDecision, history: list[ChatMessage]
+    ) -> Message[Any]:
+        role = decision.target.value
+        self.guide.ensure_inbox(session_id, USER)
+        self.guide.ensure_agent(session_id, role, self._handler(session_id, role))
+        request_type, _ = MESSAGE_TYPES.get(decision.target, DEFAULT_TYPES)
+        request = Message[dict[str, Any]](
+            session_id=session_id,
+            source=USER,
+            target=role,
+            type=request_type,
+            payload={
+                "text": decision.text,
+                "intent": decision.intent,
+                "subject": decision.subject,
+                "time_scope": decision.time_scope,
+                "history": [m.model_dump(mode="json") for m in history],
+            },
+        )
+        return await self.guide.ask(request)
+
+    def _handler(self, session_id: str, role: str) -> Handler:
+        async def handle(message: Message[Any]) -> Message[Any]:
+            session = self._session_of(session_id)
+            history = [ChatMessage.model_validate(m) for m in message.payload["history"]]
+            choice = self.turns.choice(role)
+            turn = asyncio.create_task(
+                self.turns.run(session, role, history, choice),
+                name=f"sylk-turn-{session.short_id}-{role}",
+            )
+            self._running[session_id] = turn
+            try:
+                outcome = await turn
+            finally:
+                if self._running.get(session_id) is turn:
+                    del self._running[session_id]
+            _, reply_type = MESSAGE_TYPES.get(Target(role), DEFAULT_TYPES)
+            return message.reply(
+                source=role,
+                type=reply_type,
+                payload={
+                    "text": outcome.text,
+                    "agent": role,
+                    "turn_id": outcome.turn_id,
+                    "stop": outcome.stop,
+                    "error": outcome.error,
+                    "provider": choice.provider,
+                    "model": choice.model,
+                    "usage": outcome.usage.model_dump(),
+                },
+            )
+
+        return handle
+
+    def running(self, session_id: str) -> bool:
+        return session_id in self._running
+
+    def cancel(self, session_id: str) -> bool:
+        turn = self._running.get(session_id)
+        if turn is None or turn.done():
+            return False
+        turn.cancel()
+        return True
+
+    async def aclose(self) -> None:
+        for turn in list(self._running.values()):
+            turn.cancel()
+        await asyncio.gather(*self._running.values(), return_exceptions=True)

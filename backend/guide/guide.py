@@ -1,0 +1,112 @@
+"""The Guide: every user request, and every message between agents, passes here.
+
+It routes (DSL -> cache -> patterns -> model), stamps and checks the session,
+verifies the target agent belongs to that session, and delivers through the
+session-sharded bus, whose retry queue, dead letters, breakers and health
+monitor it owns. Pipeline-internal traffic (engineer <-> inspector <-> tester)
+is the one thing that bypasses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from backend.config import GuideSettings
+from backend.errors import SessionNotActiveError
+from backend.guide.agent_breaker import AgentBreakers
+from backend.guide.bus import Bus
+from backend.guide.bus_consumer import AgentConsumers, Handler
+from backend.guide.bus_errors import UnknownAgentError
+from backend.guide.dead_letter import DeadLetterQueue
+from backend.guide.delivery import RetryQueue
+from backend.guide.health import HealthListener, HealthMonitor
+from backend.guide.router import Router
+from backend.guide.routing import RouteDecision
+from backend.messages import Message
+
+StateOf = Callable[[str], str]
+USER = "user"  # the requester's own inbox, where late replies land
+
+
+class Guide:
+    def __init__(
+        self,
+        *,
+        router: Router,
+        settings: GuideSettings,
+        state_of: StateOf,
+        on_health: HealthListener | None = None,
+    ) -> None:
+        self.router = router
+        self.settings = settings
+        self._state_of = state_of
+        self.dead_letters = DeadLetterQueue()
+        self.breakers = AgentBreakers()
+        self.bus = Bus(
+            capacity=settings.inbox_capacity,
+            request_timeout=settings.request_timeout_s,
+            dead_letters=self.dead_letters,
+            flow_log=router.flow_log,
+            breakers=self.breakers,
+        )
+        self.retry = RetryQueue(self.bus)
+        self.health = HealthMonitor(
+            self.bus,
+            stall_after=settings.stall_after_s,
+            interval=settings.health_interval_s,
+            on_change=on_health,
+        )
+        self.consumers = AgentConsumers(self.bus, retry=self.retry, health=self.health)
+        self._started = False
+
+    def start(self) -> None:
+        """Start the background tasks (needs a running event loop)."""
+        if not self._started:
+            self._started = True
+            self.retry.start()
+            self.health.start()
+
+    async def aclose(self) -> None:
+        await self.consumers.aclose()
+        if self._started:
+            await self.retry.aclose()
+            await self.health.aclose()
+
+    async def route(self, text: str) -> RouteDecision:
+        return await self.router.route(text)
+
+    # -- membership ------------------------------------------------------------
+    def ensure_agent(self, session_id: str, agent: str, handler: Handler) -> None:
+        """Give ``agent`` an inbox and a consumer in ``session_id`` if it has none."""
+        self.start()
+        if not self.bus.has_agent(session_id, agent):
+            self.bus.register(session_id, agent)
+            self.consumers.start(session_id, agent, handler)
+
+    def ensure_inbox(self, session_id: str, agent: str) -> None:
+        if not self.bus.has_agent(session_id, agent):
+            self.bus.register(session_id, agent)
+
+    async def close_session(self, session_id: str) -> None:
+        await self.consumers.stop(session_id)
+        self.retry.cancel_session(session_id)
+        self.bus.close_session(session_id)
+
+    # -- delivery ----------------------------------------------------------------
+    def _admit(self, message: Message[Any]) -> None:
+        state = self._state_of(message.session_id)  # raises for an unknown session
+        if state != "active":
+            raise SessionNotActiveError(message.session_id, state)
+        if message.target is None or not self.bus.has_agent(message.session_id, message.target):
+            raise UnknownAgentError(message.session_id, message.target or "(none)")
+
+    async def ask(self, message: Message[Any], *, timeout: float | None = None) -> Message[Any]:
+        """Deliver a request to its target agent in its session and await the reply."""
+        self._admit(message)
+        return await self.bus.request(message, timeout=timeout)
+
+    async def tell(self, message: Message[Any]) -> None:
+        """Deliver a one-way message (retried on transient refusal, else dead-lettered)."""
+        self._admit(message)
+        await self.retry.deliver(message)
