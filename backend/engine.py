@@ -14,7 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from backend.agents.loop import AgentOutcome
+from backend.agents.conversation import HISTORY_LIMIT, conversation
+from backend.agents.dispatch import AgentDispatcher
 from backend.agents.turns import TurnRunner
 from backend.clock import utc_now
 from backend.config import SylkConfig, load_config
@@ -22,17 +23,28 @@ from backend.errors import CommandError, SessionNotActiveError, SylkError
 from backend.events import (
     ActiveSessionChanged,
     EngineEvent,
+    EngineNotice,
     EventStream,
     MessageAppended,
     SessionChanged,
     SessionCreated,
 )
-from backend.guide import session_commands
-from backend.guide.session_commands import SessionCommand
+from backend.guide.bus_errors import (
+    AgentUnavailableError,
+    BusError,
+    MessageDeadLetteredError,
+    RequestTimeoutError,
+)
+from backend.guide.commands import run_command
+from backend.guide.guide import Guide
+from backend.guide.health import AgentHealth, HealthStatus
+from backend.guide.model_classifier import ModelClassifier
+from backend.guide.router import Router
+from backend.guide.routing import AGENT_TARGETS, RouteDecision
+from backend.guide.status import render_status
 from backend.knowledge.archive import Archive
 from backend.llm.accounting import UsageSummary, summarise
 from backend.llm.offline import offline_answer
-from backend.llm.types import ChatMessage
 from backend.messages import Message, MessageType
 from backend.redaction import Redactor
 from backend.sessions.manager import SessionChange, SessionManager
@@ -40,9 +52,15 @@ from backend.sessions.models import Session, SessionContext, SessionSnapshot, Se
 
 Transcript = list[Message[dict[str, Any]]]
 
-# The agent that answers the user's plain requests until the Guide routes them.
-FRONT_AGENT = "architect"
-HISTORY_LIMIT = 40
+
+def _bus_failure(role: str, exc: BusError) -> str:
+    if isinstance(exc, RequestTimeoutError):
+        return f"The {role} did not answer in time; it is reported in /status. {exc}"
+    if isinstance(exc, MessageDeadLetteredError):
+        return f"The {role} failed on this request: {exc}. See /deadletters to replay it."
+    if isinstance(exc, AgentUnavailableError):
+        return f"The {role} is failing repeatedly and is paused: {exc}"
+    return f"Could not deliver to the {role}: {exc}"
 
 
 class EngineConfig(BaseModel):
@@ -77,9 +95,19 @@ class Engine:
             provider_override=config.provider,
             model_override=config.model,
         )
-        self._turn_tasks: dict[str, asyncio.Task[AgentOutcome]] = {}
-        self._turn_locks: dict[str, asyncio.Lock] = {}
         self._manager = SessionManager(self.archive.load_sessions())
+        self.guide = Guide(
+            router=Router(classifier=self._model_classifier),
+            settings=self.settings.guide,
+            state_of=lambda sid: self._manager.get(sid).state.value,
+            on_health=self._on_health,
+        )
+        self.dispatcher = AgentDispatcher(
+            guide=self.guide,
+            turns=self.turns,
+            session_of=self._manager.get,
+            on_late_reply=self._late_reply,
+        )
         self._changes: list[SessionChange] = []
         self._manager.add_listener(self._changes.append)
         self._lock = asyncio.Lock()
@@ -90,9 +118,8 @@ class Engine:
         if self._closed:
             return
         self._closed = True
-        for task in list(self._turn_tasks.values()):
-            task.cancel()
-        await asyncio.gather(*self._turn_tasks.values(), return_exceptions=True)
+        await self.dispatcher.aclose()
+        await self.guide.aclose()
         await self.turns.aclose()
         async with self._lock:
             await asyncio.to_thread(self.archive.close)
@@ -274,140 +301,142 @@ class Engine:
         return notice
 
     async def submit(self, session_id: str, text: str) -> Transcript:
-        """Take one line from the user: a command, or a request for the agents.
+        """Take one line from the user; the Guide routes it.
 
-        Returns the messages recorded. Plain requests go only to the session in
+        Returns the messages recorded: the user's line (with its routing
+        decision) and the answer. Requests for agents go only to the session in
         the foreground; commands are accepted from any session.
         """
         session = self._manager.get(session_id)
         text = text.strip()
         if not text:
             return []
-        command = session_commands.is_command(text)
-        if not command and session.state is not SessionState.ACTIVE:
+        try:
+            decision = await self.guide.route(text)
+        except CommandError as exc:
+            entry = await self._record_input(session_id, text, None)
+            return [entry, await self._notice(session_id, str(exc), error=type(exc).__name__)]
+        for_agent = decision.target in AGENT_TARGETS
+        if for_agent and session.state is not SessionState.ACTIVE:
             raise SessionNotActiveError(session.id, session.state.value)
+        entry = await self._record_input(session_id, text, decision)
+        if for_agent:
+            return [entry, await self._answer(session_id, decision)]
+        try:
+            answer, tabular = await run_command(self, self.guide, session_id, decision)
+        except SylkError as exc:
+            return [entry, await self._notice(session_id, str(exc), error=type(exc).__name__)]
+        return [entry, await self._notice(session_id, answer, preformatted=tabular)]
+
+    async def route(self, text: str) -> RouteDecision:
+        """The Guide's decision for ``text``, without carrying it out."""
+        return await self.guide.route(text)
+
+    async def _record_input(
+        self, session_id: str, text: str, decision: RouteDecision | None
+    ) -> Message[dict[str, Any]]:
+        payload: dict[str, Any] = {"text": text}
+        if decision is not None:
+            payload["route"] = decision.model_dump(mode="json")
         entry = Message[dict[str, Any]](
             session_id=session_id,
             source="user",
             target="guide",
             type=MessageType.USER_INPUT,
-            payload={"text": text},
+            payload=payload,
         )
         await self.append(entry)
-        if not command:
-            return [entry, await self._answer(session, text)]
-        try:
-            parsed = session_commands.parse(text)
-            reply = await self._run_command(parsed)
-        except SylkError as exc:
-            return [entry, await self._notice(session_id, str(exc), error=type(exc).__name__)]
-        # Listings and help are laid out in columns: front ends show them as-is.
-        tabular = parsed.verb in ("list", "help")
-        return [entry, await self._notice(session_id, reply, preformatted=tabular)]
+        return entry
 
     # -- agent turns -------------------------------------------------------------
-    def _history(self, transcript: Transcript) -> list[ChatMessage]:
-        """The conversation so far as the model sees it: requests and answers only."""
-        pairs: list[tuple[str, str]] = []
-        for message in transcript[-HISTORY_LIMIT:]:
-            text = message.payload.get("text")
-            if not isinstance(text, str) or not text:
-                continue
-            if message.type is MessageType.USER_INPUT and not session_commands.is_command(text):
-                role = "user"
-            elif message.type is MessageType.AGENT_REPLY:
-                role = "assistant"
-            else:
-                continue
-            if pairs and pairs[-1][0] == role:  # vendors want roles to alternate
-                pairs[-1] = (role, f"{pairs[-1][1]}\n\n{text}")
-            else:
-                pairs.append((role, text))
-        while pairs and pairs[0][0] != "user":
-            pairs.pop(0)
-        return [
-            ChatMessage.user(text) if role == "user" else ChatMessage.assistant(text)
-            for role, text in pairs
-        ]
-
-    async def _answer(self, session: Session, text: str) -> Message[dict[str, Any]]:
-        """Run one turn of the front agent on the session's conversation."""
-        choice = self.turns.choice(FRONT_AGENT)
+    async def _answer(self, session_id: str, decision: RouteDecision) -> Message[dict[str, Any]]:
+        """Ask the agent the Guide chose, in this session, and record its answer."""
+        role = decision.target.value
+        routed = {"agent": role, "tier": decision.tier}
+        choice = self.turns.choice(role)
         if choice.offline:  # nothing to call: say honestly what to configure
-            answer = offline_answer(text, self.settings.source)
-            return await self._notice(session.id, answer, offline=True)
-        lock = self._turn_locks.setdefault(session.id, asyncio.Lock())
-        async with lock:  # one turn per session at a time; later requests wait
-            history = self._history(await self.transcript(session.id, limit=HISTORY_LIMIT))
-            task = asyncio.create_task(
-                self.turns.run(session, FRONT_AGENT, history, choice),
-                name=f"sylk-turn-{session.short_id}",
-            )
-            self._turn_tasks[session.id] = task
-            try:
-                outcome = await task
-            finally:
-                self._turn_tasks.pop(session.id, None)
-        meta: dict[str, Any] = {
-            "agent": FRONT_AGENT,
-            "turn_id": outcome.turn_id,
-            "stop": outcome.stop,
-            "provider": choice.provider,
-            "model": choice.model,
-            "usage": outcome.usage.model_dump(),
-        }
-        if outcome.stop == "error":
-            text = f"The {FRONT_AGENT} could not answer: {outcome.error}"
-            return await self._notice(session.id, text, error="ProviderError", **meta)
-        if outcome.stop == "cancelled" and not outcome.text:
-            return await self._notice(session.id, "Cancelled before any answer arrived.", **meta)
-        if outcome.error:
-            meta["error"] = outcome.error
-        reply = Message[dict[str, Any]](
-            session_id=session.id,
-            source=FRONT_AGENT,
+            answer = offline_answer(decision.text, self.settings.source)
+            return await self._notice(session_id, answer, offline=True, **routed)
+        transcript = await self.transcript(session_id, limit=HISTORY_LIMIT + 1)
+        history = conversation(transcript[:-1], decision.text)
+        try:
+            reply = await self.dispatcher.ask(session_id, decision, history)
+        except BusError as exc:
+            return await self._notice(session_id, _bus_failure(role, exc), error=type(exc).__name__)
+        payload = dict(reply.payload)
+        meta = {k: v for k, v in payload.items() if k != "text"}
+        if payload.get("stop") == "error":
+            text = f"The {role} could not answer: {payload.get('error')}"
+            return await self._notice(session_id, text, **meta)
+        if payload.get("stop") == "cancelled" and not payload.get("text"):
+            return await self._notice(session_id, "Cancelled before any answer arrived.", **meta)
+        answer_message = Message[dict[str, Any]](
+            session_id=session_id,
+            source=role,
             target="user",
             type=MessageType.AGENT_REPLY,
-            payload={"text": outcome.text, **meta},
+            payload={**payload, "response_type": reply.type.value, "tier": decision.tier},
+            correlation_id=reply.correlation_id,
         )
-        await self.append(reply)
-        return reply
+        await self.append(answer_message)
+        return answer_message
+
+    async def _late_reply(self, reply: Message[Any]) -> None:
+        """An answer that arrived after its requester stopped waiting (e.g. a replay)."""
+        payload = (
+            dict(reply.payload) if isinstance(reply.payload, dict) else {"text": str(reply.payload)}
+        )
+        await self.append(
+            Message[dict[str, Any]](
+                session_id=reply.session_id,
+                source=reply.source,
+                target="user",
+                type=MessageType.AGENT_REPLY,
+                payload={**payload, "late": True, "response_type": reply.type.value},
+                correlation_id=reply.correlation_id,
+            )
+        )
+
+    def _on_health(self, health: AgentHealth, previous: HealthStatus) -> None:
+        if health.status is HealthStatus.HEALTHY:
+            text = f"The {health.agent} is working again (was {previous.value})."
+            level = "info"
+        else:
+            detail = f": {health.error}" if health.error else ""
+            waited = f" for {health.stalled_for:.0f}s" if health.stalled_for else ""
+            text = (
+                f"The {health.agent} is {health.status.value}{waited}{detail} "
+                f"({health.queue_depth} waiting). Other agents keep working; see /status."
+            )
+            level = "warning" if health.status is HealthStatus.STALLED else "error"
+        self.events.publish(EngineNotice(session_id=health.session_id, level=level, text=text))
 
     def turn_running(self, session_id: str) -> bool:
-        return session_id in self._turn_tasks
+        return self.dispatcher.running(session_id)
 
     def cancel_turn(self, session_id: str) -> bool:
         """Stop the session's running turn (stream and tools); False if none runs."""
-        task = self._turn_tasks.get(session_id)
-        if task is None or task.done():
-            return False
-        task.cancel()
-        return True
+        return self.dispatcher.cancel(session_id)
 
     def usage(self, session_id: str | None = None) -> UsageSummary:
         return summarise(session_id, self.archive.usage_by_agent(session_id))
 
-    async def _run_command(self, cmd: SessionCommand) -> str:
-        if cmd.verb == "help":
-            return session_commands.HELP_TEXT
-        if cmd.verb == "list":
-            return self.describe_sessions()
-        if cmd.verb == "new":
-            made = await self.create_session(cmd.name)
-            return f"created and switched to session {made.name!r} ({made.short_id})"
-        if cmd.verb == "switch":
-            assert cmd.ref is not None
-            now = await self.switch_session(cmd.ref)
-            return f"switched to session {now.name!r} ({now.short_id})"
-        if cmd.verb == "resume":
-            assert cmd.ref is not None
-            now = await self.resume_session(cmd.ref)
-            return f"resumed session {now.name!r} ({now.short_id})"
-        if cmd.verb == "suspend":
-            now = await self.suspend_session(cmd.ref)
-            return f"suspended session {now.name!r} ({now.short_id})"
-        now = await self.complete_session(cmd.ref)
-        return f"completed session {now.name!r} ({now.short_id})"
+    def status_text(self, session_id: str) -> str:
+        choice = self.turns.choice("architect")
+        model = (
+            "offline (no model configured)"
+            if choice.offline
+            else (f"{choice.provider}/{choice.model} ({choice.reason})")
+        )
+        return render_status(
+            self.guide, session_id, self.describe_sessions(), self.usage(session_id), model
+        )
+
+    def _model_classifier(self) -> ModelClassifier | None:
+        choice = self.turns.choice("guide")
+        if choice.offline:
+            return None
+        return ModelClassifier(self.turns.client(choice.provider), choice.model)
 
     def describe_sessions(self) -> str:
         sessions = self._manager.list_all()

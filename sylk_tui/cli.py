@@ -69,6 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print engine events as JSON lines")
     run.add_argument("text", nargs="+", metavar="TEXT", help="the request")
 
+    route = commands.add_parser("route", help="show how the Guide would route a request")
+    _common(route, default=argparse.SUPPRESS)
+    route.add_argument("--provider", help="provider for the model tier (default: as configured)")
+    route.add_argument("--json", action="store_true", help="print the decision as JSON")
+    route.add_argument("text", nargs="+", metavar="TEXT", help="the request")
+
     exp = verbs.add_parser("export", help="export a session's transcript")
     _common(exp, default=argparse.SUPPRESS)
     exp.add_argument("ref", metavar="ID", help="session id, unique id prefix, name or number")
@@ -211,6 +217,31 @@ def _finish(reply: Message[dict[str, object]] | None, *, streamed: bool) -> int:
     return EXIT_OK
 
 
+def _cmd_route(args: argparse.Namespace) -> int:
+    async def body(engine: Engine) -> int:
+        decision = await engine.route(" ".join(args.text))
+        if args.json:
+            print(decision.model_dump_json(indent=2))
+            return EXIT_OK
+        fields = [
+            ("target", decision.target.value),
+            ("tier", decision.tier),
+            ("intent", decision.intent),
+            ("subject", decision.subject),
+            ("time scope", decision.time_scope),
+            ("confidence", f"{decision.confidence:.2f}"),
+            ("command", decision.command),
+            ("sent", decision.text),
+            ("latency", f"{decision.latency_us:.0f} µs"),
+        ]
+        for name, value in fields:
+            if value not in (None, ""):
+                print(f"{name:>11}: {value}")
+        return EXIT_OK
+
+    return asyncio.run(_with_engine(args, body))
+
+
 def _run_tui(args: argparse.Namespace) -> int:
     from sylk_tui.app import SylkApp  # Textual loads only when the TUI runs.
 
@@ -231,6 +262,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return handlers[args.verb](args)
         if args.command == "run":
             return _cmd_run(args)
+        if args.command == "route":
+            return _cmd_route(args)
         return _run_tui(args)
     except SylkError as exc:
         print(f"sylk: error: {exc}", file=sys.stderr)

@@ -9,7 +9,7 @@ through the bus to the waiting requester.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from backend.agents.turns import TurnRunner
@@ -32,20 +32,25 @@ MESSAGE_TYPES: dict[Target, tuple[MessageType, MessageType]] = {
 DEFAULT_TYPES = (MessageType.USER_INPUT, MessageType.AGENT_REPLY)
 
 SessionOf = Callable[[str], Session]
+LateReply = Callable[[Message[Any]], Awaitable[None]]
 
 
 class AgentDispatcher:
-    def __init__(self, *, guide: Guide, turns: TurnRunner, session_of: SessionOf) -> None:
+    def __init__(
+        self, *, guide: Guide, turns: TurnRunner, session_of: SessionOf, on_late_reply: LateReply
+    ) -> None:
         self.guide = guide
         self.turns = turns
         self._session_of = session_of
-        self._running: dict[str, asyncio.Task[Any]] = {}
+        self._on_late_reply = on_late_reply
+        # Agents of one session work concurrently: every running turn, by session.
+        self._running: dict[str, set[asyncio.Task[Any]]] = {}
 
     async def ask(
         self, session_id: str, decision: RouteDecision, history: list[ChatMessage]
     ) -> Message[Any]:
         role = decision.target.value
-        self.guide.ensure_inbox(session_id, USER)
+        self.guide.ensure_agent(session_id, USER, self._late)
         self.guide.ensure_agent(session_id, role, self._handler(session_id, role))
         request_type, _ = MESSAGE_TYPES.get(decision.target, DEFAULT_TYPES)
         request = Message[dict[str, Any]](
@@ -72,12 +77,14 @@ class AgentDispatcher:
                 self.turns.run(session, role, history, choice),
                 name=f"sylk-turn-{session.short_id}-{role}",
             )
-            self._running[session_id] = turn
+            running = self._running.setdefault(session_id, set())
+            running.add(turn)
             try:
                 outcome = await turn
             finally:
-                if self._running.get(session_id) is turn:
-                    del self._running[session_id]
+                running.discard(turn)
+                if not running:
+                    self._running.pop(session_id, None)
             _, reply_type = MESSAGE_TYPES.get(Target(role), DEFAULT_TYPES)
             return message.reply(
                 source=role,
@@ -96,17 +103,21 @@ class AgentDispatcher:
 
         return handle
 
+    async def _late(self, message: Message[Any]) -> None:
+        await self._on_late_reply(message)
+
     def running(self, session_id: str) -> bool:
-        return session_id in self._running
+        return bool(self._running.get(session_id))
 
     def cancel(self, session_id: str) -> bool:
-        turn = self._running.get(session_id)
-        if turn is None or turn.done():
-            return False
-        turn.cancel()
-        return True
+        """Cancel every running turn of the session; False if none was running."""
+        turns = [t for t in self._running.get(session_id, ()) if not t.done()]
+        for turn in turns:
+            turn.cancel()
+        return bool(turns)
 
     async def aclose(self) -> None:
-        for turn in list(self._running.values()):
+        turns = [t for group in self._running.values() for t in group]
+        for turn in turns:
             turn.cancel()
-        await asyncio.gather(*self._running.values(), return_exceptions=True)
+        await asyncio.gather(*turns, return_exceptions=True)

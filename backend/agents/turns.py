@@ -79,7 +79,7 @@ class TurnRunner:
             self.settings, role, provider=self._provider_override, model=self._model_override
         )
 
-    def _client(self, name: str) -> ModelClient:
+    def client(self, name: str) -> ModelClient:
         # The client (and through it the vendor SDKs) loads on the first model
         # call, so offline use and the session CLI start fast.
         from backend.llm.client import ModelClient
@@ -114,7 +114,7 @@ class TurnRunner:
     ) -> AgentOutcome:
         loop = AgentLoop(
             role=role,
-            client=self._client(choice.provider),
+            client=self.client(choice.provider),
             provider_name=choice.provider,
             options=ChatOptions(model=choice.model, deadline_s=self.settings.retry.deadline_s),
             system=SYSTEM_PROMPTS.get(role, DEFAULT_PROMPT),

@@ -103,9 +103,12 @@ class Bus:
         self.request_timeout = request_timeout
         self.clock = clock
         self.wall_clock = wall_clock
-        self.dead_letters = dead_letters or DeadLetterQueue(wall_clock=wall_clock)
+        # "is None", not "or": an empty queue is falsy (it has a length).
+        self.dead_letters = (
+            DeadLetterQueue(wall_clock=wall_clock) if dead_letters is None else dead_letters
+        )
         self.dead_letters.bind(self)
-        self.flow_log = flow_log or FlowLog(clock=clock)
+        self.flow_log = FlowLog(clock=clock) if flow_log is None else flow_log
         self.breakers = breakers
         self._shards: dict[str, _Shard] = {}
 

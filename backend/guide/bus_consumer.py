@@ -100,9 +100,11 @@ class AgentConsumers:
             except AgentUnavailableError as exc:
                 self._defer(message, exc, agent)
                 return
+        inbox.busy_since = self.bus.clock()
         try:
             reply = await handler(message)
         except asyncio.CancelledError:
+            inbox.busy_since = None
             if breaker is not None:
                 breaker.record_neutral(permit)
             self.bus.dead_letter(
@@ -110,6 +112,7 @@ class AgentConsumers:
             )
             raise
         except Exception as exc:
+            inbox.busy_since = None
             self.failed += 1
             if breaker is not None:
                 breaker.record_failure(permit)
@@ -120,6 +123,7 @@ class AgentConsumers:
                     message, DeadLetterReason.HANDLER_FAILED, error=exc, agent=agent
                 )
             return
+        inbox.busy_since = None
         self.handled += 1
         if breaker is not None:
             breaker.record_success(permit)

@@ -57,6 +57,7 @@ class Inbox:
         "_seq",
         "_wall",
         "agent",
+        "busy_since",
         "capacity",
         "delivered",
         "last_drained_at",
@@ -92,6 +93,8 @@ class Inbox:
         self.delivered = 0
         # Registration counts as a drain: a new inbox is not stalled.
         self.last_drained_at: float = clock()
+        # Set by the consumer while its handler works on a message.
+        self.busy_since: float | None = None
 
     # -- state ---------------------------------------------------------------------
     def qsize(self) -> int:
@@ -115,14 +118,16 @@ class Inbox:
         return sum(1 for f in self._putters if not f.done())
 
     def waiting_since(self) -> float | None:
-        """Clock time since when messages have waited without a drain; None if empty.
+        """Clock time since when work has waited: queued messages without a drain, or
+        the message the handler has been busy with; None if idle.
 
         The later of the last drain and the moment the inbox stopped being empty, so an
         inbox that was idle for an hour and just received a message is not "stalled".
         """
-        if not self._heap:
-            return None
-        return max(self.last_drained_at, self._nonempty_since)
+        waiting = max(self.last_drained_at, self._nonempty_since) if self._heap else None
+        # A handler stuck on one message stalls the agent even with nothing queued.
+        starts = [t for t in (waiting, self.busy_since) if t is not None]
+        return min(starts) if starts else None
 
     def peek(self) -> list[Message[Any]]:
         """The queued messages in delivery order (a copy; for inspection only)."""

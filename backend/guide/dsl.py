@@ -57,7 +57,16 @@ class HelpCommand:
     topic: str | None = None
 
 
-DslCommand = SessionCommand | TaskCommand | AgentMention | StatusCommand | HelpCommand
+@dataclass(frozen=True)
+class DeadLetterCommand:
+    verb: Literal["list", "replay", "purge"]
+    letter_id: str | None = None
+
+
+DslCommand = (
+    SessionCommand | TaskCommand | AgentMention | StatusCommand | HelpCommand | DeadLetterCommand
+)
+DEAD_LETTER_USAGE = "/deadletters [list] · /deadletters replay ID · /deadletters purge"
 
 _MENTION = re.compile(r"^@([A-Za-z_]+)[\s,:]*(.*)$", re.DOTALL)
 
@@ -72,6 +81,7 @@ HELP_TEXT = "\n".join(
         "  /task ID prompt|query|interrupt|ignore_inspector|ignore_tester [TEXT]",
         "  @AGENT MESSAGE     (agents: " + ", ".join(sorted(t.value for t in AGENT_TARGETS)) + ")",
         "  /status            routing, sessions and agent health",
+        "  /deadletters [list|replay ID|purge]   messages no agent could take",
         "  /help [session|task|agents]",
         "Anything else is routed by the Guide to the agent best placed to answer.",
     ]
@@ -95,6 +105,17 @@ def _parse_task(words: list[str]) -> TaskCommand:
     if verb not in ("prompt", "query") and text:
         raise CommandError(f"/task {verb} takes no text", help_hint=TASK_USAGE)
     return TaskCommand(task_id=task_id, verb=verb, text=text)
+
+
+def _parse_dead_letters(words: list[str]) -> DeadLetterCommand:
+    verb = words[1].lower() if len(words) > 1 else "list"
+    if verb == "replay":
+        if len(words) != 3:
+            raise CommandError("/deadletters replay needs one id", help_hint=DEAD_LETTER_USAGE)
+        return DeadLetterCommand("replay", words[2])
+    if verb in ("list", "purge") and len(words) <= 2:
+        return DeadLetterCommand("list" if verb == "list" else "purge")
+    raise CommandError(f"unknown /deadletters verb {words[1]!r}", help_hint=DEAD_LETTER_USAGE)
 
 
 def _parse_mention(match: re.Match[str]) -> AgentMention:
@@ -125,6 +146,8 @@ def parse(text: str) -> DslCommand:
         if len(words) > 1:
             raise CommandError("/status takes no arguments", help_hint="/status")
         return StatusCommand()
+    if head in ("/deadletters", "/dlq"):
+        return _parse_dead_letters(words)
     if head in ("/help", "/?"):
         topic = words[1].lower() if len(words) > 1 else None
         if topic is not None and topic not in HELP_TOPICS:

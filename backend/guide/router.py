@@ -13,7 +13,13 @@ from collections.abc import Callable
 
 from backend.errors import CommandError
 from backend.guide import dsl, patterns
-from backend.guide.dsl import AgentMention, HelpCommand, StatusCommand, TaskCommand
+from backend.guide.dsl import (
+    AgentMention,
+    DeadLetterCommand,
+    HelpCommand,
+    StatusCommand,
+    TaskCommand,
+)
 from backend.guide.flow_log import FlowLog
 from backend.guide.model_classifier import ClassificationError, ModelClassifier
 from backend.guide.route_cache import RouteCache
@@ -65,6 +71,13 @@ def dsl_decision(text: str) -> RouteDecision:
             command={"verb": "mention"},
             text=command.text,
         )
+    if isinstance(command, DeadLetterCommand):
+        letters: dict[str, str] = {"verb": "deadletters", "action": command.verb}
+        if command.letter_id:
+            letters["id"] = command.letter_id
+        return RouteDecision(
+            target=Target.GUIDE, confidence=1.0, tier="dsl", command=letters, text=text
+        )
     verb = "status" if isinstance(command, StatusCommand) else "help"
     guide_args: dict[str, str] = {"verb": verb}
     if isinstance(command, HelpCommand) and command.topic:
@@ -83,8 +96,13 @@ class Router:
         classifier: ClassifierFactory | None = None,
     ) -> None:
         # Only confident decisions are cached: an unsure guess is asked again.
-        self.cache = cache or RouteCache(capacity=4096, ttl_s=3600, min_confidence=CONFIDENT)
-        self.flow_log = flow_log or FlowLog()
+        # "is None", not "or": an empty cache is falsy (it has a length).
+        self.cache = (
+            RouteCache(capacity=4096, ttl_s=3600, min_confidence=CONFIDENT)
+            if cache is None
+            else cache
+        )
+        self.flow_log = FlowLog() if flow_log is None else flow_log
         self._classifier = classifier or (lambda: None)
 
     async def route(self, text: str) -> RouteDecision:

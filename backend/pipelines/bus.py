@@ -108,7 +108,7 @@ class InMemoryPipelineBus:
         self._pipeline_id = pipeline_id
         self._session_id = session_id
         self.default_timeout = default_timeout
-        self.dead_letters = dead_letters or DeadLetterQueue(capacity=64)
+        self.dead_letters = DeadLetterQueue(capacity=64) if dead_letters is None else dead_letters
         self._inboxes = {
             role: Inbox(
                 session_id,

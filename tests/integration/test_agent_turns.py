@@ -77,7 +77,7 @@ async def test_a_turn_with_a_tool_call_over_real_http(
 
     engine.events.add_listener(watch)
     session = await engine.ensure_session()
-    recorded = await engine.submit(session.id, "What does the README say?")
+    recorded = await engine.submit(session.id, "@architect " + "What does the README say?")
     reply = recorded[-1]
     assert reply.type is MessageType.AGENT_REPLY, reply.payload
     assert reply.payload["stop"] == "final"
@@ -109,9 +109,9 @@ async def test_the_key_never_reaches_archive_logs_or_exports(
     llm_stub.push(_tool_then_answer())
     llm_stub.push(Status(401, message=f"invalid x-api-key {KEY}"))
     session = await engine.ensure_session()
-    await engine.submit(session.id, "What does the README say?")
-    await engine.submit(session.id, f"my key is {KEY}, is that right?")
-    await engine.submit(session.id, "again")  # the 401, whose body repeats the key
+    await engine.submit(session.id, "@architect " + "What does the README say?")
+    await engine.submit(session.id, f"@architect my key is {KEY}, is that right?")
+    await engine.submit(session.id, "@architect " + "again")  # the 401, whose body repeats the key
     transcript = await engine.transcript(session.id)
     exports = export.to_markdown(engine.get_session(session.id), transcript) + export.to_json(
         engine.get_session(session.id), transcript
@@ -134,7 +134,7 @@ async def test_transient_failures_are_retried_and_written_once(
     llm_stub.push(Status(503), Status(529 if llm_path.endswith("messages") else 500))
     llm_stub.push(Reply(text=["fine now"]))
     session = await engine.ensure_session()
-    reply = (await engine.submit(session.id, "hello"))[-1]
+    reply = (await engine.submit(session.id, "@architect " + "hello"))[-1]
     assert reply.payload["text"] == "fine now"
     assert llm_stub.count(llm_path) == 3
     kinds = _kinds(engine, session.id)
@@ -142,7 +142,7 @@ async def test_transient_failures_are_retried_and_written_once(
     assert kinds.count("retry") == 2
     assert engine.usage(session.id).calls == 1
     texts = [m.payload["text"] for m in await engine.transcript(session.id)]
-    assert texts == ["hello", "fine now"]
+    assert texts == ["@architect hello", "fine now"]
 
 
 async def test_a_cut_stream_keeps_partial_text_and_runs_no_tool(
@@ -157,7 +157,7 @@ async def test_a_cut_stream_keeps_partial_text_and_runs_no_tool(
         )
     )
     session = await engine.ensure_session()
-    reply = (await engine.submit(session.id, "go"))[-1]
+    reply = (await engine.submit(session.id, "@architect " + "go"))[-1]
     assert reply.type is MessageType.AGENT_REPLY
     assert reply.payload["stop"] == "interrupted"
     assert reply.payload["text"] == "Half an answer"
@@ -171,11 +171,11 @@ async def test_provider_failure_is_reported_and_the_request_kept(
     engine = vendor_engine
     llm_stub.push(Status(401, message="bad key"))
     session = await engine.ensure_session()
-    reply = (await engine.submit(session.id, "hello"))[-1]
+    reply = (await engine.submit(session.id, "@architect " + "hello"))[-1]
     assert reply.type is MessageType.SYSTEM_NOTICE and reply.payload["error"]
     assert f"{vendor.upper()}_API_KEY" in reply.payload["text"]
     assert llm_stub.count(llm_path) == 1
-    assert (await engine.transcript(session.id))[0].payload["text"] == "hello"
+    assert (await engine.transcript(session.id))[0].payload["text"] == "@architect hello"
 
 
 async def test_cancel_stops_the_stream_promptly(vendor_engine: Engine, llm_stub: LLMStub) -> None:
@@ -189,7 +189,7 @@ async def test_cancel_stops_the_stream_promptly(vendor_engine: Engine, llm_stub:
             started.set()
 
     engine.events.add_listener(watch)
-    turn = asyncio.create_task(engine.submit(session.id, "talk a lot"))
+    turn = asyncio.create_task(engine.submit(session.id, "@architect " + "talk a lot"))
     await asyncio.wait_for(started.wait(), 10)
     assert engine.turn_running(session.id)
     loop = asyncio.get_running_loop()
@@ -212,7 +212,7 @@ async def test_connection_refused_is_a_clear_error(data_dir: Path, workspace: Pa
     engine = Engine(EngineConfig(data_dir=data_dir, workspace=workspace), settings)
     try:
         session = await engine.ensure_session()
-        reply = (await engine.submit(session.id, "hello"))[-1]
+        reply = (await engine.submit(session.id, "@architect " + "hello"))[-1]
         assert reply.type is MessageType.SYSTEM_NOTICE
         assert "could not answer" in reply.payload["text"]
         assert "attempt" in reply.payload["text"]
@@ -237,7 +237,7 @@ async def test_a_scripted_turn_with_a_tool_call(data_dir: Path, workspace: Path)
     )
     try:
         session = await engine.ensure_session()
-        reply = (await engine.submit(session.id, "What does the README say?"))[-1]
+        reply = (await engine.submit(session.id, "@architect " + "What does the README say?"))[-1]
         assert reply.payload["text"] == "Checking.\n\nIt says 42."
         assert reply.payload["provider"] == "scripted"
         assert _kinds(engine, session.id).count("tool_result") == 1
@@ -249,9 +249,9 @@ async def test_history_carries_earlier_turns(vendor_engine: Engine, llm_stub: LL
     engine = vendor_engine
     llm_stub.push(Reply(text=["first answer"]), Reply(text=["second answer"]))
     session = await engine.ensure_session()
-    await engine.submit(session.id, "first question")
+    await engine.submit(session.id, "@architect " + "first question")
     await engine.submit(session.id, "/session list")  # commands are not conversation
-    await engine.submit(session.id, "second question")
+    await engine.submit(session.id, "@architect " + "second question")
     body: Any = llm_stub.requests[-1].body
     sent = json.dumps(body["messages"])
     assert "first question" in sent and "first answer" in sent and "second question" in sent

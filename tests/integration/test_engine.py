@@ -89,7 +89,7 @@ async def test_plain_text_to_a_suspended_session_is_refused_and_not_recorded(
     session = await engine.ensure_session()
     await engine.suspend_session()
     with pytest.raises(SessionNotActiveError) as info:
-        await engine.submit(session.id, "hello?")
+        await engine.submit(session.id, "add a retry to the fetcher")
     assert "suspended" in str(info.value) and "resume" in str(info.value)
     assert await engine.transcript(session.id) == []
     # A command still works from there.

@@ -110,3 +110,16 @@ async def test_replay_needs_a_sender() -> None:
     entry = dlq.add(msg(), DeadLetterReason.EXPIRED)
     with pytest.raises(RuntimeError):
         await dlq.replay(entry.id)
+
+
+def test_the_bus_uses_the_queue_it_is_given_even_when_empty() -> None:
+    from backend.guide.bus import Bus
+    from backend.guide.dead_letter import DeadLetterQueue
+    from backend.guide.route_cache import RouteCache
+    from backend.guide.router import Router
+
+    queue = DeadLetterQueue()
+    assert len(queue) == 0  # falsy, which once made the bus build its own
+    assert Bus(dead_letters=queue).dead_letters is queue
+    cache = RouteCache()
+    assert Router(cache=cache).cache is cache

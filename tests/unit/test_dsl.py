@@ -7,6 +7,7 @@ import pytest
 from backend.errors import CommandError
 from backend.guide.dsl import (
     AgentMention,
+    DeadLetterCommand,
     HelpCommand,
     StatusCommand,
     TaskCommand,
@@ -32,6 +33,9 @@ from backend.guide.session_commands import SessionCommand
         ("/help", HelpCommand()),
         ("/help task", HelpCommand("task")),
         ("/session list", SessionCommand("list")),
+        ("/deadletters", DeadLetterCommand("list")),
+        ("/dlq replay dl-3", DeadLetterCommand("replay", "dl-3")),
+        ("/deadletters purge", DeadLetterCommand("purge")),
     ],
 )
 def test_parses(text: str, expected: object) -> None:
@@ -51,6 +55,8 @@ def test_parses(text: str, expected: object) -> None:
         ("/status now", "takes no arguments"),
         ("/help cooking", "no help on 'cooking'"),
         ("/frobnicate", "unknown command"),
+        ("/deadletters replay", "needs one id"),
+        ("/deadletters eat", "unknown /deadletters verb"),
     ],
 )
 def test_errors_carry_usage(text: str, fragment: str) -> None:

@@ -156,3 +156,17 @@ async def test_a_failing_listener_does_not_stop_monitoring() -> None:
     await bus.send(msg())
     clock.advance(2)
     assert [h.status for h in monitor.check()] == [HealthStatus.STALLED]
+
+
+async def test_a_handler_stuck_on_one_message_is_stalled_with_nothing_queued() -> None:
+    clock = FakeClock()
+    bus = Bus(clock=clock)
+    inbox = bus.register("s", "architect")
+    monitor = HealthMonitor(bus, stall_after=5.0, clock=clock)
+    inbox.busy_since = clock()
+    clock.advance(6.0)
+    (health,) = monitor.report("s")
+    assert health.status is HealthStatus.STALLED and health.queue_depth == 0
+    inbox.busy_since = None
+    (health,) = monitor.report("s")
+    assert health.status is HealthStatus.HEALTHY

@@ -1,0 +1,116 @@
+"""What the Guide and the session manager answer themselves, without an agent."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from backend.errors import CommandError, SylkError
+from backend.guide import dsl
+from backend.guide.guide import Guide
+from backend.guide.routing import RouteDecision, Target
+from backend.sessions.models import Session
+
+GREETING = (
+    "I'm the Guide: I route what you type to the agent best placed to answer "
+    "(Librarian for this codebase, Archivalist for history, Academic for research, "
+    "Architect for changes, Inspector and Tester for review and tests).\n"
+)
+
+
+class PipelineNotFoundError(SylkError):
+    def __init__(self, task_id: str) -> None:
+        super().__init__(
+            f"no pipeline runs task {task_id!r} in this session",
+            help_hint="pipelines start when a plan is executed; /status lists what runs",
+        )
+
+
+class SessionOps(Protocol):
+    async def create_session(
+        self, name: str | None = None, *, activate: bool = True
+    ) -> Session: ...
+    async def switch_session(self, ref: str) -> Session: ...
+    async def resume_session(self, ref: str) -> Session: ...
+    async def suspend_session(self, ref: str | None = None) -> Session: ...
+    async def complete_session(
+        self, ref: str | None = None, summary: str | None = None
+    ) -> Session: ...
+    def describe_sessions(self) -> str: ...
+    def status_text(self, session_id: str) -> str: ...
+
+
+Answer = tuple[str, bool]  # (text, laid out in columns)
+
+
+async def run_command(
+    ops: SessionOps, guide: Guide, session_id: str, decision: RouteDecision
+) -> Answer:
+    args = decision.command or {}
+    if decision.target is Target.SESSION_MANAGER:
+        return await _session(ops, args), args.get("verb") == "list"
+    if decision.target is Target.PIPELINE:
+        raise PipelineNotFoundError(args.get("task_id", "?"))
+    verb = args.get("verb")
+    if verb == "status":
+        return ops.status_text(session_id), True
+    if verb == "deadletters":
+        return await _dead_letters(guide, session_id, args), True
+    if verb == "help":
+        return dsl.help_text(args.get("topic")), True
+    return GREETING + dsl.help_text(None), True
+
+
+async def _session(ops: SessionOps, args: dict[str, str]) -> str:
+    verb, ref = args.get("verb"), args.get("ref")
+    if verb == "list":
+        return ops.describe_sessions()
+    if verb == "new":
+        made = await ops.create_session(args.get("name"))
+        return f"created and switched to session {made.name!r} ({made.short_id})"
+    if verb in ("switch", "resume") and not ref:
+        raise CommandError(f"which session should I {verb} to?", help_hint="/session list")
+    if verb == "switch":
+        now = await ops.switch_session(ref or "")
+        return f"switched to session {now.name!r} ({now.short_id})"
+    if verb == "resume":
+        now = await ops.resume_session(ref or "")
+        return f"resumed session {now.name!r} ({now.short_id})"
+    if verb == "suspend":
+        now = await ops.suspend_session(ref)
+        return f"suspended session {now.name!r} ({now.short_id})"
+    if verb == "complete":
+        now = await ops.complete_session(ref)
+        return f"completed session {now.name!r} ({now.short_id})"
+    raise CommandError(f"unknown session verb {verb!r}", help_hint="/help session")
+
+
+async def _dead_letters(guide: Guide, session_id: str, args: dict[str, str]) -> str:
+    action = args.get("action", "list")
+    queue = guide.dead_letters
+    if action == "purge":
+        return f"purged {queue.purge(session_id)} dead letters"
+    if action == "replay":
+        letter_id = args.get("id", "")
+        found = [e for e in queue.entries(session_id) if e.id == letter_id]
+        if not found:
+            raise CommandError(
+                f"no dead letter {letter_id!r} in this session", help_hint="/deadletters list"
+            )
+        outcome = await queue.replay(letter_id)
+        detail = f" ({outcome.error})" if outcome.error else ""
+        return f"replayed {letter_id}: {outcome.status.value}{detail}"
+    entries = queue.entries(session_id)
+    if not entries:
+        return "no dead letters in this session"
+    lines = []
+    for entry in entries:
+        text = (
+            str(entry.message.payload.get("text", ""))[:60]
+            if isinstance(entry.message.payload, dict)
+            else ""
+        )
+        lines.append(
+            f"{entry.id:<8} {entry.reason.value:<16} to {entry.agent or entry.message.target}"
+            f" after {entry.attempts} attempt(s): {entry.error or ''} {text!r}"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,48 @@
+"""The text of /status: sessions, routing per tier, agents' health, dead letters."""
+
+from __future__ import annotations
+
+from backend.guide.guide import Guide
+from backend.llm.accounting import UsageSummary
+
+
+def _ms(us: float | None) -> str:
+    return "-" if us is None else f"{us / 1000:.2f}ms" if us >= 1000 else f"{us:.0f}µs"
+
+
+def render_status(
+    guide: Guide, session_id: str, sessions_text: str, usage: UsageSummary, model_line: str
+) -> str:
+    lines = [
+        "Sessions:",
+        sessions_text,
+        "",
+        f"Model: {model_line}",
+        f"Usage: {usage.status_line()}",
+    ]
+    flows = guide.router.flow_log.snapshot()
+    cache = guide.router.cache.stats()
+    lines += ["", "Routing (count, p50, p99):"]
+    for tier in ("dsl", "cache", "pattern", "model"):
+        stats = flows.routes.get(tier)
+        if stats is not None and stats.count:
+            lines.append(
+                f"  {tier:<8} {stats.count:>6}  {_ms(stats.p50_us):>9}  {_ms(stats.p99_us):>9}"
+            )
+    lines.append(
+        f"  cache hit rate {cache.hit_rate:.0%} ({cache.hits} of {cache.hits + cache.misses})"
+    )
+    health = guide.health.report(session_id)
+    lines += ["", "Agents in this session:"]
+    if not health:
+        lines.append("  none started yet")
+    for agent in health:
+        stalled = f", stalled {agent.stalled_for:.0f}s" if agent.stalled_for else ""
+        error = f", {type(agent.error).__name__}: {agent.error}" if agent.error else ""
+        lines.append(
+            f"  {agent.agent:<12} {agent.status.value:<8} queue {agent.queue_depth}"
+            f", circuit {agent.circuit}{stalled}{error}"
+        )
+    letters = guide.dead_letters.entries(session_id)
+    lines += ["", f"Dead letters in this session: {len(letters)}"]
+    return "\n".join(lines)

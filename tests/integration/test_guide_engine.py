@@ -1,0 +1,163 @@
+"""The Guide inside the engine: every request routed with its tier recorded, sessions
+kept apart, and a stalled or crashing agent reported while the rest keeps working."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from backend.config import load_config
+from backend.engine import Engine, EngineConfig
+from backend.errors import SessionNotActiveError
+from backend.events import EngineEvent, EngineNotice
+from backend.guide.bus_errors import MessageDeadLetteredError
+from backend.guide.routing import RouteDecision, Target
+from backend.messages import Message, MessageType
+from tests.stubs.llm_script import Reply, Stall, StubToolCall
+from tests.stubs.llm_stub import LLMStub
+
+KEY = "sk-guide-0123456789abcdef"
+
+
+def _settings(stub: LLMStub, **guide: Any) -> Any:
+    env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": stub.base_url}
+    base = load_config(None, env=env)
+    retry = base.retry.model_copy(update={"base_delay_s": 0.01, "deadline_s": 30.0})
+    return base.model_copy(update={"retry": retry, "guide": base.guide.model_copy(update=guide)})
+
+
+@pytest.fixture
+async def online(llm_stub: LLMStub, data_dir: Path, workspace: Path) -> AsyncIterator[Engine]:
+    engine = Engine(
+        EngineConfig(data_dir=data_dir, workspace=workspace),
+        _settings(llm_stub, stall_after_s=0.3, health_interval_s=0.05, request_timeout_s=1.5),
+    )
+    try:
+        yield engine
+    finally:
+        await engine.aclose()
+
+
+def _route(message: Message[dict[str, Any]]) -> dict[str, Any]:
+    route = message.payload["route"]
+    assert isinstance(route, dict)
+    return route
+
+
+async def test_offline_requests_are_routed_and_the_tier_recorded(engine: Engine) -> None:
+    session = await engine.ensure_session()
+    entry, answer = await engine.submit(session.id, "where is the auth middleware defined?")
+    route = _route(entry)
+    assert (route["target"], route["tier"], route["intent"]) == ("librarian", "pattern", "LOCATE")
+    assert route["subject"] == "auth_middleware"
+    assert answer.payload["agent"] == "librarian" and answer.payload["offline"] is True
+    history, _ = await engine.submit(session.id, "what did we decide about caching last week?")
+    assert _route(history)["target"] == "archivalist"
+    assert _route(history)["time_scope"] == "last_week"
+    again, _ = await engine.submit(session.id, "where is the auth middleware defined?")
+    assert _route(again)["tier"] == "cache"
+
+
+async def test_prose_session_commands_reach_the_session_manager(engine: Engine) -> None:
+    first = await engine.ensure_session()
+    entry, answer = await engine.submit(first.id, "start a new session called api")
+    assert _route(entry)["target"] == "session_manager"
+    assert "created and switched to session 'api'" in answer.payload["text"]
+    second = engine.active_session()
+    assert second is not None and second.name == "api"
+    await engine.submit(second.id, "switch to session 1")
+    assert engine.active_session().id == first.id  # type: ignore[union-attr]
+
+
+async def test_status_and_task_commands(engine: Engine) -> None:
+    session = await engine.ensure_session()
+    await engine.submit(session.id, "where is the cache?")
+    status = (await engine.submit(session.id, "/status"))[1].payload["text"]
+    assert "Routing (count, p50, p99)" in status and "pattern" in status
+    assert "offline" in status and "Dead letters in this session: 0" in status
+    task = (await engine.submit(session.id, "/task t1 interrupt"))[1]
+    assert "no pipeline runs task 't1'" in task.payload["text"] and task.payload["error"]
+
+
+async def test_sessions_never_see_each_others_messages(engine: Engine) -> None:
+    a = await engine.create_session("a")
+    await engine.submit(a.id, "secret plan for a")
+    b = await engine.create_session("b")
+    await engine.submit(b.id, "plan for b")
+    texts_b = [m.payload["text"] for m in await engine.transcript(b.id)]
+    assert not any("secret plan for a" in t for t in texts_b)
+    assert {m.session_id for m in await engine.transcript(a.id)} == {a.id}
+    with pytest.raises(SessionNotActiveError):
+        await engine.submit(a.id, "a is suspended now")
+
+
+async def test_model_tier_routes_what_patterns_are_unsure_of(
+    online: Engine, llm_stub: LLMStub
+) -> None:
+    route = {"target": "librarian", "intent": "GENERAL", "subject": "widgets", "confidence": 0.9}
+    llm_stub.push(Reply(tool_calls=[StubToolCall("route", route)]), Reply(text=["Three widgets."]))
+    session = await online.ensure_session()
+    entry, answer = await online.submit(session.id, "widgets?")
+    assert (_route(entry)["tier"], _route(entry)["target"]) == ("model", "librarian")
+    assert answer.source == "librarian" and answer.payload["text"] == "Three widgets."
+    assert answer.payload["response_type"] == MessageType.CONTEXT_RESPONSE.value
+    assert llm_stub.count() == 2
+
+
+async def test_a_stalled_agent_is_reported_and_others_keep_working(
+    online: Engine, llm_stub: LLMStub
+) -> None:
+    notices: list[EngineNotice] = []
+
+    def watch(event: EngineEvent) -> None:
+        if isinstance(event, EngineNotice):
+            notices.append(event)
+
+    online.events.add_listener(watch)
+    llm_stub.push(Stall(seconds=5))
+    session = await online.ensure_session()
+    stuck = (await online.submit(session.id, "@architect plan the migration"))[-1]
+    assert stuck.type is MessageType.SYSTEM_NOTICE
+    assert "did not answer in time" in stuck.payload["text"]
+    for _ in range(40):
+        if any("stalled" in n.text for n in notices):
+            break
+        await asyncio.sleep(0.05)
+    assert any("architect is stalled" in n.text and n.level == "warning" for n in notices)
+    llm_stub.push(Reply(text=["It is in src/cache.py."]))
+    other = (await online.submit(session.id, "@librarian where is the cache?"))[-1]
+    assert other.source == "librarian" and other.payload["text"] == "It is in src/cache.py."
+    status = online.status_text(session.id)
+    assert "architect" in status and "stalled" in status
+    online.cancel_turn(session.id)
+
+
+async def test_a_crashing_agent_is_dead_lettered_and_can_be_replayed(engine: Engine) -> None:
+    calls: list[str] = []
+
+    async def crashing(message: Message[Any]) -> Message[Any]:
+        calls.append(message.payload["text"])
+        raise RuntimeError("engineer exploded")
+
+    session = await engine.ensure_session()
+    # An engineer whose handler blows up, on the real bus of this session.
+    engine.guide.ensure_agent(session.id, "engineer", crashing)
+    decision = RouteDecision(target=Target.ENGINEER, confidence=1.0, tier="dsl", text="build it")
+    with pytest.raises(MessageDeadLetteredError) as info:
+        await engine.dispatcher.ask(session.id, decision, [])
+    assert "engineer exploded" in str(info.value) and "dl-1" in str(info.value)
+    listing = (await engine.submit(session.id, "/deadletters"))[1].payload["text"]
+    assert "handler_failed" in listing and "build it" in listing
+    letter_id = listing.split()[0]
+    replay = (await engine.submit(session.id, f"/deadletters replay {letter_id}"))[1]
+    assert f"replayed {letter_id}" in replay.payload["text"]
+    await asyncio.sleep(0.05)
+    assert calls == ["build it", "build it"]
+    # The session keeps working: commands and other agents are unaffected.
+    assert "session 1" in (await engine.submit(session.id, "/session list"))[1].payload["text"]
+    purged = (await engine.submit(session.id, "/deadletters purge"))[1].payload["text"]
+    assert purged.startswith("purged")
