@@ -1,0 +1,1 @@
+"""Skills and the progressive-disclosure gateway."""

@@ -1,0 +1,125 @@
+"""What a skill is: an operation with a typed parameter model, an owner and a policy.
+
+Skills are registered in the :class:`~backend.skills.registry.Registry`; a model
+sees only its agent's core skills plus the gateway verbs (search, describe,
+execute, batch) and reaches everything else through them. Hidden ops (every
+external MCP tool, and ops meant to be reached only through guidance) never
+appear in search until guidance unveils them for the caller's session.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+OP_NAME = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_-]*)+$")
+
+
+class SkillTier(StrEnum):
+    CORE = "core"  # always in the agent's prompt
+    CONTEXTUAL = "contextual"  # loaded while a trigger matches the conversation
+    SPECIALISED = "specialised"  # only on explicit request
+
+
+class OpKind(StrEnum):
+    READ = "read"
+    WRITE = "write"
+
+
+class Example(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    description: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class Policy(BaseModel):
+    """Compact usage policy shown at the ``full`` detail level."""
+
+    model_config = ConfigDict(extra="forbid")
+    do: list[str] = Field(default_factory=list)
+    dont: list[str] = Field(default_factory=list)
+    edge_cases: list[str] = Field(default_factory=list)
+
+
+class Guidance(BaseModel):
+    """A next step a result suggests; naming a hidden op unveils it for the session."""
+
+    model_config = ConfigDict(extra="forbid")
+    op: str
+    prose: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class SkillResult(BaseModel):
+    """What a handler returns: the result and the guidance it gives (static or not)."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    result: Any = None
+    guidance: list[Guidance] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SkillContext:
+    """Who is calling, from where, with which rights."""
+
+    session_id: str
+    agent: str
+    workspace: Path
+    scopes: frozenset[str] = frozenset()
+    can_write: bool = False
+    trace_id: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+Handler = Callable[[SkillContext, Any], Awaitable[SkillResult | Any]]
+
+
+class Skill(BaseModel):
+    """One registered operation."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, frozen=True)
+
+    op: str
+    agent: str
+    description: str
+    params: type[BaseModel]
+    handler: Handler
+    kind: OpKind = OpKind.READ
+    destructive: bool = False  # destructive ops default to dry_run
+    tier: SkillTier = SkillTier.SPECIALISED
+    # Contextual skills: case-insensitive regexes matched against the conversation.
+    triggers: tuple[str, ...] = ()
+    scopes: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    examples: tuple[Example, ...] = ()
+    notes: tuple[str, ...] = ()
+    policy: Policy | None = None
+    guidance: tuple[Guidance, ...] = ()  # static guidance added to every result
+    searchable: bool = True  # False: hidden until guidance unveils it
+    summary: str = ""  # one line for search results; the description's first sentence if empty
+
+    @field_validator("op")
+    @classmethod
+    def _dotted(cls, value: str) -> str:
+        if not OP_NAME.match(value):
+            raise ValueError(
+                f"op {value!r} must be a dotted lowercase name such as 'librarian.code.search'"
+            )
+        return value
+
+    @property
+    def domain(self) -> str:
+        return self.op.split(".", 1)[0]
+
+    def one_line(self) -> str:
+        return self.summary or self.description.split(". ")[0].rstrip(".")
+
+    def input_schema(self) -> dict[str, Any]:
+        return self.params.model_json_schema()
