@@ -1,0 +1,413 @@
+"""Benchmark: session switching and cold start of the Sylk TUI.
+
+Switching: a temporary archive of 200 sessions x 500 messages; a headless app
+(``run_test``, 120x40) is driven with real key presses. The latency of one
+switch runs from just before the key is posted to the first frame composed
+after the transcript widget has painted a line while holding the new
+session's newest message (``App._display`` of that frame). The engine's own
+switch (a committed SQLite write) is not on that path: it finishes before the
+next key is pressed. Three kinds: "next" (alt+down through sessions never
+shown; the app reads one ahead), "cold" (Enter in the list on a session
+neither shown nor read ahead) and "warm" (back and forth between two sessions
+just shown).
+
+Cold start: fresh subprocesses, from spawn to the first frame composed, for
+SylkApp on the same archive and for a minimal Textual app (one Static); for
+Sylk also to "ready" (the foreground session's transcript painted).
+
+Usage: python benchmarks/tui_switch_bench.py [--sessions 200] [--messages 500]
+       [--switches 40] [--starts 7]. Prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+PROVIDER_ENV = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "SYLK_PROVIDER")
+SIZE = (120, 40)
+WORDS = [
+    "the",
+    "session",
+    "agent",
+    "engine",
+    "archive",
+    "test",
+    "flaky",
+    "refactor",
+    "module",
+    "function",
+    "returns",
+    "value",
+    "error",
+    "retry",
+    "patch",
+    "branch",
+    "commit",
+    "review",
+    "inspector",
+    "tester",
+    "plan",
+    "step",
+    "file",
+    "path",
+    "config",
+    "cache",
+    "index",
+    "query",
+    "result",
+    "because",
+    "when",
+    "then",
+    "which",
+    "while",
+]
+
+
+def _sentence(rng: random.Random, low: int, high: int) -> str:
+    words = [rng.choice(WORDS) for _ in range(rng.randint(low, high))]
+    return " ".join(words).capitalize() + "."
+
+
+def _payload(rng: random.Random, kind: str) -> dict[str, Any]:
+    if kind == "user":
+        return {"text": " ".join(_sentence(rng, 4, 18) for _ in range(rng.randint(1, 3)))}
+    if kind == "agent":
+        paragraphs = [
+            " ".join(_sentence(rng, 6, 20) for _ in range(rng.randint(1, 4)))
+            for _ in range(rng.randint(1, 3))
+        ]
+        return {"text": "\n\n".join(paragraphs)}
+    if rng.random() < 0.2:
+        rows = [f"  {n:>2}  {rng.getrandbits(32):08x}  suspended  bench" for n in range(8)]
+        return {"text": "\n".join(rows), "preformatted": True}
+    return {"text": _sentence(rng, 8, 30)}
+
+
+async def build_archive(data_dir: Path, workspace: Path, sessions: int, messages: int) -> None:
+    from backend.engine import Engine, EngineConfig
+    from backend.messages import Message, MessageType
+
+    rng = random.Random(1729)
+    engine = Engine(EngineConfig(data_dir=data_dir, workspace=workspace))
+    try:
+        made = [
+            await engine.create_session(f"bench {n:03d}", activate=False)
+            for n in range(1, sessions + 1)
+        ]
+        start = datetime.now(UTC) - timedelta(days=3)
+        kinds = {"user": MessageType.USER_INPUT, "agent": MessageType.AGENT_REPLY}
+        for session in made:
+            batch = []
+            for n in range(messages):
+                kind = ("user", "agent", "notice")[n % 3]
+                batch.append(
+                    Message[dict[str, Any]](
+                        session_id=session.id,
+                        source={"user": "user", "agent": "architect"}.get(kind, "sylk"),
+                        type=kinds.get(kind, MessageType.SYSTEM_NOTICE),
+                        payload=_payload(rng, kind),
+                        timestamp=start + timedelta(minutes=n * 8),
+                    )
+                )
+            await asyncio.to_thread(engine.archive.append_messages, batch)
+        await engine.switch_session(made[0].id)
+    finally:
+        await engine.aclose()
+
+
+def _summary(samples: list[float]) -> dict[str, Any]:
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return {
+        "n": len(ordered),
+        "p50": round(statistics.median(ordered), 2),
+        "p95": round(p95, 2),
+        "min": round(ordered[0], 2),
+        "max": round(ordered[-1], 2),
+    }
+
+
+async def _settle(pilot: Any) -> None:
+    app = pilot.app
+    for _ in range(100):
+        await pilot.pause()
+        if all(worker.is_finished for worker in app.workers):
+            await pilot.pause()
+            return
+        await app.workers.wait_for_complete()
+    raise RuntimeError("workers never settled")
+
+
+class SwitchProbe:
+    """Notes when the transcript paints the target's newest message, and the frame after."""
+
+    def __init__(self, newest: dict[str, str]) -> None:
+        self.newest = newest
+        self.target: str | None = None
+        self.painted = False
+        self.rendered_at: float | None = None
+
+    def reset(self, target: str) -> None:
+        self.target, self.painted, self.rendered_at = target, False, None
+
+    def on_paint(self, session_id: str | None, last_id: str | None) -> None:
+        if self.target is not None and session_id == self.target:
+            self.painted = self.painted or last_id == self.newest[self.target]
+
+    def on_frame(self) -> None:
+        if self.painted and self.rendered_at is None:
+            self.rendered_at = time.perf_counter()
+
+
+def _instrument(app: Any, probe: SwitchProbe) -> None:
+    from widgets.transcript import Transcript
+
+    plain_render_line = Transcript.render_line
+
+    def render_line(self: Transcript, y: int) -> Any:
+        shown = self.messages
+        probe.on_paint(self.session_id, shown[-1].id if shown else None)
+        return plain_render_line(self, y)
+
+    Transcript.render_line = render_line  # type: ignore[method-assign]
+    plain_display = app._display
+
+    def display(screen: Any, renderable: Any) -> None:
+        plain_display(screen, renderable)
+        if renderable is not None:
+            probe.on_frame()
+
+    app._display = display
+
+
+async def measure_switching(data_dir: Path, workspace: Path, switches: int) -> dict[str, Any]:
+    from backend.engine import Engine, EngineConfig
+    from sylk_tui.app import SylkApp
+    from widgets.session_list import SessionList
+
+    engine = Engine(EngineConfig(data_dir=data_dir, workspace=workspace))
+    order = [s.id for s in engine.list_sessions()]
+    newest = {sid: (await engine.transcript(sid, limit=1))[-1].id for sid in order}
+    loads = []
+    for sid in order[-30:]:
+        started = time.perf_counter()
+        await engine.transcript(sid, limit=200)
+        loads.append((time.perf_counter() - started) * 1000)
+
+    app = SylkApp(engine)
+    probe = SwitchProbe(newest)
+    samples: dict[str, list[float]] = {"next": [], "cold": [], "warm": []}
+    async with app.run_test(size=SIZE) as pilot:
+        _instrument(app, probe)
+        await _settle(pilot)
+
+        async def switch(kind: str, key: str, target: str) -> None:
+            probe.reset(target)
+            started = time.perf_counter()
+            await pilot.press(key)
+            while probe.rendered_at is None:
+                if time.perf_counter() > started + 10:
+                    raise RuntimeError(f"switch to {target} never rendered")
+                await asyncio.sleep(0.0005)
+            samples[kind].append((probe.rendered_at - started) * 1000)
+            await _settle(pilot)
+            active = engine.active_session()
+            assert active is not None and active.id == target, (kind, key)
+
+        def neighbour(step: int) -> str:
+            return order[(order.index(app.viewed_id or order[0]) + step) % len(order)]
+
+        # next: alt+down through sessions never shown (the app reads one ahead).
+        for _ in range(switches):
+            await switch("next", "alt+down", neighbour(1))
+        # cold: from the end of the list, 3 rows up at a time, press Enter: each
+        # lands on a session neither shown before nor read ahead.
+        session_list = app.screen.query_one(SessionList)
+        session_list.focus()
+        await pilot.press("end")
+        for _ in range(switches):
+            await pilot.press("up", "up", "up")
+            await switch("cold", "enter", session_list.sessions[session_list.cursor].id)
+        # warm: back and forth between two sessions just shown.
+        app.screen.query_one("#composer").focus()
+        await pilot.pause()
+        for n in range(switches):
+            key, step = ("alt+up", -1) if n % 2 == 0 else ("alt+down", 1)
+            await switch("warm", key, neighbour(step))
+        await pilot.press("ctrl+q")
+    return {
+        "switch_next_ms": _summary(samples["next"]),
+        "switch_cold_ms": _summary(samples["cold"]),
+        "switch_warm_ms": _summary(samples["warm"]),
+        "archive_read_200_messages_ms": _summary(loads),
+    }
+
+
+def child(kind: str, data_dir: str, workspace: str) -> None:
+    """One cold start, in a fresh process: prints FIRST, then (Sylk) READY."""
+    state = {"first": False, "painted": False}
+    app: Any
+    if kind == "minimal":
+        from textual.app import App, ComposeResult
+        from textual.widgets import Static
+
+        class Minimal(App[None]):
+            def compose(self) -> ComposeResult:
+                yield Static("Hello from a minimal Textual app")
+
+        app = Minimal()
+    else:
+        from backend.engine import Engine, EngineConfig
+        from sylk_tui.app import SylkApp
+        from widgets.transcript import Transcript
+
+        plain_render_line = Transcript.render_line
+
+        def render_line(self: Transcript, y: int) -> Any:
+            if self.messages:
+                state["painted"] = True
+            return plain_render_line(self, y)
+
+        Transcript.render_line = render_line  # type: ignore[method-assign]
+        config = EngineConfig(data_dir=Path(data_dir), workspace=Path(workspace))
+        app = SylkApp(Engine(config))
+    plain_display = app._display
+
+    def display(screen: Any, renderable: Any) -> None:
+        plain_display(screen, renderable)
+        if renderable is None:
+            return
+        if not state["first"]:
+            state["first"] = True
+            print("FIRST", flush=True)
+            if kind == "minimal":
+                app.exit()
+        if kind == "sylk" and state["painted"]:
+            print("READY", flush=True)
+            state["painted"] = False
+            app.exit()
+
+    app._display = display
+    app.run(headless=True, size=SIZE)
+
+
+def measure_cold_start(data_dir: Path, workspace: Path, runs: int) -> dict[str, Any]:
+    env = {k: v for k, v in os.environ.items() if k not in PROVIDER_ENV}
+    times: dict[str, list[float]] = {
+        "minimal_first_frame": [],
+        "sylk_first_frame": [],
+        "sylk_ready": [],
+    }
+
+    def once(kind: str) -> dict[str, float]:
+        command = [sys.executable, __file__, "--child", kind, str(data_dir), str(workspace)]
+        started = time.perf_counter()
+        marks: dict[str, float] = {}
+        with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env) as proc:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                marks[line.strip()] = (time.perf_counter() - started) * 1000
+        if proc.returncode != 0 or "FIRST" not in marks:
+            raise RuntimeError(f"{kind} child failed ({proc.returncode}): {marks}")
+        return marks
+
+    once("minimal")  # warm the OS file cache and the bytecode caches, not measured
+    once("sylk")
+    for _ in range(runs):
+        times["minimal_first_frame"].append(once("minimal")["FIRST"])
+        sylk = once("sylk")
+        times["sylk_first_frame"].append(sylk["FIRST"])
+        times["sylk_ready"].append(sylk["READY"])
+    result: dict[str, Any] = {
+        name: {"median": round(statistics.median(v), 1), "runs": [round(x, 1) for x in v]}
+        for name, v in times.items()
+    }
+    minimal = statistics.median(times["minimal_first_frame"])
+    result["ratio_first_frame"] = round(statistics.median(times["sylk_first_frame"]) / minimal, 2)
+    result["ratio_ready"] = round(statistics.median(times["sylk_ready"]) / minimal, 2)
+    return result
+
+
+def machine() -> dict[str, Any]:
+    model = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import textual
+
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": model,
+        "python": platform.python_version(),
+        "textual": textual.__version__,
+        "platform": platform.platform(),
+    }
+
+
+def main() -> None:
+    if len(sys.argv) == 5 and sys.argv[1] == "--child":
+        child(*sys.argv[2:5])
+        return
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=200, help="sessions in the archive")
+    parser.add_argument("--messages", type=int, default=500, help="messages per session")
+    parser.add_argument("--switches", type=int, default=40, help="switches of each kind")
+    parser.add_argument("--starts", type=int, default=7, help="cold starts of each app")
+    args = parser.parse_args()
+    if args.sessions < 4 * args.switches + 2:
+        parser.error("need --sessions >= 4 * --switches + 2 (cold jumps must not meet)")
+    for name in PROVIDER_ENV:
+        os.environ.pop(name, None)
+    from sylk_tui.app import TRANSCRIPT_LIMIT
+
+    with tempfile.TemporaryDirectory(prefix="sylk-tui-bench-") as tmp:
+        data_dir, workspace = Path(tmp, "data"), Path(tmp, "workspace")
+        workspace.mkdir()
+        started = time.perf_counter()
+        asyncio.run(build_archive(data_dir, workspace, args.sessions, args.messages))
+        build_s = time.perf_counter() - started
+        switching = asyncio.run(measure_switching(data_dir, workspace, args.switches))
+        cold = measure_cold_start(data_dir, workspace, args.starts)
+    print(
+        json.dumps(
+            {
+                "benchmark": "tui_switch",
+                "machine": machine(),
+                "data": {
+                    "sessions": args.sessions,
+                    "messages_per_session": args.messages,
+                    "transcript_limit": TRANSCRIPT_LIMIT,
+                    "terminal": list(SIZE),
+                    "build_seconds": round(build_s, 1),
+                },
+                **switching,
+                "cold_start_ms": cold,
+            },
+            indent=2,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

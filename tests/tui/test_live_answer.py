@@ -1,0 +1,85 @@
+"""An agent's answer streams into the transcript and can be stopped with Escape."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from backend.engine import Engine, EngineConfig
+from backend.messages import MessageType
+from sylk_tui.app import SylkApp
+from tests.tui.conftest import main_screen, send_line, settle
+
+SIZE = (120, 40)
+ANSWER = "The flaky test races the file watcher; wait for the debounce before asserting."
+
+
+def _scripted_engine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine_config: EngineConfig, delay: float
+) -> Engine:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"chunk_delay_s": delay, "turns": [{"text": ANSWER}]}))
+    monkeypatch.setenv("SYLK_SCRIPT", str(script))
+    return Engine(engine_config.model_copy(update={"provider": "scripted"}))
+
+
+async def _until(pilot: Pilot[Any], condition: Callable[[], bool], what: str) -> None:
+    for _ in range(500):
+        if condition():
+            return
+        await pilot.pause(0.01)
+    raise AssertionError(f"never happened: {what}")
+
+
+async def test_the_answer_streams_then_lands_in_the_transcript(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine_config: EngineConfig
+) -> None:
+    engine = _scripted_engine(tmp_path, monkeypatch, engine_config, delay=0.02)
+    app = SylkApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = main_screen(app)
+        screen.composer.value = "why is test_sync flaky?"
+        await pilot.press("enter")
+
+        def streaming() -> bool:
+            draft = screen.transcript.draft
+            return draft is not None and "races" in str(draft.payload["text"])
+
+        await _until(pilot, streaming, "the answer streaming")
+        assert screen.composer.value == ""  # recorded: cleared while the answer streams
+        assert "is answering" in str(screen.transcript.border_subtitle)
+        await settle(pilot)
+        await _until(pilot, lambda: screen.transcript.draft is None, "the draft removed")
+        last = screen.transcript.messages[-1]
+        assert last.type is MessageType.AGENT_REPLY
+        assert last.payload["text"] == ANSWER
+        assert str(screen.transcript.border_subtitle) == "active"
+
+
+async def test_escape_stops_the_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine_config: EngineConfig
+) -> None:
+    engine = _scripted_engine(tmp_path, monkeypatch, engine_config, delay=0.5)
+    app = SylkApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = main_screen(app)
+        session = engine.active_session()
+        assert session is not None
+        screen.composer.value = "explain the race"
+        await pilot.press("enter")
+        await _until(pilot, lambda: engine.turn_running(session.id), "turn started")
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not engine.turn_running(session.id)
+        assert screen.transcript.draft is None
+        assert len(ANSWER) > len(str(screen.transcript.messages[-1].payload.get("text")))
+        # The app still works after a stopped answer.
+        await send_line(pilot, "/session list")
+        assert "active" in str(screen.transcript.messages[-1].payload["text"])

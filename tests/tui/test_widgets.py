@@ -1,0 +1,145 @@
+"""The widgets and helpers under the main screen, on their own."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+from textual.app import App, ComposeResult
+
+from backend.messages import Message, MessageType
+from backend.sessions.models import Session
+from sylk_tui.transcript_cache import TranscriptCache
+from widgets.line_wrap import wrap_plain
+from widgets.session_list import SessionList, ago
+from widgets.transcript import Transcript
+from widgets.transcript_blocks import render_block
+
+NOW = datetime(2026, 3, 14, 15, 0, tzinfo=UTC)
+
+
+def _message(n: int, text: str, session_id: str = "s1") -> Message[dict[str, Any]]:
+    return Message[dict[str, Any]](
+        id=f"m{n}",
+        session_id=session_id,
+        source="user" if n % 2 else "architect",
+        type=MessageType.USER_INPUT if n % 2 else MessageType.AGENT_REPLY,
+        payload={"text": text},
+        timestamp=NOW + timedelta(minutes=n),
+    )
+
+
+def test_wrap_plain_breaks_like_rich() -> None:
+    """Where no word is wider than the line (folding differs: Rich keeps a space)."""
+    rng = random.Random(7)
+    words = ["a", "an", "the", "flaky", "session", "transcript", "x", "yy", "zzz"]
+    console = Console(width=200)
+    for _ in range(300):
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(0, 60)))
+        width = rng.randint(10, 70)
+        rich_lines = [line.plain.rstrip() for line in Text(text).wrap(console, width)]
+        assert wrap_plain(text, width) == rich_lines, (text, width)
+
+
+def test_wrap_plain_keeps_indents_newlines_and_folds_long_words() -> None:
+    assert wrap_plain("  - one two three", 9) == ["  - one", "two three"]
+    assert wrap_plain("a\n\nb", 5) == ["a", "", "b"]
+    assert wrap_plain("abcdefghij xy", 4) == ["abcd", "efgh", "ij", "xy"]
+    assert wrap_plain("日本語のテキスト", 6) == ["日本語", "のテキ", "スト"]
+
+
+def test_ago_is_short_and_never_negative() -> None:
+    assert ago(NOW + timedelta(minutes=5), NOW) == "now"
+    assert ago(NOW - timedelta(seconds=59), NOW) == "now"
+    assert ago(NOW - timedelta(minutes=2), NOW) == "2m ago"
+    assert ago(NOW - timedelta(hours=3), NOW) == "3h ago"
+    assert ago(NOW - timedelta(days=3), NOW) == "3d ago"
+    assert ago(NOW - timedelta(days=30), NOW) == "4w ago"
+    assert ago(NOW - timedelta(days=400), NOW) == "1y ago"
+
+
+def test_transcript_cache_keeps_messages_committed_during_a_read() -> None:
+    cache = TranscriptCache(sessions=2, messages=3)
+    cache.begin("s1")
+    early, late = _message(1, "early"), _message(2, "late")
+    cache.append(late)  # committed while the read was running
+    assert cache.complete("s1", [early, late]) == [early, late]  # read saw it: no repeat
+    cache.append(_message(3, "after"))
+    cache.append(_message(4, "more"))
+    tail = cache.get("s1")
+    assert tail is not None and [m.id for m in tail] == ["m2", "m3", "m4"]  # limited to 3
+    cache.begin("s2")
+    assert cache.complete("s2", None) is None and not cache.loading("s2")
+    cache.put("s2", [])
+    cache.put("s3", [])
+    assert "s1" not in cache and len(cache) == 2  # least recently used goes first
+
+
+class _TranscriptApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield Transcript(tz=UTC)
+
+
+async def test_transcript_lays_out_the_newest_first_then_the_rest() -> None:
+    rng = random.Random(3)
+    words = ["the", "quick", "session", "agent", "archive", "transcript", "wraps", "lazily"]
+    messages = [
+        _message(n, " ".join(rng.choice(words) for _ in range(rng.randint(5, 90))))
+        for n in range(200)
+    ]
+    app = _TranscriptApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = app.query_one(Transcript)
+        transcript.show("s1", messages)
+        assert not transcript.laid_out  # older messages still have estimated heights
+        assert transcript.scroll_y == transcript.max_scroll_y  # the newest is in view
+        for _ in range(200):
+            if transcript.laid_out:
+                break
+            await pilot.pause(0.02)
+        assert transcript.laid_out
+        width = transcript.scrollable_content_region.width
+        style = transcript.get_component_rich_style
+        exact = sum(
+            len(render_block(m, messages[n - 1] if n else None, width, UTC, style))
+            for n, m in enumerate(messages)
+        )
+        assert transcript.line_count == exact
+        assert transcript.scroll_y == transcript.max_scroll_y  # still at the bottom
+        # A message of another session is ignored; one of this session is added.
+        transcript.append(_message(500, "elsewhere", session_id="s2"))
+        transcript.append(_message(501, "appended"))
+        assert transcript.messages[-1].id == "m501"
+
+
+class _ListApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield SessionList(clock=lambda: NOW)
+
+
+async def test_session_list_updates_one_row_in_place() -> None:
+    sessions = [
+        Session(name=f"s{n}", workspace="/tmp", last_active_at=NOW - timedelta(minutes=n))
+        for n in range(1, 6)
+    ]
+    app = _ListApp()
+    async with app.run_test(size=(60, 10)) as pilot:
+        session_list = app.query_one(SessionList)
+        session_list.set_sessions(sessions)
+        session_list.viewed_id = sessions[2].id
+        session_list.foreground_id = sessions[2].id
+        await pilot.pause()
+        assert session_list.cursor == 2
+        renamed = sessions[1].model_copy(update={"name": "renamed"})
+        session_list.upsert(renamed)
+        assert [s.name for s in session_list.sessions] == ["s1", "renamed", "s3", "s4", "s5"]
+        assert session_list.virtual_size.height == 5
+        session_list.upsert(Session(name="new", workspace="/tmp"))
+        assert session_list.virtual_size.height == 6
+        session_list.remove_session(sessions[0].id)
+        assert session_list.sessions[0].name == "renamed"
+        line = session_list.render_line(1).text  # "s3", now number 2, in front
+        assert line.startswith("  2 ● s3") and line.rstrip().endswith("3m ago")
