@@ -318,7 +318,7 @@ class Engine:
             return [entry, await self._notice(session_id, str(exc), error=type(exc).__name__)]
         for_agent = decision.target in AGENT_TARGETS
         if for_agent and session.state is not SessionState.ACTIVE:
-            raise SessionNotActiveError(session.id, session.state.value)
+            raise SessionNotActiveError(session.id, session.state.value, session.name)
         entry = await self._record_input(session_id, text, decision)
         if for_agent:
             return [entry, await self._answer(session_id, decision)]
@@ -355,7 +355,7 @@ class Engine:
         routed = {"agent": role, "tier": decision.tier}
         choice = self.turns.choice(role)
         if choice.offline:  # nothing to call: say honestly what to configure
-            answer = offline_answer(decision.text, self.settings.source)
+            answer = offline_answer(decision.text, self.settings.source, role)
             return await self._notice(session_id, answer, offline=True, **routed)
         transcript = await self.transcript(session_id, limit=HISTORY_LIMIT + 1)
         history = conversation(transcript[:-1], decision.text)

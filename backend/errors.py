@@ -93,12 +93,13 @@ class ExportError(SylkError):
 class SessionNotActiveError(SylkError):
     """A request was sent to a session that is not in the foreground."""
 
-    def __init__(self, session_id: str, state: str) -> None:
+    def __init__(self, session_id: str, state: str, name: str | None = None) -> None:
         hint = (
             "resume it first (/session resume, or alt+r)"
             if state in ("suspended", "created")
             else "start a new session with /session new"
         )
-        super().__init__(f"session {session_id} is {state}, not active", help_hint=hint)
+        shown = f"{name!r} ({session_id[:8]})" if name else session_id
+        super().__init__(f"session {shown} is {state}, not active", help_hint=hint)
         self.session_id = session_id
         self.state = state

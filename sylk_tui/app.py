@@ -184,8 +184,14 @@ class SylkApp(EngineCalls, App[None]):
             self._draft_paint_due = True
             self.set_timer(DRAFT_REPAINT_SECONDS, self._paint_draft)
 
+    def _screen_alive(self) -> bool:
+        """Timers may fire while the app shuts down, after the screen lost its widgets."""
+        return self._main.is_mounted and len(self._main.query("#transcript")) > 0
+
     def _paint_draft(self) -> None:
         self._draft_paint_due = False
+        if not self._screen_alive():
+            return
         shown = self._main.transcript.session_id
         self._main.transcript.set_draft(self._drafts.message(shown))
         self._describe_viewed()
@@ -211,6 +217,8 @@ class SylkApp(EngineCalls, App[None]):
         self.set_timer(LOADING_NOTICE_DELAY, partial(self._show_loading, session_id))
 
     def _show_loading(self, session_id: str) -> None:
+        if not self._screen_alive():
+            return
         if self.viewed_id == session_id and self._main.transcript.session_id != session_id:
             self._main.transcript.show(session_id, [], placeholder="Loading…")
             self._main.session_list.viewed_id = session_id

@@ -20,7 +20,7 @@ from backend.engine import Engine, EngineConfig
 from backend.errors import SessionNotFoundError, SylkError
 from backend.events import AgentStepEvent, EngineEvent, event_to_json
 from backend.messages import Message, MessageType
-from sylk_tui import export, paths
+from sylk_tui import export, mcp_cli, paths
 from sylk_tui.logs import configure_logging
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_OFFLINE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -80,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("ref", metavar="ID", help="session id, unique id prefix, name or number")
     exp.add_argument("--format", choices=["md", "json"], default="md")
     exp.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    mcp_cli.add_parser(commands, _common)
     return parser
 
 
@@ -264,6 +265,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_run(args)
         if args.command == "route":
             return _cmd_route(args)
+        if args.command == "mcp":
+            return mcp_cli.run(args, _engine)
         return _run_tui(args)
     except SylkError as exc:
         print(f"sylk: error: {exc}", file=sys.stderr)

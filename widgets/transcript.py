@@ -46,6 +46,7 @@ class Transcript(ScrollView, can_focus=True):
         "transcript--placeholder",
         "transcript--user-label",
         "transcript--user",
+        "transcript--route",
         "transcript--notice-label",
         "transcript--notice",
         "transcript--error-label",
@@ -65,6 +66,7 @@ class Transcript(ScrollView, can_focus=True):
         & > .transcript--placeholder { color: $text-muted; text-style: italic; }
         & > .transcript--user-label { color: $accent; text-style: bold; }
         & > .transcript--user { color: $text; text-style: bold; }
+        & > .transcript--route { color: $text-muted; text-style: italic; }
         & > .transcript--notice-label { color: $primary; }
         & > .transcript--notice { color: $text-muted; }
         & > .transcript--error-label { color: $error; text-style: bold; }

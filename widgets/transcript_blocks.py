@@ -42,6 +42,23 @@ def local_day(message: EngineMessage | None, tz: tzinfo | None) -> date | None:
     return None if message is None else message.timestamp.astimezone(tz).date()
 
 
+def route_line(message: EngineMessage) -> str | None:
+    """How the Guide routed a user's line: target, tier, intent and subject, confidence."""
+    payload = message.payload
+    route = payload.get("route") if isinstance(payload, dict) else None
+    if message_kind(message) != "user" or not isinstance(route, dict):
+        return None
+    parts = [f"→ {route.get('target')}", str(route.get("tier"))]
+    intent, subject = route.get("intent"), route.get("subject")
+    if intent or subject:
+        parts.append(" ".join(str(p) for p in (intent, subject) if p))
+    if route.get("time_scope"):
+        parts.append(str(route["time_scope"]))
+    if route.get("tier") != "dsl" and isinstance(route.get("confidence"), int | float):
+        parts.append(f"{route['confidence']:.2f}")
+    return " · ".join(parts)
+
+
 def _preformatted(message: EngineMessage) -> bool:
     payload = message.payload
     return isinstance(payload, dict) and bool(payload.get("preformatted"))
@@ -70,7 +87,8 @@ def estimate_height(
     """About the lines ``render_block`` makes (word breaks may add a few)."""
     body = max(MIN_BODY, width - GUTTER)
     lines = sum(max(1, -(-cell_len(line) // body)) for line in message_text(message).split("\n"))
-    return lines + (1 if _spacer(message, previous, tz) else 0)
+    routed = 1 if route_line(message) else 0
+    return lines + routed + (1 if _spacer(message, previous, tz) else 0)
 
 
 def block_key(
@@ -111,6 +129,11 @@ def render_block(
         text = Segment(line, body_style)
         segments = [*head, text] if n == 0 else [indent, text]
         strips.append(_line(segments, GUTTER + cell_len(line), width))
+    route = route_line(message)
+    if route is not None:
+        shown = chop_cells(route, max(MIN_BODY, width - GUTTER))[0]
+        segments = [indent, Segment(shown, style("transcript--route"))]
+        strips.append(_line(segments, GUTTER + cell_len(shown), width))
     return strips
 
 

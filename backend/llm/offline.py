@@ -12,35 +12,33 @@ from pathlib import Path
 
 
 def how_to_configure(config_path: Path | None) -> str:
-    where = str(config_path) if config_path else "the config file"
+    where = str(config_path) if config_path else "config.toml in the config dir"
     return (
-        "To get answers from a model, configure a provider:\n"
-        "  - Anthropic: export ANTHROPIC_API_KEY=...\n"
-        "  - OpenAI: export OPENAI_API_KEY=...\n"
-        "  - a local OpenAI-compatible server (Ollama, llama.cpp, vLLM): "
-        "export OPENAI_BASE_URL=http://127.0.0.1:11434/v1\n"
-        f'or add [providers.anthropic] api_key = "..." (or base_url) to {where}, '
-        "then restart Sylk. `sylk run --provider scripted` plays a script file offline."
+        "Configure a model: export ANTHROPIC_API_KEY=... or OPENAI_API_KEY=..., or "
+        "OPENAI_BASE_URL=http://127.0.0.1:11434/v1 for a local server (Ollama, llama.cpp, "
+        f"vLLM), or set [providers.NAME] in {where}; then restart Sylk. "
+        "`sylk run --provider scripted` plays a script offline."
     )
 
 
 OFFLINE_ABILITIES = (
-    "Offline, Sylk keeps every session and transcript, and these work: "
-    "/session new|list|switch|suspend|resume|complete, /help, session export, "
-    "and keyboard switching between sessions."
+    "Offline, Sylk keeps every session and transcript, routes what you type, and these "
+    "work: /session new|list|switch|suspend|resume|complete, /status, /help, session "
+    "export, and keyboard switching between sessions."
 )
 
 _ABOUT = ("what can you do", "help", "what works", "commands")
 _STATUS = ("which model", "what model", "which provider", "status", "are you online")
 
 
-def offline_answer(user_text: str, config_path: Path | None) -> str:
+def offline_answer(user_text: str, config_path: Path | None, agent: str | None = None) -> str:
     asked = user_text.strip().lower()
     if any(key in asked for key in _STATUS):
         return "No language model is configured: Sylk is offline.\n" + how_to_configure(config_path)
     if any(key in asked for key in _ABOUT):
         return OFFLINE_ABILITIES + "\n" + how_to_configure(config_path)
+    who = f"the {agent}" if agent else "no agent"
     return (
-        "No language model is configured, so no agent can act on this yet. "
-        "Your message is saved in this session's transcript.\n" + how_to_configure(config_path)
+        f"No language model is configured, so {who} cannot act on this yet; "
+        "your message is saved in this session's transcript.\n" + how_to_configure(config_path)
     )

@@ -107,7 +107,11 @@ def seed_archive(data_dir: Path, workspace: Path) -> list[Session]:
     ]
     active = sessions[2]
     lines: list[tuple[MessageType, str, dict[str, Any]]] = [
-        (MessageType.USER_INPUT, "/session list", {}),
+        (
+            MessageType.USER_INPUT,
+            "/session list",
+            {"route": {"target": "session_manager", "tier": "dsl", "confidence": 1.0}},
+        ),
         (
             MessageType.SYSTEM_NOTICE,
             "  1  01aaaaaa  suspended  api-refactor\n"
@@ -116,7 +120,19 @@ def seed_archive(data_dir: Path, workspace: Path) -> list[Session]:
             "  4  04aaaaaa  created    release 1.2",
             {"preformatted": True},
         ),
-        (MessageType.USER_INPUT, "why does test_sync fail one run in ten?", {}),
+        (
+            MessageType.USER_INPUT,
+            "why does test_sync fail one run in ten?",
+            {
+                "route": {
+                    "target": "tester",
+                    "tier": "pattern",
+                    "intent": None,
+                    "subject": "test_sync",
+                    "confidence": 0.82,
+                }
+            },
+        ),
         (
             MessageType.SYSTEM_NOTICE,
             "No language model is configured, so no agent can act on this yet. "

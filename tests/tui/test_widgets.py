@@ -143,3 +143,27 @@ async def test_session_list_updates_one_row_in_place() -> None:
         assert session_list.sessions[0].name == "renamed"
         line = session_list.render_line(1).text  # "s3", now number 2, in front
         assert line.startswith("  2 ● s3") and line.rstrip().endswith("3m ago")
+
+
+def test_a_routed_request_shows_its_route() -> None:
+    from backend.messages import Message, MessageType
+    from widgets.transcript_blocks import route_line
+
+    routed = Message[dict[str, object]](
+        session_id="s",
+        source="user",
+        type=MessageType.USER_INPUT,
+        payload={
+            "text": "where is the auth middleware?",
+            "route": {
+                "target": "librarian", "tier": "pattern", "intent": "LOCATE",
+                "subject": "auth_middleware", "time_scope": None, "confidence": 0.82,
+            },
+        },
+    )  # fmt: skip
+    assert route_line(routed) == "→ librarian · pattern · LOCATE auth_middleware · 0.82"
+    command = routed.model_copy(
+        update={"payload": {"text": "/status", "route": {"target": "guide", "tier": "dsl"}}}
+    )
+    assert route_line(command) == "→ guide · dsl"
+    assert route_line(routed.model_copy(update={"payload": {"text": "old line"}})) is None

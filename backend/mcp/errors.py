@@ -1,0 +1,88 @@
+"""Typed errors for MCP servers Sylk talks to: each names the server and what happened."""
+
+from __future__ import annotations
+
+from backend.errors import SylkError
+
+
+class McpError(SylkError):
+    """Something went wrong with an external MCP server."""
+
+    def __init__(self, server: str, message: str, *, help_hint: str | None = None) -> None:
+        super().__init__(message, help_hint=help_hint)
+        self.server = server
+
+
+class McpServerDownError(McpError):
+    """The server's process could not start, or ended; calls fail fast until a restart.
+
+    ``returncode`` is the exit status (negative: killed by that signal), or None
+    when the process never ran or is still running but unusable (a failed
+    handshake); ``stderr_tail`` is the last lines it wrote to stderr.
+    """
+
+    def __init__(
+        self,
+        server: str,
+        reason: str,
+        *,
+        returncode: int | None = None,
+        stderr_tail: str = "",
+    ) -> None:
+        message = f"MCP server {server!r} is down: {reason}"
+        if stderr_tail:
+            message += f"; its last words on stderr: {_last_words(stderr_tail)!r}"
+        super().__init__(
+            server,
+            message,
+            help_hint=f"check the command of [mcp_servers] {server!r} in the config file",
+        )
+        self.reason = reason
+        self.returncode = returncode
+        self.stderr_tail = stderr_tail
+
+
+class McpTimeoutError(McpError):
+    """A tool call took longer than its timeout; the server stays up."""
+
+    def __init__(self, server: str, tool: str, timeout_s: float) -> None:
+        super().__init__(
+            server,
+            f"MCP tool {tool!r} on server {server!r} did not answer within {timeout_s:g}s",
+            help_hint=f"raise timeout_s of [mcp_servers] {server!r} if the tool is slow",
+        )
+        self.tool = tool
+        self.timeout_s = timeout_s
+
+
+class McpToolError(McpError):
+    """The tool ran and reported an error (its ``isError`` result), or the server
+    refused the request (an MCP protocol error such as unknown tool or bad arguments)."""
+
+    def __init__(self, server: str, tool: str, detail: str, *, code: int | None = None) -> None:
+        super().__init__(
+            server,
+            f"MCP tool {tool!r} on server {server!r} failed: {detail}",
+            help_hint="describe the op to see its parameters",
+        )
+        self.tool = tool
+        self.detail = detail
+        self.code = code
+
+
+class McpUnknownOpError(McpError):
+    """No configured server offers this op."""
+
+    def __init__(self, op: str) -> None:
+        super().__init__(
+            op.split(".", 1)[0],
+            f"no MCP server offers the op {op!r}",
+            help_hint="search for the op, or check [mcp_servers] in the config file",
+        )
+        self.op = op
+
+
+def _last_words(tail: str, lines: int = 4, chars: int = 400) -> str:
+    kept = [line.strip() for line in tail.splitlines() if line.strip()][-lines:]
+    text = " | ".join(kept)
+    return text if len(text) <= chars else "..." + text[-chars:]

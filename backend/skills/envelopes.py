@@ -1,0 +1,138 @@
+"""What every gateway verb returns, and the typed errors handlers raise.
+
+A model sees ``Envelope.model_dump(mode="json", exclude_none=True)``:
+
+``{op, ok, result, guidance, meta: {trace_id, latency_ms, warnings, ...}}`` on
+success, ``{op, ok: false, error: {code, message, details, help_path,
+suggestions}, meta}`` on failure. Codes are few and stable; finer reasons go in
+``details.reason`` (``not_available``, ``timeout``, ``cross_session``, ...).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from backend.errors import SylkError
+from backend.skills.models import Guidance
+
+
+def new_trace_id() -> str:
+    return f"tr_{uuid.uuid4().hex[:16]}"
+
+
+class ErrorCode(StrEnum):
+    VALIDATION_ERROR = "VALIDATION_ERROR"
+    ACCESS_DENIED = "ACCESS_DENIED"
+    NOT_FOUND = "NOT_FOUND"
+    CONFLICT = "CONFLICT"
+    INTERNAL = "INTERNAL"
+
+
+class SkillError(SylkError):
+    """Raised by a handler (or hook) to end a call with a typed error envelope."""
+
+    def __init__(
+        self,
+        code: ErrorCode,
+        message: str,
+        *,
+        details: dict[str, Any] | None = None,
+        help_path: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.details = dict(details or {})
+        self.help_path = help_path
+
+
+class FieldError(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    field: str
+    message: str
+    type: str = ""
+
+
+class ErrorInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    code: ErrorCode
+    message: str
+    details: dict[str, Any] = Field(default_factory=dict)
+    help_path: str | None = None
+    suggestions: list[str] | None = None
+
+
+class Meta(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    trace_id: str
+    latency_ms: float = 0.0
+    warnings: list[str] = Field(default_factory=list)
+    dry_run: bool | None = None  # set on execute: whether the call was a dry run
+    replayed: bool | None = None  # an idempotency key matched an earlier call
+    cached: bool | None = None  # describe: served from the help cache
+    registry_version: str | None = None
+
+
+class Envelope(BaseModel):
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    op: str
+    ok: bool
+    result: Any = None
+    guidance: list[Guidance] = Field(default_factory=list)
+    error: ErrorInfo | None = None
+    meta: Meta
+
+    def to_model(self) -> dict[str, Any]:
+        """The JSON-ready dict a model sees (empty and unset fields dropped)."""
+        data = self.model_dump(mode="json", exclude_none=True)
+        if not data.get("guidance"):
+            data.pop("guidance", None)
+        return data
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_model(), ensure_ascii=False, default=str)
+
+    @property
+    def code(self) -> ErrorCode | None:
+        return self.error.code if self.error else None
+
+
+class SearchHit(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    op: str  # an op name, or a resource uri when kind == "resource"
+    kind: str = "op"  # "op" | "resource"
+    summary: str
+    score: float
+    params: list[str] = Field(default_factory=list)
+    write: bool = False
+    destructive: bool = False
+    execute_with: dict[str, Any] | None = None  # resources: the op and args that read it
+
+
+def failure(
+    op: str,
+    code: ErrorCode,
+    message: str,
+    *,
+    trace_id: str,
+    details: dict[str, Any] | None = None,
+    help_path: str | None = None,
+    suggestions: list[str] | None = None,
+    latency_ms: float = 0.0,
+) -> Envelope:
+    return Envelope(
+        op=op,
+        ok=False,
+        error=ErrorInfo(
+            code=code,
+            message=message,
+            details=dict(details or {}),
+            help_path=help_path,
+            suggestions=suggestions or None,
+        ),
+        meta=Meta(trace_id=trace_id, latency_ms=latency_ms),
+    )

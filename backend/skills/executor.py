@@ -1,0 +1,248 @@
+"""The gateway as the agent loop's :class:`~backend.agents.tools.ToolExecutor`.
+
+Tool budget. A model first sees at most six tools: the four gateway verbs
+(``search``, ``describe``, ``execute``, ``batch``) plus the agent's first
+``core_budget`` (default 2) CORE ops in registration order that the caller may
+run and that are actually available (ops registered with
+:func:`~backend.skills.handlers.not_available` are not pinned). The builtin
+registrations list each agent's most-used core op first. Every other op,
+core ones beyond the budget included, is reached with ``execute``. Contextual
+and specialised ops the tracker has loaded are added as tools while loaded.
+
+Tool names. An op becomes a tool named with ``.`` replaced by ``__``
+(``engineer.file.read`` -> ``engineer__file__read``), which matches
+``^[A-Za-z0-9_-]{1,64}$``; a longer name is cut and given a hash suffix.
+Direct op tools for write ops accept two extra optional arguments,
+``dry_run`` and ``idempotency_key``, which are taken off before validation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from backend.agents.tools import ToolOutcome
+from backend.llm.types import ChatRequest, TextBlock, ToolCall, ToolSpec
+from backend.skills.envelopes import Envelope, ErrorCode, failure, new_trace_id
+from backend.skills.gateway import Gateway
+from backend.skills.gateway_batch import MAX_BATCH
+from backend.skills.handlers import is_not_available
+from backend.skills.hooks_builtin import field_errors
+from backend.skills.models import OpKind, Skill, SkillContext, SkillTier
+
+MAX_INITIAL_TOOLS = 6
+VERBS = ("search", "describe", "execute", "batch")
+_INVALID = re.compile(r"[^A-Za-z0-9_-]")
+_RESERVED = ("dry_run", "idempotency_key")
+
+
+def tool_name(op: str) -> str:
+    name = _INVALID.sub("_", op.replace(".", "__"))
+    if len(name) <= 64:
+        return name
+    digest = hashlib.sha1(op.encode()).hexdigest()[:8]
+    return f"{name[:55]}_{digest}"
+
+
+class _Search(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    query: str = Field(description="what you want to do, in a few words")
+    domain: str | None = Field(
+        default=None, description="only ops of this domain, e.g. 'librarian'"
+    )
+    limit: int = Field(default=10, ge=1, le=50)
+
+
+class _Describe(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    op: str = Field(
+        default="", description="an op, a group prefix ('librarian.code'), or '' for all"
+    )
+    level: Literal["summary", "schema", "full"] = "summary"
+
+
+class _Execute(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    op: str = Field(description="the op to run, e.g. 'librarian.code.search'")
+    args: dict[str, Any] = Field(default_factory=dict)
+    dry_run: bool | None = Field(default=None, description="destructive ops default to true")
+    idempotency_key: str | None = Field(default=None, description="retry-safe writes")
+
+
+class _Batch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    calls: list[dict[str, Any]] = Field(
+        min_length=1,
+        max_length=MAX_BATCH,
+        description="items: {verb: 'search'|'describe'|'execute', op?, args?, dry_run?, "
+        "idempotency_key?, level?, query?, domain?, limit?}",
+    )
+
+
+_VERB_SPECS: dict[str, tuple[type[BaseModel], str]] = {
+    "search": (_Search, "Find ops by meaning. Returns ranked ops with one-line summaries."),
+    "describe": (
+        _Describe,
+        "Help for an op (level summary|schema|full) or, for a prefix, every op in that group.",
+    ),
+    "execute": (
+        _Execute,
+        "Run an op with args. Returns {ok, result, guidance, meta} or {ok:false, error}. "
+        "Guidance names the next ops to use.",
+    ),
+    "batch": (_Batch, "Several search/describe/execute calls at once, run concurrently."),
+}
+
+
+class GatewayToolExecutor:
+    def __init__(
+        self,
+        gateway: Gateway,
+        ctx: SkillContext,
+        agent: str | None = None,
+        *,
+        core_budget: int = MAX_INITIAL_TOOLS - len(VERBS),
+    ) -> None:
+        if agent is not None and agent != ctx.agent:
+            ctx = dataclasses.replace(ctx, agent=agent)
+        self.gateway = gateway
+        self.ctx = ctx
+        self.agent = ctx.agent
+        self.core_budget = max(0, min(core_budget, MAX_INITIAL_TOOLS - len(VERBS)))
+        self._turns_seen = 0
+
+    # -- what the model sees ------------------------------------------------------------
+    def core_ops(self) -> list[str]:
+        registry = self.gateway.registry
+        picked: list[str] = []
+        for skill in registry.list(agent=self.agent, tier=SkillTier.CORE):
+            if len(picked) == self.core_budget:
+                break
+            if registry.allowed(skill.op, self.ctx) and not is_not_available(skill.handler):
+                picked.append(skill.op)
+        return picked
+
+    def loaded_ops(self) -> list[str]:
+        tracker = self.gateway.tracker
+        if tracker is None:
+            return []
+        ops = tracker.loaded(self.ctx.session_id, self.agent)
+        return [op for op in ops if self.gateway.registry.allowed(op, self.ctx)]
+
+    def _op_tools(self) -> dict[str, str]:
+        ops = list(dict.fromkeys([*self.core_ops(), *self.loaded_ops()]))
+        return {tool_name(op): op for op in ops}
+
+    def specs(self) -> list[ToolSpec]:
+        specs = [
+            ToolSpec(name=verb, description=desc, input_schema=model.model_json_schema())
+            for verb, (model, desc) in _VERB_SPECS.items()
+        ]
+        for name, op in self._op_tools().items():
+            skill = self.gateway.registry.require(op)
+            specs.append(
+                ToolSpec(name=name, description=_describe(skill), input_schema=_schema(skill))
+            )
+        return specs
+
+    # -- conversation -------------------------------------------------------------------
+    def observe(self, text: str) -> tuple[set[str], set[str]]:
+        """One conversation turn: load/unload contextual ops; (loaded, unloaded)."""
+        if self.gateway.tracker is None:
+            return set(), set()
+        return self.gateway.tracker.observe(self.ctx.session_id, self.agent, text)
+
+    def prompt_hook(self, request: ChatRequest) -> ChatRequest:
+        """A pre-prompt hook for the agent loop: observe new user turns, refresh the tools."""
+        turns = [
+            m.text
+            for m in request.messages
+            if m.role == "user" and any(isinstance(b, TextBlock) for b in m.content)
+        ]
+        for text in turns[self._turns_seen :]:
+            self.observe(text)
+        self._turns_seen = len(turns)
+        return request.model_copy(update={"tools": self.specs()})
+
+    # -- calls --------------------------------------------------------------------------
+    async def execute(self, call: ToolCall) -> ToolOutcome:
+        envelope = await self.dispatch(call.name, dict(call.arguments))
+        return ToolOutcome(content=envelope.to_json(), is_error=not envelope.ok)
+
+    async def dispatch(self, name: str, arguments: dict[str, Any]) -> Envelope:
+        if name in _VERB_SPECS:
+            model = _VERB_SPECS[name][0]
+            try:
+                parsed = model.model_validate(arguments)
+            except ValidationError as exc:
+                return failure(
+                    name, ErrorCode.VALIDATION_ERROR, f"invalid arguments for {name}",
+                    trace_id=self.ctx.trace_id or new_trace_id(), help_path=name,
+                    details={"field_errors": [e.model_dump() for e in field_errors(exc)]},
+                )  # fmt: skip
+            return await self._verb(parsed)
+        op = self._op_tools().get(name)
+        if op is None:
+            op = (
+                name.replace("__", ".")
+                if name.replace("__", ".") in self.gateway.registry
+                else None
+            )
+        if op is None:
+            known = [*VERBS, *self._op_tools()]
+            return failure(
+                name, ErrorCode.NOT_FOUND, f"no tool named {name!r}",
+                trace_id=self.ctx.trace_id or new_trace_id(), help_path="search",
+                suggestions=self.gateway.suggestions(name, self.ctx) or known,
+            )  # fmt: skip
+        fields = self.gateway.registry.require(op).params.model_fields
+        dry_run = None if "dry_run" in fields else arguments.pop("dry_run", None)
+        key = None if "idempotency_key" in fields else arguments.pop("idempotency_key", None)
+        return await self.gateway.execute(
+            self.ctx, op, arguments, dry_run=dry_run, idempotency_key=key
+        )
+
+    async def _verb(self, parsed: BaseModel) -> Envelope:
+        ctx = self.ctx
+        if isinstance(parsed, _Search):
+            return self.gateway.search(ctx, parsed.query, parsed.domain, parsed.limit)
+        if isinstance(parsed, _Describe):
+            return self.gateway.describe(ctx, self._op_name(parsed.op), parsed.level)
+        if isinstance(parsed, _Execute):
+            return await self.gateway.execute(
+                ctx, self._op_name(parsed.op), parsed.args,
+                dry_run=parsed.dry_run, idempotency_key=parsed.idempotency_key,
+            )  # fmt: skip
+        assert isinstance(parsed, _Batch)
+        return await self.gateway.batch(ctx, parsed.calls)
+
+    def _op_name(self, op: str) -> str:
+        """Accept a tool-style name (``a__b__c``) where an op name is expected."""
+        op = op.strip()
+        if op not in self.gateway.registry and "__" in op:
+            dotted = op.replace("__", ".")
+            if dotted in self.gateway.registry:
+                return dotted
+        return op
+
+
+def _describe(skill: Skill) -> str:
+    text = skill.description
+    if skill.destructive:
+        text += " Destructive: runs as a dry run unless dry_run is false."
+    return text[:1024]
+
+
+def _schema(skill: Skill) -> dict[str, Any]:
+    schema = skill.input_schema()
+    if skill.kind is OpKind.WRITE:
+        props = dict(schema.get("properties", {}))
+        if not any(r in props for r in _RESERVED):
+            props["dry_run"] = {"type": "boolean", "description": "preview only"}
+            props["idempotency_key"] = {"type": "string", "description": "retry-safe writes"}
+            schema = {**schema, "properties": props}
+    return schema

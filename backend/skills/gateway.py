@@ -1,0 +1,384 @@
+"""The verbs a model sees: search, describe, execute, batch.
+
+Visibility. ``search`` and directory views offer an op only if the caller may
+run it (scopes, write permission) and it is searchable, or hidden but
+unveiled for the caller's session: guidance naming an op unveils it for that
+session only. ``describe``/``execute`` by exact name reach any op the caller
+may run (hidden or not), as Ernesto's ``get`` does; that is an explicit
+request, so it also loads a contextual or specialised op into the session's
+tool list.
+
+Execution. Resolve the op, refuse it (ACCESS_DENIED) before anything runs if
+the caller lacks a scope or write permission, decide the dry run (see
+:mod:`backend.skills.handlers`), honour the idempotency key, run the pre-tool
+hooks (permission, validation, session scoping are always installed), call the
+handler, collect guidance (static + conditional, unveiling what it names), run
+the post-tool hooks, and return an :class:`Envelope`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import difflib
+import logging
+import time
+from collections import Counter, OrderedDict
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from backend.errors import SylkError
+from backend.skills.contextual import ContextTracker
+from backend.skills.envelopes import (
+    Envelope,
+    ErrorCode,
+    ErrorInfo,
+    Meta,
+    SearchHit,
+    SkillError,
+    failure,
+    new_trace_id,
+)
+from backend.skills.gateway_batch import run_batch
+from backend.skills.handlers import DRY_RUN_KEY, IDEMPOTENCY_KEY, handler_supports_dry_run
+from backend.skills.help import LEVELS, directory_doc, op_doc, resource_doc, root_doc
+from backend.skills.hooks import HookRegistry, Rejection, ToolCallData
+from backend.skills.hooks_builtin import core_tool_hooks, field_errors
+from backend.skills.idempotency import IdempotencyStore
+from backend.skills.models import Guidance, OpKind, Skill, SkillContext, SkillResult, SkillTier
+from backend.skills.registry import Registry
+from backend.skills.search import BM25Config, SkillIndex
+from backend.workspace.files import PathOutsideWorkspaceError, WorkspaceError
+
+log = logging.getLogger("sylk.skills")
+HELP_CACHE_SIZE = 512
+
+
+class Gateway:
+    def __init__(
+        self,
+        registry: Registry,
+        hooks: HookRegistry | None = None,
+        *,
+        context_tracker: ContextTracker | None = None,
+        search_config: BM25Config | None = None,
+        idempotency_capacity: int = 256,
+    ) -> None:
+        self.registry = registry
+        self.hooks = hooks if hooks is not None else HookRegistry()
+        for hook in core_tool_hooks(registry):
+            self.hooks.install(hook)
+        self.tracker = context_tracker
+        self.index = SkillIndex(registry, search_config)
+        self._unveiled: dict[str, set[str]] = {}
+        self._help: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
+        self._idempotency = IdempotencyStore(idempotency_capacity)
+
+    # -- visibility ---------------------------------------------------------------------
+    def unveil(self, session_id: str, ops: list[str]) -> None:
+        self._unveiled.setdefault(session_id, set()).update(ops)
+
+    def unveiled(self, session_id: str) -> frozenset[str]:
+        return frozenset(self._unveiled.get(session_id, ()))
+
+    def offered(self, key: str, ctx: SkillContext) -> bool:
+        """May ``key`` (op or resource uri) appear in this caller's search and listings?"""
+        resource = self.registry.resource(key)
+        op = resource.op if resource else key
+        skill = self.registry.get(op)
+        if skill is None or not self.registry.allowed(key, ctx):
+            return False
+        return skill.searchable or op in self._unveiled.get(ctx.session_id, ())
+
+    def forget_session(self, session_id: str) -> None:
+        self._unveiled.pop(session_id, None)
+        self._idempotency.forget(session_id)
+        if self.tracker:
+            self.tracker.forget(session_id)
+
+    def _touch(self, ctx: SkillContext, skill: Skill) -> None:
+        if self.tracker and skill.tier is not SkillTier.CORE:
+            self.tracker.load(ctx.session_id, ctx.agent, skill.op)
+
+    def load(self, ctx: SkillContext, op: str) -> Envelope:
+        """Explicitly load a contextual or specialised op into the caller's tool list."""
+        trace = ctx.trace_id or new_trace_id()
+        skill = self.registry.get(op)
+        if skill is None:
+            return failure(
+                op, ErrorCode.NOT_FOUND, f"no op named {op!r}", trace_id=trace,
+                help_path="search", suggestions=self.suggestions(op, ctx),
+            )  # fmt: skip
+        if not self.registry.allowed(op, ctx):
+            return self._denied(op, ctx, trace)
+        loaded = bool(self.tracker and self.tracker.load(ctx.session_id, ctx.agent, op))
+        return Envelope(op=op, ok=True, result={"loaded": loaded}, meta=Meta(trace_id=trace))
+
+    def suggestions(self, name: str, ctx: SkillContext, limit: int = 5) -> list[str]:
+        """Ops the caller may have meant: close spellings first, then BM25 on the name."""
+        names = [s.op for s in self.registry if self.offered(s.op, ctx)]
+        close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+        ranked = self.index.search(name, limit=limit, include=lambda k: k in names)
+        out = list(dict.fromkeys([*close, *(op for op, _ in ranked)]))
+        return out[:limit]
+
+    # -- search -------------------------------------------------------------------------
+    def find(
+        self, ctx: SkillContext, query: str, *, domain: str | None = None, limit: int = 10
+    ) -> list[SearchHit]:
+        hits = []
+        ranked = self.index.search(
+            query,
+            domain=domain,
+            limit=max(1, min(limit, 50)),
+            include=lambda k: self.offered(k, ctx),
+        )
+        for key, score in ranked:
+            skill = self.registry.get(key)
+            if skill is not None:
+                hits.append(
+                    SearchHit(
+                        op=key,
+                        summary=skill.one_line(),
+                        score=round(score, 4),
+                        params=list(skill.params.model_fields),
+                        write=skill.kind is OpKind.WRITE,
+                        destructive=skill.destructive,
+                    )
+                )
+                continue
+            resource = self.registry.resource(key)
+            if resource is not None:
+                hits.append(
+                    SearchHit(
+                        op=key,
+                        kind="resource",
+                        summary=resource.description or resource.name,
+                        score=round(score, 4),
+                        execute_with={"op": resource.op, "args": resource.args},
+                    )
+                )
+        return hits
+
+    def search(
+        self, ctx: SkillContext, query: str, domain: str | None = None, limit: int = 10
+    ) -> Envelope:
+        start = time.perf_counter()
+        hits = self.find(ctx, query, domain=domain, limit=limit)
+        meta = Meta(trace_id=ctx.trace_id or new_trace_id(), latency_ms=_since(start))
+        result = {"query": query, "hits": [h.model_dump(exclude_defaults=True) for h in hits]}
+        if not hits:
+            meta.warnings.append("no ops matched; try other words or describe('') for domains")
+        return Envelope(op="search", ok=True, result=result, meta=meta)
+
+    # -- describe -----------------------------------------------------------------------
+    def describe(self, ctx: SkillContext, path: str = "", level: str = "summary") -> Envelope:
+        start = time.perf_counter()
+        trace = ctx.trace_id or new_trace_id()
+        path = path.strip().strip(".")
+        if path == "root":
+            path = ""
+        if level not in LEVELS:
+            return failure(
+                path or "describe",
+                ErrorCode.VALIDATION_ERROR,
+                f"level must be one of {', '.join(LEVELS)}",
+                trace_id=trace,
+                details={"field_errors": [{"field": "level", "message": "unknown level"}]},
+                help_path="describe",
+            )
+        skill = self.registry.get(path)
+        resource = self.registry.resource(path) if skill is None else None
+        if (skill or resource) and not self.registry.allowed(path, ctx):
+            return self._denied(path, ctx, trace)
+        if skill is not None:
+            self._touch(ctx, skill)
+            key: tuple[Any, ...] = (self.registry.version, path, level)
+            cached, doc = self._cached(key, lambda: op_doc(skill, level, self.registry))
+        elif resource is not None:
+            cached, doc = False, resource_doc(resource)
+        else:
+            visible = [
+                s for s in self.registry.list(prefix=path or None) if self.offered(s.op, ctx)
+            ]
+            if not visible:
+                return failure(
+                    path,
+                    ErrorCode.NOT_FOUND,
+                    f"nothing named {path!r}: no op, resource or group",
+                    trace_id=trace,
+                    help_path="",
+                    suggestions=self.suggestions(path, ctx),
+                    latency_ms=_since(start),
+                )
+            ops = tuple(s.op for s in visible)
+            key = (self.registry.version, path, level, ops)
+            if path:
+                cached, doc = self._cached(key, lambda: directory_doc(path, visible, level))
+            else:
+                counts = dict(Counter(s.domain for s in visible))
+                cached, doc = self._cached(key, lambda: root_doc(self.registry, counts))
+        meta = Meta(trace_id=trace, latency_ms=_since(start), cached=cached)
+        meta.registry_version = self.registry.version
+        return Envelope(op=path, ok=True, result=doc, meta=meta)
+
+    def _cached(self, key: tuple[Any, ...], build: Any) -> tuple[bool, dict[str, Any]]:
+        doc = self._help.get(key)
+        if doc is not None:
+            self._help.move_to_end(key)
+            return True, doc
+        doc = build()
+        self._help[key] = doc
+        while len(self._help) > HELP_CACHE_SIZE:
+            self._help.popitem(last=False)
+        return False, doc
+
+    def _denied(self, op: str, ctx: SkillContext, trace: str) -> Envelope:
+        lacking = self.registry.missing(op, ctx)
+        return failure(
+            op,
+            ErrorCode.ACCESS_DENIED,
+            f"{ctx.agent} may not use {op}: lacks {', '.join(lacking)}",
+            trace_id=trace,
+            details={"missing": lacking},
+            help_path=op,
+        )
+
+    # -- batch --------------------------------------------------------------------------
+    async def batch(self, ctx: SkillContext, calls: list[Any]) -> Envelope:
+        """``[{verb: "search"|"describe"|"execute", ...}]`` run concurrently, results in order."""
+        return await run_batch(self, ctx, calls)
+
+    # -- execute ------------------------------------------------------------------------
+    async def execute(
+        self,
+        ctx: SkillContext,
+        op: str,
+        args: dict[str, Any] | None = None,
+        *,
+        dry_run: bool | None = None,
+        idempotency_key: str | None = None,
+    ) -> Envelope:
+        start = time.perf_counter()
+        trace = ctx.trace_id or new_trace_id()
+        skill = self.registry.get(op)
+        if skill is None:
+            return failure(
+                op,
+                ErrorCode.NOT_FOUND,
+                f"no op named {op!r}",
+                trace_id=trace,
+                help_path="search",
+                suggestions=self.suggestions(op, ctx),
+            )
+        if not self.registry.allowed(op, ctx):
+            return self._denied(op, ctx, trace)
+        self._touch(ctx, skill)
+        args = dict(args or {})
+        dry = skill.kind is OpKind.WRITE and (skill.destructive if dry_run is None else dry_run)
+        call_ctx = dataclasses.replace(
+            ctx,
+            trace_id=trace,
+            extra={**ctx.extra, DRY_RUN_KEY: dry, IDEMPOTENCY_KEY: idempotency_key},
+        )
+
+        async def run() -> Envelope:
+            return await self._run(skill, call_ctx, args, dry, start)
+
+        if idempotency_key and not dry:
+            return await self._idempotency.run(
+                ctx.session_id, idempotency_key, op=op, args=args, trace_id=trace, call=run
+            )
+        return await run()
+
+    async def _run(
+        self, skill: Skill, ctx: SkillContext, args: dict[str, Any], dry: bool, start: float
+    ) -> Envelope:
+        data = ToolCallData(skill=skill, ctx=ctx, args=args, dry_run=dry)
+        try:
+            data = await self.hooks.run_pre_tool(data)
+            if data.params is None:  # validation hook removed: validate anyway
+                data.params = skill.params.model_validate(data.args)
+            result = await self._call(skill, ctx, data.params, dry)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            data.error = self._error_info(skill.op, exc)
+        else:
+            data.result = result
+        data.latency_ms = _since(start)
+        data = await self.hooks.run_post_tool(data)
+        meta = Meta(trace_id=ctx.trace_id, latency_ms=_since(start), dry_run=dry)
+        meta.warnings.extend(data.warnings)
+        if data.annotations:
+            meta.warnings.extend(f"{k}: {v}" for k, v in data.annotations.items())
+        if data.error is not None or data.result is None:
+            return Envelope(op=skill.op, ok=False, error=data.error, meta=meta)
+        meta.warnings[:0] = data.result.warnings
+        guidance = self._guidance(skill, data.result, ctx)
+        return Envelope(
+            op=skill.op, ok=True, result=data.result.result, guidance=guidance, meta=meta
+        )
+
+    async def _call(
+        self, skill: Skill, ctx: SkillContext, params: BaseModel, dry: bool
+    ) -> SkillResult:
+        if dry and not handler_supports_dry_run(skill.handler):
+            return SkillResult(
+                result={
+                    "dry_run": True,
+                    "would_execute": skill.op,
+                    "args": params.model_dump(mode="json"),
+                    "apply_with": {"op": skill.op, "dry_run": False},
+                },
+                warnings=["dry run: nothing was changed; call again with dry_run=false"],
+            )
+        out = await skill.handler(ctx, params)
+        return out if isinstance(out, SkillResult) else SkillResult(result=out)
+
+    def _error_info(self, op: str, exc: Exception) -> ErrorInfo:
+        if isinstance(exc, SkillError):
+            return ErrorInfo(
+                code=exc.code,
+                message=exc.message,
+                details=exc.details,
+                help_path=exc.help_path or op,
+            )
+        if isinstance(exc, ValidationError):
+            errors = [e.model_dump() for e in field_errors(exc)]
+            return ErrorInfo(
+                code=ErrorCode.VALIDATION_ERROR,
+                message=f"invalid arguments for {op}",
+                details={"field_errors": errors},
+                help_path=op,
+            )
+        if isinstance(exc, PathOutsideWorkspaceError):
+            code, reason = ErrorCode.ACCESS_DENIED, "outside_workspace"
+        elif isinstance(exc, WorkspaceError):
+            code, reason = ErrorCode.VALIDATION_ERROR, "workspace"
+        elif isinstance(exc, SylkError):
+            code, reason = ErrorCode.INTERNAL, type(exc).__name__
+        else:
+            log.exception("skill %s failed", op, exc_info=exc)
+            code, reason = ErrorCode.INTERNAL, type(exc).__name__
+        return ErrorInfo(code=code, message=str(exc), details={"reason": reason}, help_path=op)
+
+    def _guidance(self, skill: Skill, result: SkillResult, ctx: SkillContext) -> list[Guidance]:
+        """Static + conditional guidance the caller may follow; naming an op unveils it."""
+        kept: list[Guidance] = []
+        seen: set[tuple[str, str]] = set()
+        for item in [*skill.guidance, *result.guidance]:
+            if (item.op, item.prose) in seen or not self.registry.allowed(item.op, ctx):
+                continue
+            seen.add((item.op, item.prose))
+            kept.append(item)
+        self.unveil(ctx.session_id, [g.op for g in kept])
+        return kept
+
+
+def _since(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000.0, 3)
+
+
+__all__ = ["Gateway", "Rejection", "new_trace_id"]

@@ -1,0 +1,133 @@
+"""``batch``: several search/describe/execute calls in one round trip.
+
+Calls run concurrently (``asyncio.gather``); results come back in the order
+given; one call failing (bad shape, error envelope, even an exception) never
+breaks the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from backend.skills.envelopes import Envelope, ErrorCode, Meta, failure, new_trace_id
+from backend.skills.models import SkillContext
+
+MAX_BATCH = 25
+
+
+class BatchCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    verb: Literal["search", "describe", "execute"]
+    op: str | None = Field(default=None, description="execute: the op; describe: op or prefix")
+    args: dict[str, Any] = Field(default_factory=dict)
+    dry_run: bool | None = None
+    idempotency_key: str | None = None
+    level: Literal["summary", "schema", "full"] = "summary"
+    query: str | None = None
+    domain: str | None = None
+    limit: int = Field(default=10, ge=1, le=50)
+
+
+class Verbs(Protocol):
+    def search(
+        self, ctx: SkillContext, query: str, domain: str | None = None, limit: int = 10
+    ) -> Envelope: ...
+
+    def describe(self, ctx: SkillContext, path: str = "", level: str = "summary") -> Envelope: ...
+
+    async def execute(
+        self,
+        ctx: SkillContext,
+        op: str,
+        args: dict[str, Any] | None = None,
+        *,
+        dry_run: bool | None = None,
+        idempotency_key: str | None = None,
+    ) -> Envelope: ...
+
+
+def _trace(ctx: SkillContext) -> str:
+    return ctx.trace_id or new_trace_id()
+
+
+async def _one(verbs: Verbs, ctx: SkillContext, raw: Any) -> Envelope:
+    try:
+        call = BatchCall.model_validate(raw)
+    except ValidationError as exc:
+        errors = [
+            {"field": ".".join(map(str, e["loc"])), "message": e["msg"]} for e in exc.errors()
+        ]
+        return failure(
+            "batch",
+            ErrorCode.VALIDATION_ERROR,
+            "invalid batch item",
+            trace_id=_trace(ctx),
+            details={"field_errors": errors},
+            help_path="batch",
+        )
+    if call.verb == "search":
+        return verbs.search(ctx, call.query or "", call.domain, call.limit)
+    if call.verb == "describe":
+        return verbs.describe(ctx, call.op or "", call.level)
+    if not call.op:
+        return failure(
+            "batch",
+            ErrorCode.VALIDATION_ERROR,
+            "execute needs an op",
+            trace_id=_trace(ctx),
+            details={"field_errors": [{"field": "op", "message": "Field required"}]},
+            help_path="batch",
+        )
+    return await verbs.execute(
+        ctx, call.op, call.args, dry_run=call.dry_run, idempotency_key=call.idempotency_key
+    )
+
+
+async def run_batch_items(verbs: Verbs, ctx: SkillContext, calls: list[Any]) -> list[Envelope]:
+    outcomes = await asyncio.gather(
+        *(_one(verbs, ctx, raw) for raw in calls), return_exceptions=True
+    )
+    envelopes: list[Envelope] = []
+    for raw, outcome in zip(calls, outcomes, strict=True):
+        if isinstance(outcome, Envelope):
+            envelopes.append(outcome)
+        elif isinstance(outcome, asyncio.CancelledError):
+            raise outcome
+        else:
+            op = raw.get("op") if isinstance(raw, dict) else None
+            envelopes.append(
+                failure(
+                    str(op or "batch"),
+                    ErrorCode.INTERNAL,
+                    f"{type(outcome).__name__}: {outcome}",
+                    trace_id=_trace(ctx),
+                )
+            )
+    return envelopes
+
+
+async def run_batch(verbs: Verbs, ctx: SkillContext, calls: list[Any]) -> Envelope:
+    start = time.perf_counter()
+    if len(calls) > MAX_BATCH:
+        return failure(
+            "batch",
+            ErrorCode.VALIDATION_ERROR,
+            f"a batch holds at most {MAX_BATCH} calls, got {len(calls)}",
+            trace_id=_trace(ctx),
+            details={"field_errors": [{"field": "calls", "message": "too many calls"}]},
+            help_path="batch",
+        )
+    envelopes = await run_batch_items(verbs, ctx, calls)
+    failed = sum(not e.ok for e in envelopes)
+    result = {
+        "results": [e.to_model() for e in envelopes],
+        "summary": {"total": len(envelopes), "ok": len(envelopes) - failed, "failed": failed},
+    }
+    latency = round((time.perf_counter() - start) * 1000.0, 3)
+    return Envelope(
+        op="batch", ok=True, result=result, meta=Meta(trace_id=_trace(ctx), latency_ms=latency)
+    )

@@ -1,0 +1,42 @@
+"""``sylk mcp serve``: Sylk as an MCP server on stdio, for IDEs and other agents.
+
+The MCP SDK loads only when this command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from backend.engine import Engine
+
+Common = Callable[..., None]
+
+
+def add_parser(commands: Any, common: Common) -> None:
+    mcp = commands.add_parser("mcp", help="serve Sylk over the Model Context Protocol")
+    common(mcp, default=argparse.SUPPRESS)
+    verbs = mcp.add_subparsers(dest="mcp_verb", metavar="VERB", required=True)
+    serve = verbs.add_parser(
+        "serve", help="serve the gateway and the sessions on stdin/stdout until stdin closes"
+    )
+    common(serve, default=argparse.SUPPRESS)
+    serve.add_argument(
+        "--allow-write", action="store_true", help="let the client run ops that change things"
+    )
+
+
+def run(args: argparse.Namespace, make_engine: Callable[[argparse.Namespace], Engine]) -> int:
+    from backend.mcp.server import serve_engine
+
+    async def body() -> int:
+        engine = make_engine(args)
+        try:
+            await serve_engine(engine, can_write=args.allow_write)
+        finally:
+            await engine.aclose()
+        return 0
+
+    return asyncio.run(body())
