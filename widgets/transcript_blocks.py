@@ -16,6 +16,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
+from backend.guide.routing import describe_route
 from backend.messages import Message, MessageType, message_text
 from widgets.line_wrap import wrap_plain
 
@@ -43,20 +44,12 @@ def local_day(message: EngineMessage | None, tz: tzinfo | None) -> date | None:
 
 
 def route_line(message: EngineMessage) -> str | None:
-    """How the Guide routed a user's line: target, tier, intent and subject, confidence."""
+    """How the Guide routed a user's line, or None for lines without a route."""
     payload = message.payload
     route = payload.get("route") if isinstance(payload, dict) else None
     if message_kind(message) != "user" or not isinstance(route, dict):
         return None
-    parts = [f"→ {route.get('target')}", str(route.get("tier"))]
-    intent, subject = route.get("intent"), route.get("subject")
-    if intent or subject:
-        parts.append(" ".join(str(p) for p in (intent, subject) if p))
-    if route.get("time_scope"):
-        parts.append(str(route["time_scope"]))
-    if route.get("tier") != "dsl" and isinstance(route.get("confidence"), int | float):
-        parts.append(f"{route['confidence']:.2f}")
-    return " · ".join(parts)
+    return describe_route(route)
 
 
 def _preformatted(message: EngineMessage) -> bool:

@@ -83,3 +83,17 @@ class RouteDecision(Classification):
     command: dict[str, str] | None = None
     # What was actually sent on (an explicit @agent strips its prefix).
     text: str = ""
+
+
+def describe_route(route: dict[str, object]) -> str:
+    """One line for people: target, tier, intent and subject, time scope, confidence."""
+    parts = [f"→ {route.get('target')}", str(route.get("tier"))]
+    intent, subject = route.get("intent"), route.get("subject")
+    if intent or subject:
+        parts.append(" ".join(str(p) for p in (intent, subject) if p))
+    if route.get("time_scope"):
+        parts.append(str(route["time_scope"]))
+    confidence = route.get("confidence")
+    if route.get("tier") != "dsl" and isinstance(confidence, int | float):
+        parts.append(f"{confidence:.2f}")
+    return " · ".join(parts)
