@@ -18,7 +18,8 @@ from pydantic import ValidationError
 
 from backend.engine import Engine, EngineConfig
 from backend.errors import SessionNotFoundError, SylkError
-from backend.events import AgentStepEvent, EngineEvent, event_to_json
+from backend.events import AgentStepEvent, EngineEvent, MessageAppended, event_to_json
+from backend.guide.routing import describe_route
 from backend.messages import Message, MessageType
 from sylk_tui import export, mcp_cli, paths
 from sylk_tui.logs import configure_logging
@@ -183,6 +184,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
             print(event_to_json(event), flush=True)
         elif isinstance(event, AgentStepEvent) and event.step.kind == "text_delta":
             print(event.step.data["text"], end="", flush=True)
+        elif isinstance(event, MessageAppended) and event.message.type is MessageType.USER_INPUT:
+            # How the Guide routed it, on stderr: stdout stays the answer alone.
+            route = event.message.payload.get("route")
+            if isinstance(route, dict):
+                print(describe_route(route), file=sys.stderr, flush=True)
 
     async def body(engine: Engine) -> int:
         session_id = await _run_session(engine, args.session)

@@ -17,16 +17,14 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backend.mcp.config import McpSettings
-from backend.mcp.connection import (
-    McpCallResult,
-    McpServerConnection,
-    McpTool,
-    ServerState,
-)
 from backend.mcp.errors import McpError, McpServerDownError, McpUnknownOpError
+from backend.mcp.models import McpCallResult, McpTool, ServerState
+
+if TYPE_CHECKING:
+    from backend.mcp.connection import McpServerConnection
 
 log = logging.getLogger(__name__)
 
@@ -55,10 +53,14 @@ class McpHub:
 
     def __init__(self, settings: McpSettings, *, cwd: Path | None = None, grace_s: float = 2.0):
         self.settings = settings
-        self._servers: dict[str, McpServerConnection] = {
-            server.name: McpServerConnection(server, cwd=cwd, grace_s=grace_s)
-            for server in settings.enabled()
-        }
+        self._servers: dict[str, McpServerConnection] = {}
+        if settings.enabled():  # the SDK loads only when a server is configured
+            from backend.mcp.connection import McpServerConnection
+
+            self._servers = {
+                server.name: McpServerConnection(server, cwd=cwd, grace_s=grace_s)
+                for server in settings.enabled()
+            }
         self._started = False
         self._closed = False
         self._start_lock = asyncio.Lock()

@@ -27,10 +27,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
-from backend.config import AGENT_ROLES
-
-# Domains Sylk's own skills live in; an external server may not shadow them.
-RESERVED_DOMAINS = frozenset({*AGENT_ROLES, "sylk", "mcp", "gateway", "sessions"})
+# Domains Sylk's own skills live in (with the agent roles); a server may not shadow them.
+RESERVED_DOMAINS = frozenset({"sylk", "mcp", "gateway", "sessions"})
 _DOMAIN_CHARS = re.compile(r"[^a-z0-9_]+")
 _TOOL_CHARS = re.compile(r"[^a-z0-9_-]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -39,7 +37,7 @@ _SECRET_KEY = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|AUTH|CREDENTIAL|COOK
 
 def domain_for(server: str) -> str:
     """The op domain for a server name: ``GitHub Tools`` -> ``github_tools``."""
-    name = _DOMAIN_CHARS.sub("_", _CAMEL.sub("_", server.strip()).lower()).strip("_")
+    name = _DOMAIN_CHARS.sub("_", server.strip().lower()).strip("_")
     if not name or not name[0].isalpha():
         name = f"mcp_{name}".rstrip("_")
     return name
@@ -77,7 +75,9 @@ class McpServerConfig(BaseModel):
     @field_validator("name")
     @classmethod
     def _usable_name(cls, value: str) -> str:
-        if domain_for(value) in RESERVED_DOMAINS:
+        from backend.config import AGENT_ROLES  # here: backend.config imports this module
+
+        if domain_for(value) in RESERVED_DOMAINS | set(AGENT_ROLES):
             raise ValueError(
                 f"server name {value!r} would shadow Sylk's own {domain_for(value)!r} ops; "
                 "choose another name"

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +26,7 @@ from mcp.shared.exceptions import MCPError
 
 from backend.mcp.config import McpServerConfig, op_for
 from backend.mcp.errors import McpServerDownError, McpTimeoutError, McpToolError
+from backend.mcp.models import McpCallResult, McpTool, ServerState
 from backend.mcp.process import ServerProcess, describe_exit
 
 log = logging.getLogger(__name__)
@@ -35,41 +34,6 @@ log = logging.getLogger(__name__)
 CLIENT_INFO = mcp_types.Implementation(name="sylk", version="0.1")
 CALL_GRACE_S = 2.0  # beyond the SDK's own timeout, before we stop waiting regardless
 LIST_PAGE_CAP = 50
-
-
-class ServerState(StrEnum):
-    IDLE = "idle"
-    STARTING = "starting"
-    UP = "up"
-    DOWN = "down"
-    CLOSED = "closed"
-
-
-@dataclass(frozen=True)
-class McpTool:
-    """A tool one server offers, and the Sylk op it becomes."""
-
-    server: str
-    name: str  # the server's own name for it
-    op: str
-    description: str
-    input_schema: dict[str, Any]
-    output_schema: dict[str, Any] | None = None
-    title: str | None = None
-    read_only: bool = False
-    destructive: bool = False
-
-
-@dataclass(frozen=True)
-class McpCallResult:
-    server: str
-    tool: str
-    text: str  # the text blocks, joined
-    structured: Any  # the structured result, when the tool gave one
-    content: list[dict[str, Any]]  # every content block, as JSON
-
-    def value(self) -> Any:
-        return self.text if self.structured is None else self.structured
 
 
 class McpServerConnection:

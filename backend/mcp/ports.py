@@ -1,7 +1,7 @@
 """What the Sylk MCP server needs from the rest of the backend, as protocols.
 
-:class:`GatewayPort` is the shape the skill gateway (``backend/skills``) is
-expected to have; the server calls nothing else of it. :class:`ResourceProvider`
+:class:`GatewayPort` is what the server calls of the skill gateway
+(``backend.skills.gateway.Gateway`` fits it). :class:`ResourceProvider`
 is how knowledge sources (sessions now; the Librarian and Archivalist later)
 publish MCP resources. The verb argument models define the MCP tools' input
 schemas.
@@ -15,26 +15,37 @@ from typing import Any, Literal, Protocol
 import mcp_types
 from pydantic import BaseModel, ConfigDict, Field
 
+from backend.skills.gateway_batch import MAX_BATCH, BatchCall
 from backend.skills.models import SkillContext
 
 DetailLevel = Literal["summary", "schema", "full"]
 
 
 class GatewayPort(Protocol):
-    """The progressive-disclosure gateway's four verbs. Results are JSON-able
-    (pydantic models, dataclasses, dicts); errors users can cause are SylkErrors."""
+    """The verbs of :class:`backend.skills.gateway.Gateway`, as the server calls them.
 
-    async def search(self, ctx: SkillContext, query: str, *, limit: int = 10) -> Any: ...
+    Each may be sync or async (the Gateway's search and describe are sync); each
+    returns an ``Envelope`` or anything JSON-able. Errors users can cause come
+    back as error envelopes or SylkErrors.
+    """
 
-    async def describe(
-        self, ctx: SkillContext, op: str, *, detail: DetailLevel = "schema"
+    def search(
+        self, ctx: SkillContext, query: str, domain: str | None = None, limit: int = 10
     ) -> Any: ...
 
-    async def execute(
-        self, ctx: SkillContext, op: str, args: dict[str, Any], *, dry_run: bool = False
+    def describe(self, ctx: SkillContext, path: str = "", level: str = "summary") -> Any: ...
+
+    def execute(
+        self,
+        ctx: SkillContext,
+        op: str,
+        args: dict[str, Any] | None = None,
+        *,
+        dry_run: bool | None = None,
+        idempotency_key: str | None = None,
     ) -> Any: ...
 
-    async def batch(self, ctx: SkillContext, calls: list[dict[str, Any]]) -> Any: ...
+    def batch(self, ctx: SkillContext, calls: list[Any]) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -57,27 +68,30 @@ class _Args(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# The same arguments the agents' verb tools take (backend/skills/executor.py).
 class SearchArgs(_Args):
-    """Find ops by what they do."""
-
-    query: str = Field(min_length=1, description="words describing what you want to do")
-    limit: int = Field(default=10, ge=1, le=50, description="at most this many results")
+    query: str = Field(min_length=1, description="what you want to do, in a few words")
+    domain: str | None = Field(default=None, description="only ops of this domain, e.g. 'sessions'")
+    limit: int = Field(default=10, ge=1, le=50)
 
 
 class DescribeArgs(_Args):
-    op: str = Field(min_length=1, description="the op name, e.g. 'sessions.list'")
-    detail: DetailLevel = Field(
-        default="schema", description="summary: one line; schema: + parameters; full: + policy"
+    op: str = Field(
+        default="", description="an op, a group prefix ('sessions'), or '' for every domain"
+    )
+    level: DetailLevel = Field(
+        default="summary", description="summary: one line; schema: + parameters; full: + policy"
     )
 
 
 class ExecuteArgs(_Args):
-    op: str = Field(min_length=1, description="the op name, as found by search")
+    op: str = Field(min_length=1, description="the op to run, as found by search")
     args: dict[str, Any] = Field(default_factory=dict, description="the op's parameters")
-    dry_run: bool = Field(default=False, description="validate and preview without acting")
+    dry_run: bool | None = Field(default=None, description="destructive ops default to true")
+    idempotency_key: str | None = Field(default=None, description="makes a write retry-safe")
 
 
 class BatchArgs(_Args):
-    calls: list[ExecuteArgs] = Field(
-        min_length=1, max_length=20, description="execute calls, run in order"
+    calls: list[BatchCall] = Field(
+        min_length=1, max_length=MAX_BATCH, description="search/describe/execute calls"
     )

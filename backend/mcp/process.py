@@ -25,11 +25,15 @@ import mcp_types
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from mcp.client._transport import TransportStreams
 from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
 
 log = logging.getLogger(__name__)
+
+# What an SDK transport yields: the session's read and write streams.
+Streams = tuple[
+    MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]
+]
 
 MAX_LINE_BYTES = 32 * 1024 * 1024  # one JSON-RPC message; a resource read can be large
 STDERR_LINES = 40
@@ -93,7 +97,7 @@ class ServerProcess:
         return self._exited.is_set()
 
     @asynccontextmanager
-    async def connect(self) -> AsyncIterator[TransportStreams]:
+    async def connect(self) -> AsyncIterator[Streams]:
         process = await anyio.open_process(
             self.command,
             stdin=subprocess.PIPE,

@@ -2,16 +2,21 @@
 
 Any MCP client (an IDE, another agent) sees four tools - ``search``,
 ``describe``, ``execute``, ``batch`` - which call the skill gateway, and the
-resources of every :class:`ResourceProvider` (sessions and transcripts now).
-``sylk mcp serve`` runs :func:`serve_stdio` on an open Engine.
+resources of every :class:`ResourceProvider`: sessions and transcripts, and
+whatever skill owners register as registry resources. One client connection is
+one caller: its context (session id, write permission) is fixed when the server
+is built, so ops unveiled by guidance stay unveiled for that client.
+``sylk mcp serve`` runs :func:`serve_engine` on an open Engine.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import json
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import mcp_types
@@ -30,8 +35,13 @@ from backend.mcp.ports import (
     ResourceProvider,
     SearchArgs,
 )
+from backend.mcp.registry_resources import RegistryResources
 from backend.mcp.session_resources import SessionResources
+from backend.mcp.session_skills import session_skills
+from backend.skills.envelopes import Envelope, new_trace_id
+from backend.skills.gateway import Gateway
 from backend.skills.models import SkillContext
+from backend.skills.registry import Registry
 
 if TYPE_CHECKING:
     from backend.engine import Engine
@@ -43,26 +53,32 @@ INSTRUCTIONS = (
     "Sylk's operations are not listed one by one. Use `search` to find ops by what they "
     "do, `describe` to read an op's parameters, then `execute` it (or `batch` several). "
     "Results may carry guidance naming a next op. Sessions and their transcripts are "
-    "resources under sylk://sessions."
+    "resources under sylk://sessions; other indexed content under sylk://ops."
 )
 
-Verb = Callable[[GatewayPort, SkillContext, Any], Awaitable[Any]]
+Verb = Callable[[GatewayPort, SkillContext, Any], Any]
+
+
+async def _settled(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
 
 
 async def _search(gateway: GatewayPort, ctx: SkillContext, a: SearchArgs) -> Any:
-    return await gateway.search(ctx, a.query, limit=a.limit)
+    return await _settled(gateway.search(ctx, a.query, a.domain, a.limit))
 
 
 async def _describe(gateway: GatewayPort, ctx: SkillContext, a: DescribeArgs) -> Any:
-    return await gateway.describe(ctx, a.op, detail=a.detail)
+    return await _settled(gateway.describe(ctx, a.op, a.level))
 
 
 async def _execute(gateway: GatewayPort, ctx: SkillContext, a: ExecuteArgs) -> Any:
-    return await gateway.execute(ctx, a.op, a.args, dry_run=a.dry_run)
+    call = gateway.execute(ctx, a.op, a.args, dry_run=a.dry_run, idempotency_key=a.idempotency_key)
+    return await _settled(call)
 
 
 async def _batch(gateway: GatewayPort, ctx: SkillContext, a: BatchArgs) -> Any:
-    return await gateway.batch(ctx, [call.model_dump() for call in a.calls])
+    calls = [call.model_dump(exclude_unset=True) for call in a.calls]
+    return await _settled(gateway.batch(ctx, calls))
 
 
 # name -> (arguments model, handler, read-only, description)
@@ -71,25 +87,27 @@ VERBS: dict[str, tuple[type[BaseModel], Verb, bool, str]] = {
         SearchArgs,
         _search,
         True,
-        "Find Sylk operations by what they do. Returns op names with one-line summaries.",
+        "Find Sylk operations by meaning. Returns ranked ops with one-line summaries.",
     ),
     "describe": (
         DescribeArgs,
         _describe,
         True,
-        "Show one operation: what it does, its parameters (JSON Schema), examples, policy.",
+        "Help for an op (level summary|schema|full) or, for a prefix, every op in that group; "
+        "'' lists the domains.",
     ),
     "execute": (
         ExecuteArgs,
         _execute,
         False,
-        "Run one operation with its arguments. Errors name the fix and the op to describe.",
+        "Run an op with args. Returns {ok, result, guidance, meta} or {ok: false, error} "
+        "with a help path. Guidance names the next ops to use.",
     ),
     "batch": (
         BatchArgs,
         _batch,
         False,
-        "Run several operations in order, in one round trip; each result is reported.",
+        "Several search/describe/execute calls in one round trip, results in order.",
     ),
 }
 
@@ -109,7 +127,11 @@ def verb_tools() -> list[mcp_types.Tool]:
 
 
 def _as_result(value: Any, *, is_error: bool = False) -> mcp_types.CallToolResult:
-    data = to_jsonable_python(value, fallback=str)
+    if isinstance(value, Envelope):
+        data: Any = value.to_model()
+        is_error = is_error or not value.ok
+    else:
+        data = to_jsonable_python(value, fallback=str)
     # Through protocol 2025-11-25 structured content must be an object.
     structured = data if isinstance(data, dict) else {"result": data}
     text = data if isinstance(data, str) else json.dumps(data, indent=1, ensure_ascii=False)
@@ -178,15 +200,7 @@ class SylkMcpServer:
                 for e in exc.errors(include_input=False)
             )
             return _error("VALIDATION_ERROR", problems, f"see the input schema of {params.name!r}")
-        ctx = SkillContext(
-            session_id=self.context.session_id,
-            agent=self.context.agent,
-            workspace=self.context.workspace,
-            scopes=self.context.scopes,
-            can_write=self.context.can_write,
-            trace_id=uuid.uuid4().hex[:16],
-            extra=dict(self.context.extra),
-        )
+        ctx = dataclasses.replace(self.context, trace_id=new_trace_id())
         try:
             return _as_result(await verb(self.gateway, ctx, args))
         except SylkError as exc:
@@ -227,19 +241,26 @@ async def serve_stdio(server: Server[Any]) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-async def serve_engine(
-    engine: Engine, *, gateway: GatewayPort | None = None, can_write: bool = False
-) -> None:
-    """Serve ``engine`` over stdio until the client closes stdin. Without a
-    gateway, the interim one serves the session ops."""
-    from backend.mcp.interim_gateway import InterimGateway, session_skills
+def engine_gateway(engine: Engine) -> Gateway:
+    """A gateway for ``sylk mcp serve`` until the engine owns one: the session ops."""
+    registry = Registry()
+    registry.register_all(session_skills(engine.archive))
+    return Gateway(registry)
 
+
+async def serve_engine(
+    engine: Engine, *, gateway: Gateway | None = None, can_write: bool = False
+) -> None:
+    """Serve ``engine`` over stdio until the client closes stdin."""
     context = SkillContext(
         session_id=f"mcp-{uuid.uuid4().hex[:12]}",
         agent="mcp-client",
         workspace=engine.config.workspace,
         can_write=can_write,
     )
-    gateway = gateway or InterimGateway(session_skills(engine.archive))
-    providers = [SessionResources(engine.archive)]
+    gateway = gateway or engine_gateway(engine)
+    providers: list[ResourceProvider] = [
+        SessionResources(engine.archive),
+        RegistryResources(gateway, context),
+    ]
     await serve_stdio(SylkMcpServer(gateway, context, providers).build())

@@ -13,7 +13,7 @@ the arguments on untouched.
 from __future__ import annotations
 
 import copy
-import logging
+import re
 from typing import Any, ClassVar, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -24,11 +24,12 @@ from pydantic.json_schema import (
 )
 
 from backend.mcp.client import McpHub, McpTool
+from backend.mcp.errors import McpError, McpServerDownError, McpTimeoutError, McpToolError
+from backend.skills.envelopes import ErrorCode, SkillError
 from backend.skills.models import OpKind, Skill, SkillContext, SkillResult, SkillTier
 
-log = logging.getLogger(__name__)
-
 MCP_AGENT = "mcp"
+INVALID_PARAMS = -32602  # JSON-RPC's code, spelled here so the SDK need not load
 
 
 class McpToolParams(BaseModel):
@@ -66,7 +67,7 @@ class McpToolParams(BaseModel):
 
 
 def params_model(tool: McpTool) -> type[McpToolParams]:
-    name = "".join(part.capitalize() for part in tool.op.replace("-", "_").split(".")) + "Params"
+    name = "".join(part.capitalize() for part in re.split(r"[._-]", tool.op)) + "Params"
     doc = f"Arguments of MCP tool {tool.name!r}."
     model = cast(type[McpToolParams], type(name, (McpToolParams,), {"__doc__": doc}))
     model.raw_schema = copy.deepcopy(tool.input_schema)
@@ -90,9 +91,28 @@ def _schema_problem(schema: dict[str, Any], data: dict[str, Any]) -> str | None:
     return f"{where}: {error.message}" if where else str(error.message)
 
 
+def as_skill_error(op: str, exc: McpError) -> SkillError:
+    """The gateway's typed error for an MCP failure; ``details.reason`` says which kind."""
+    code, reason = ErrorCode.INTERNAL, "mcp_error"
+    details: dict[str, Any] = {"server": exc.server}
+    if isinstance(exc, McpToolError):
+        reason = "mcp_tool_error"
+        if exc.code == INVALID_PARAMS:
+            code = ErrorCode.VALIDATION_ERROR
+    elif isinstance(exc, McpTimeoutError):
+        reason, details["timeout_s"] = "mcp_timeout", exc.timeout_s
+    elif isinstance(exc, McpServerDownError):
+        reason, details["returncode"] = "mcp_server_down", exc.returncode
+    details["reason"] = reason
+    return SkillError(code, str(exc), details=details, help_path=op)
+
+
 def tool_skill(hub: McpHub, tool: McpTool) -> Skill:
     async def handler(_ctx: SkillContext, params: McpToolParams) -> SkillResult:
-        outcome = await hub.call(tool.op, params.arguments())
+        try:
+            outcome = await hub.call_tool(tool.server, tool.name, params.arguments())
+        except McpError as exc:
+            raise as_skill_error(tool.op, exc) from exc
         return SkillResult(result=outcome.value())
 
     description = tool.description.strip() or f"Tool {tool.name!r} of MCP server {tool.server!r}."

@@ -19,11 +19,12 @@ Direct op tools for write ops accept two extra optional arguments,
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from backend.agents.tools import ToolOutcome
 from backend.llm.types import ChatRequest, TextBlock, ToolCall, ToolSpec
@@ -60,7 +61,9 @@ class _Search(BaseModel):
 class _Describe(BaseModel):
     model_config = ConfigDict(extra="forbid")
     op: str = Field(
-        default="", description="an op, a group prefix ('librarian.code'), or '' for all"
+        default="",
+        validation_alias=AliasChoices("op", "path"),
+        description="an op, a group prefix ('librarian.code'), or '' for all",
     )
     level: Literal["summary", "schema", "full"] = "summary"
 
@@ -138,10 +141,7 @@ class GatewayToolExecutor:
         return {tool_name(op): op for op in ops}
 
     def specs(self) -> list[ToolSpec]:
-        specs = [
-            ToolSpec(name=verb, description=desc, input_schema=model.model_json_schema())
-            for verb, (model, desc) in _VERB_SPECS.items()
-        ]
+        specs = list(_verb_specs())
         for name, op in self._op_tools().items():
             skill = self.gateway.registry.require(op)
             specs.append(
@@ -163,6 +163,8 @@ class GatewayToolExecutor:
             for m in request.messages
             if m.role == "user" and any(isinstance(b, TextBlock) for b in m.content)
         ]
+        if len(turns) < self._turns_seen:  # history was trimmed: the last turn is new
+            self._turns_seen = max(0, len(turns) - 1)
         for text in turns[self._turns_seen :]:
             self.observe(text)
         self._turns_seen = len(turns)
@@ -228,6 +230,14 @@ class GatewayToolExecutor:
             if dotted in self.gateway.registry:
                 return dotted
         return op
+
+
+@functools.cache
+def _verb_specs() -> tuple[ToolSpec, ...]:
+    return tuple(
+        ToolSpec(name=verb, description=desc, input_schema=model.model_json_schema())
+        for verb, (model, desc) in _VERB_SPECS.items()
+    )
 
 
 def _describe(skill: Skill) -> str:

@@ -41,7 +41,12 @@ from backend.skills.envelopes import (
     new_trace_id,
 )
 from backend.skills.gateway_batch import run_batch
-from backend.skills.handlers import DRY_RUN_KEY, IDEMPOTENCY_KEY, handler_supports_dry_run
+from backend.skills.handlers import (
+    DRY_RUN_KEY,
+    IDEMPOTENCY_KEY,
+    handler_supports_dry_run,
+    is_not_available,
+)
 from backend.skills.help import LEVELS, directory_doc, op_doc, resource_doc, root_doc
 from backend.skills.hooks import HookRegistry, Rejection, ToolCallData
 from backend.skills.hooks_builtin import core_tool_hooks, field_errors
@@ -118,8 +123,9 @@ class Gateway:
     def suggestions(self, name: str, ctx: SkillContext, limit: int = 5) -> list[str]:
         """Ops the caller may have meant: close spellings first, then BM25 on the name."""
         names = [s.op for s in self.registry if self.offered(s.op, ctx)]
+        known = set(names)
         close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
-        ranked = self.index.search(name, limit=limit, include=lambda k: k in names)
+        ranked = self.index.search(name, limit=limit, include=known.__contains__)
         out = list(dict.fromkeys([*close, *(op for op, _ in ranked)]))
         return out[:limit]
 
@@ -309,7 +315,9 @@ class Gateway:
             data.result = result
         data.latency_ms = _since(start)
         data = await self.hooks.run_post_tool(data)
-        meta = Meta(trace_id=ctx.trace_id, latency_ms=_since(start), dry_run=dry)
+        meta = Meta(trace_id=ctx.trace_id, latency_ms=_since(start))
+        if skill.kind is OpKind.WRITE:
+            meta.dry_run = dry
         meta.warnings.extend(data.warnings)
         if data.annotations:
             meta.warnings.extend(f"{k}: {v}" for k, v in data.annotations.items())
@@ -324,7 +332,8 @@ class Gateway:
     async def _call(
         self, skill: Skill, ctx: SkillContext, params: BaseModel, dry: bool
     ) -> SkillResult:
-        if dry and not handler_supports_dry_run(skill.handler):
+        acts = not is_not_available(skill.handler)  # a not-available handler just says so
+        if dry and acts and not handler_supports_dry_run(skill.handler):
             return SkillResult(
                 result={
                     "dry_run": True,
@@ -365,16 +374,17 @@ class Gateway:
         return ErrorInfo(code=code, message=str(exc), details={"reason": reason}, help_path=op)
 
     def _guidance(self, skill: Skill, result: SkillResult, ctx: SkillContext) -> list[Guidance]:
-        """Static + conditional guidance the caller may follow; naming an op unveils it."""
-        kept: list[Guidance] = []
-        seen: set[tuple[str, str]] = set()
+        """Static + conditional guidance the caller may follow; naming an op unveils it.
+
+        One entry per op: a handler's (conditional) entry replaces the static one.
+        """
+        kept: dict[str, Guidance] = {}
         for item in [*skill.guidance, *result.guidance]:
-            if (item.op, item.prose) in seen or not self.registry.allowed(item.op, ctx):
-                continue
-            seen.add((item.op, item.prose))
-            kept.append(item)
-        self.unveil(ctx.session_id, [g.op for g in kept])
-        return kept
+            if self.registry.allowed(item.op, ctx):
+                kept.pop(item.op, None)
+                kept[item.op] = item
+        self.unveil(ctx.session_id, list(kept))
+        return list(kept.values())
 
 
 def _since(start: float) -> float:

@@ -23,6 +23,7 @@ class BatchCall(BaseModel):
     model_config = ConfigDict(extra="forbid")
     verb: Literal["search", "describe", "execute"]
     op: str | None = Field(default=None, description="execute: the op; describe: op or prefix")
+    path: str | None = Field(default=None, description="describe: same as op")
     args: dict[str, Any] = Field(default_factory=dict)
     dry_run: bool | None = None
     idempotency_key: str | None = None
@@ -72,7 +73,7 @@ async def _one(verbs: Verbs, ctx: SkillContext, raw: Any) -> Envelope:
     if call.verb == "search":
         return verbs.search(ctx, call.query or "", call.domain, call.limit)
     if call.verb == "describe":
-        return verbs.describe(ctx, call.op or "", call.level)
+        return verbs.describe(ctx, call.op or call.path or "", call.level)
     if not call.op:
         return failure(
             "batch",

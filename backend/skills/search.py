@@ -22,7 +22,7 @@ import heapq
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from backend.skills.text import tokenize
@@ -45,7 +45,7 @@ DEFAULT_WEIGHTS: Mapping[str, float] = {
 class BM25Config:
     k1: float = 1.2
     b: float = 0.75
-    weights: Mapping[str, float] = DEFAULT_WEIGHTS
+    weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
 
 
 class BM25Index:
@@ -59,7 +59,8 @@ class BM25Index:
         self._doc_terms: dict[str, tuple[str, ...]] = {}
         self._groups: dict[str, str | None] = {}
         self._length_sums: list[int] = []
-        self._weights: dict[str, list[tuple[str, float]]] = {}  # lazy, dropped on change
+        self._weights: dict[str, dict[str, float]] = {}  # lazy, dropped on change
+        self._max: dict[str, float] = {}  # term -> its largest weight (MaxScore bound)
 
     def __len__(self) -> int:
         return len(self._lengths)
@@ -102,6 +103,7 @@ class BM25Index:
         self._doc_terms[doc_id] = tuple({t for _, c in counted for t in c})
         self._groups[doc_id] = group
         self._weights.clear()
+        self._max.clear()
 
     def remove(self, doc_id: str) -> bool:
         lengths = self._lengths.pop(doc_id, None)
@@ -116,16 +118,18 @@ class BM25Index:
                 del self._postings[term]
         del self._groups[doc_id]
         self._weights.clear()
+        self._max.clear()
         return True
 
-    def _term_weights(self, term: str) -> list[tuple[str, float]]:
+    def _term_weights(self, term: str) -> dict[str, float]:
         cached = self._weights.get(term)
         if cached is not None:
             return cached
         docs = self._postings.get(term)
         if not docs:
-            self._weights[term] = []
-            return []
+            self._weights[term] = {}
+            self._max[term] = 0.0
+            return {}
         n = len(self._lengths)
         k1, b = self.config.k1, self.config.b
         idf = math.log(1.0 + (n - len(docs) + 0.5) / (len(docs) + 0.5))
@@ -133,15 +137,16 @@ class BM25Index:
             (slot, self.config.weights.get(name, 1.0), (self._length_sums[slot] / n) or 1.0)
             for name, slot in self._fields.items()
         ]
-        out: list[tuple[str, float]] = []
+        out: dict[str, float] = {}
         for doc_id, tfs in docs.items():
             lengths = self._lengths[doc_id]
             tf = 0.0
             for slot, weight, avg in slots:
                 if tfs[slot]:
                     tf += weight * tfs[slot] / (1.0 - b + b * lengths[slot] / avg)
-            out.append((doc_id, idf * tf / (k1 + tf)))
+            out[doc_id] = idf * tf / (k1 + tf)
         self._weights[term] = out
+        self._max[term] = max(out.values())
         return out
 
     def search(
@@ -161,16 +166,67 @@ class BM25Index:
         if limit <= 0:
             return []
         terms = tokenize(query)
+        accepted: dict[str, bool] = {}
+
+        def accept(doc_id: str) -> bool:
+            verdict = accepted.get(doc_id)
+            if verdict is None:
+                verdict = accepted[doc_id] = self._accept(doc_id, domain, include)
+            return verdict
+
         if not terms:
-            return self._first(domain, limit, include)
+            return self._first(limit, accept)
+        scores = self._score(Counter(terms), limit, accept)
+        return self._top(scores, limit, accept) if scores else []
+
+    def _score(
+        self, terms: Counter[str], limit: int, accept: Callable[[str], bool]
+    ) -> dict[str, float]:
+        """Term-at-a-time BM25 with MaxScore pruning.
+
+        Terms are taken from the highest possible contribution down. Once the
+        contributions still to come cannot lift a document not yet seen above
+        the current k-th accepted score, the remaining (common, long) posting
+        lists are only probed for the candidates already found.
+        """
+        lists = []
+        for term, qtf in terms.items():
+            weights = self._term_weights(term)
+            if weights:
+                lists.append((weights, qtf, self._max[term] * qtf))
+        lists.sort(key=lambda item: -item[2])
+        remaining = sum(item[2] for item in lists)
         scores: dict[str, float] = {}
-        get = scores.get
-        for term, qtf in Counter(terms).items():
-            for doc_id, weight in self._term_weights(term):
-                scores[doc_id] = get(doc_id, 0.0) + weight * qtf
-        if not scores:
-            return []
-        return self._top(scores, domain, limit, include)
+        closed = False  # no new document can reach the top any more
+        for weights, qtf, bound in lists:
+            if not closed and scores and len(weights) > 2 * len(scores):
+                theta = self._threshold(scores, limit, accept)
+                if remaining < theta:
+                    closed = True
+                    scores = {d: v for d, v in scores.items() if v + remaining >= theta}
+            remaining -= bound
+            if closed:
+                for doc_id in scores:
+                    weight = weights.get(doc_id)
+                    if weight:
+                        scores[doc_id] += weight * qtf
+            elif not scores:
+                scores = dict(weights) if qtf == 1 else {d: w * qtf for d, w in weights.items()}
+            else:
+                get = scores.get
+                for doc_id, weight in weights.items():
+                    scores[doc_id] = get(doc_id, 0.0) + weight * qtf
+        return scores
+
+    def _threshold(
+        self, scores: dict[str, float], limit: int, accept: Callable[[str], bool]
+    ) -> float:
+        """The k-th best accepted partial score (a lower bound of the final k-th), or 0."""
+        if len(scores) < limit:
+            return 0.0
+        top = heapq.nlargest(limit * 4 + 8, scores, key=scores.__getitem__)
+        kept = [d for d in top if accept(d)]
+        return scores[kept[limit - 1]] if len(kept) >= limit else 0.0
 
     def _accept(
         self, doc_id: str, domain: str | None, include: Callable[[str], bool] | None
@@ -180,33 +236,30 @@ class BM25Index:
         return include is None or include(doc_id)
 
     def _top(
-        self,
-        scores: dict[str, float],
-        domain: str | None,
-        limit: int,
-        include: Callable[[str], bool] | None,
+        self, scores: dict[str, float], limit: int, accept: Callable[[str], bool]
     ) -> list[tuple[str, float]]:
         want = limit * 4 + 8
-        ranked = heapq.nsmallest(want, scores.items(), key=lambda kv: (-kv[1], kv[0]))
-        if len(ranked) < len(scores):
-            picked = [(d, s) for d, s in ranked if self._accept(d, domain, include)]
-            if len(picked) >= limit:
-                return picked[:limit]
-            ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+        if len(scores) > want:
+            # Score-only selection is C-fast; ties are then ordered by id within the window.
+            top = heapq.nlargest(want, scores, key=scores.__getitem__)
+            ranked = sorted(((d, scores[d]) for d in top), key=lambda kv: (-kv[1], kv[0]))
+            picked = [(d, v) for d, v in ranked if accept(d)][:limit]
+            # Exact unless a tie at the window's edge may hide a smaller id.
+            if len(picked) == limit and picked[-1][1] > ranked[-1][1]:
+                return picked
+        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
         picked = []
         for doc_id, score in ranked:
-            if self._accept(doc_id, domain, include):
+            if accept(doc_id):
                 picked.append((doc_id, score))
                 if len(picked) == limit:
                     break
         return picked
 
-    def _first(
-        self, domain: str | None, limit: int, include: Callable[[str], bool] | None
-    ) -> list[tuple[str, float]]:
+    def _first(self, limit: int, accept: Callable[[str], bool]) -> list[tuple[str, float]]:
         picked: list[tuple[str, float]] = []
         for doc_id in sorted(self._lengths):
-            if self._accept(doc_id, domain, include):
+            if accept(doc_id):
                 picked.append((doc_id, 0.0))
                 if len(picked) == limit:
                     break

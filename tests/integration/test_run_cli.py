@@ -38,6 +38,7 @@ def test_streams_an_answer_from_anthropic(
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "Reading.You must remember the milk."
+    assert "→ architect · dsl" in result.stderr  # the route, shown apart from the answer
     listing = subprocess.run(
         [sys.executable, "-m", "sylk_tui", "sessions", "list", "--json",
          "--data-dir", str(data_dir), "--workspace", str(workspace)],

@@ -1,0 +1,116 @@
+"""Every builtin skill of the nine agents, and the defaults an engine needs to use them.
+
+Real handlers: workspace reads, code search, structure, Python dependencies
+and definitions (Librarian, Engineer), file write/edit and shell (Engineer),
+test runs (Tester), ``guide.help.show``, and the Engineer's consult ops (they
+answer with cross-domain guidance). Guide routing/status and ``session.*`` run
+the callables the engine passes in :class:`GuideWiring`. Everything else is
+declared in full and fails honestly as not available (see
+:mod:`backend.skills.handlers`).
+
+Suggested rights (:func:`agent_context`): the Engineer and Tester hold the
+``shell`` scope; the Archivalist holds ``history.cross_session``; agents whose
+role is to change things may write.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from backend.skills.builtin_engineer import engineer_skills
+from backend.skills.builtin_guide import GuideWiring, guide_skills
+from backend.skills.builtin_knowledge import academic_skills, archivalist_skills
+from backend.skills.builtin_librarian import librarian_skills
+from backend.skills.builtin_teams import (
+    architect_skills,
+    inspector_skills,
+    orchestrator_skills,
+    tester_skills,
+)
+from backend.skills.contextual import ContextTracker
+from backend.skills.gateway import Gateway
+from backend.skills.hooks import HookRegistry
+from backend.skills.models import Skill, SkillContext
+from backend.skills.registry import Registry
+
+AGENTS = (
+    "guide", "architect", "orchestrator", "engineer", "librarian", "archivalist", "academic",
+    "inspector", "tester",
+)  # fmt: skip
+
+DOMAINS = {
+    "guide": "Routing messages to agents, intent classification, help and system status",
+    "session": "Sessions: list, switch, and your session's private context",
+    "architect": "Planning: implementation plans (task DAGs), approvals, clarifications",
+    "orchestrator": "Executing plans: running task DAGs and dispatching tasks",
+    "engineer": "Doing the work: read, write and edit files, run shell commands",
+    "librarian": "The local codebase: search code, read and list files, structure, imports",
+    "archivalist": "History: decisions, patterns and failures recorded across sessions",
+    "academic": "External knowledge: research, comparisons, best practices, sources",
+    "inspector": "Validation: requirement checks, style, deep analysis, issue reports",
+    "tester": "Testing: run tests, plan tests, analyse failures, coverage",
+}
+
+_SCOPES: dict[str, frozenset[str]] = {
+    "engineer": frozenset({"shell"}),
+    "tester": frozenset({"shell"}),
+    "archivalist": frozenset({"history.cross_session"}),
+}
+_WRITERS = frozenset({"engineer", "tester", "architect", "orchestrator", "archivalist", "guide"})
+
+
+def builtin_skills(registry: Registry, wiring: GuideWiring | None = None) -> list[Skill]:
+    return [
+        *guide_skills(registry, wiring),
+        *architect_skills(),
+        *orchestrator_skills(),
+        *engineer_skills(),
+        *librarian_skills(),
+        *archivalist_skills(),
+        *academic_skills(),
+        *inspector_skills(),
+        *tester_skills(),
+    ]
+
+
+def register_builtins(
+    registry: Registry | None = None, *, wiring: GuideWiring | None = None
+) -> Registry:
+    registry = registry if registry is not None else Registry()
+    for name, description in DOMAINS.items():
+        registry.define_domain(name, description=description)
+    registry.register_all(builtin_skills(registry, wiring))
+    return registry
+
+
+def default_scopes(agent: str) -> frozenset[str]:
+    return _SCOPES.get(agent, frozenset())
+
+
+def default_can_write(agent: str) -> bool:
+    return agent in _WRITERS
+
+
+def agent_context(agent: str, session_id: str, workspace: Path, **overrides: Any) -> SkillContext:
+    """A context with the suggested rights for ``agent`` (override any field)."""
+    fields: dict[str, Any] = {
+        "session_id": session_id,
+        "agent": agent,
+        "workspace": workspace,
+        "scopes": default_scopes(agent),
+        "can_write": default_can_write(agent),
+    }
+    fields.update(overrides)
+    return SkillContext(**fields)
+
+
+def build_gateway(
+    *,
+    wiring: GuideWiring | None = None,
+    hooks: HookRegistry | None = None,
+    window: int = 3,
+) -> Gateway:
+    """A gateway over a fresh registry holding every builtin, with a context tracker."""
+    registry = register_builtins(wiring=wiring)
+    return Gateway(registry, hooks, context_tracker=ContextTracker(registry, window=window))

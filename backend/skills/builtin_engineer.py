@@ -1,0 +1,159 @@
+"""The Engineer's skills: real file reads, writes, edits and shell commands in the workspace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from backend.skills import workspace_read_ops as reads
+from backend.skills import workspace_write_ops as writes
+from backend.skills.builtin_base import CONTEXTUAL, CORE, WRITE, Params, declare
+from backend.skills.models import Guidance, Policy, Skill, SkillContext, SkillResult
+
+AGENT = "engineer"
+ORCHESTRATOR = "the Orchestrator (DAG execution and task hand-off)"
+
+
+class TaskParams(Params):
+    task_id: str
+    instructions: str | None = None
+
+
+class CompleteParams(Params):
+    result: str
+    files_modified: list[str] = Field(default_factory=list)
+
+
+class HelpParams(Params):
+    question: str
+    context: str | None = None
+
+
+class ConsultParams(Params):
+    question: str = Field(min_length=1)
+
+
+_CONSULT: dict[str, list[tuple[str, str]]] = {
+    "librarian": [
+        ("librarian.code.search", "Search the codebase for the names in your question"),
+        ("librarian.code.context", "Show where a symbol is defined"),
+        ("librarian.code.structure", "See how the codebase is organised"),
+    ],
+    "archivalist": [
+        ("archivalist.chronicle.query", "Look up past decisions, patterns and failures"),
+    ],
+    "academic": [
+        ("academic.research.best_practices", "Find recommended practice for the topic"),
+    ],
+}
+
+
+def _consult(agent: str) -> Any:
+    async def handler(ctx: SkillContext, p: ConsultParams) -> SkillResult:
+        return SkillResult(
+            result={"consult": agent, "question": p.question,
+                    "how": f"the {agent.title()} answers through the ops in guidance"},
+            guidance=[Guidance(op=op, prose=prose) for op, prose in _CONSULT[agent]],
+        )  # fmt: skip
+
+    handler.__name__ = f"consult_{agent}"
+    return handler
+
+
+def engineer_skills() -> list[Skill]:
+    return [
+        declare(
+            "engineer.file.read", AGENT, "Read a file's contents, optionally a line range.",
+            reads.ReadFileParams, reads.read_file, tier=CORE,
+            tags=("read", "view", "show", "cat", "file", "open"),
+            examples=[("read a module", {"path": "src/app.py"}),
+                      ("read part of a file", {"path": "src/app.py", "start_line": 1,
+                                               "end_line": 50})],
+        ),
+        declare(
+            "engineer.file.edit", AGENT,
+            "Edit an existing file by replacing exact text (search/replace). Shows a diff; "
+            "a dry run unless dry_run is false.",
+            writes.EditFileParams, writes.edit_file, kind=WRITE, destructive=True, tier=CORE,
+            tags=("edit", "modify", "change", "update", "replace", "patch", "fix"),
+            examples=[("rename a function call",
+                       {"path": "src/app.py", "old_content": "old_name(",
+                        "new_content": "new_name("})],
+            policy=Policy(
+                do=["read the file first and copy old_content exactly",
+                    "preview (default dry run), then apply with dry_run=false"],
+                dont=["use it to create files: use engineer.file.write"],
+                edge_cases=["old_content found several times: add surrounding lines or set "
+                            "replace_all"],
+            ),
+        ),
+        declare(
+            "engineer.file.write", AGENT,
+            "Write content to a file in the workspace (creates it, or overwrites it).",
+            writes.WriteFileParams, writes.write_file, kind=WRITE, tier=CORE,
+            tags=("write", "create", "save", "new file", "overwrite"),
+            examples=[("create a new module", {"path": "src/util.py", "content": "X = 1\n"})],
+            policy=Policy(dont=["overwrite a file you have not read: edit it instead"]),
+        ),
+        declare(
+            "engineer.shell.run", AGENT,
+            "Execute a shell command in the workspace with a timeout; returns exit code, stdout "
+            "and stderr. A dry run unless dry_run is false.",
+            writes.RunCommandParams, writes.run_command, kind=WRITE, destructive=True, tier=CORE,
+            scopes=("shell",), tags=("run", "execute", "shell", "bash", "command", "terminal"),
+            examples=[("list a directory", {"command": "ls -la"}),
+                      ("run the linter", {"command": "ruff check .", "timeout_s": 120})],
+            policy=Policy(
+                do=["prefer read ops to shell for reading files"],
+                dont=["start servers or anything that never exits"],
+                edge_cases=["on timeout the whole process group is killed"],
+            ),
+            notes=("environment variables that look like credentials are not passed on",),
+        ),
+        declare(
+            "engineer.task.execute", AGENT, "Execute an assigned task from the plan.",
+            TaskParams, provider=ORCHESTRATOR, tier=CORE,
+            tags=("task", "execute", "implement", "do", "code"),
+            examples=[("start task t1", {"task_id": "t1"})],
+            guidance=[("engineer.task.complete", "Signal completion when the task is done")],
+        ),
+        declare(
+            "engineer.help.request", AGENT,
+            "Request clarification via the Orchestrator (it reaches the user through the "
+            "Architect).",
+            HelpParams, provider=ORCHESTRATOR, tier=CORE,
+            tags=("help", "unclear", "confused", "question", "clarification"),
+            examples=[("ask which API to keep", {"question": "Keep v1 endpoints?"})],
+        ),
+        declare(
+            "engineer.task.complete", AGENT, "Signal task completion with a summary and files.",
+            CompleteParams, provider=ORCHESTRATOR, kind=WRITE, searchable=False,
+            tags=("done", "complete", "finish"),
+            examples=[("report done", {"result": "added tests", "files_modified": ["t.py"]})],
+        ),
+        declare(
+            "engineer.consult.librarian", AGENT,
+            "Query codebase context from the Librarian: where is, how does, existing code.",
+            ConsultParams, _consult("librarian"), tier=CONTEXTUAL,
+            triggers=(r"\bwhere\b", r"\bhow does\b", r"\bfind\b", r"\bexisting\b", r"\bpattern"),
+            tags=("consult", "librarian", "codebase", "where is", "find"),
+            examples=[("where is auth handled", {"question": "where is auth handled?"})],
+        ),
+        declare(
+            "engineer.consult.archivalist", AGENT,
+            "Query historical context from the Archivalist: what was done before.",
+            ConsultParams, _consult("archivalist"), tier=CONTEXTUAL,
+            triggers=(r"\bbefore\b", r"\blast time\b", r"\bprevious", r"\bhistory\b", r"did we"),
+            tags=("consult", "archivalist", "history", "previously"),
+            examples=[("did we try this", {"question": "did we try caching before?"})],
+        ),
+        declare(
+            "engineer.consult.academic", AGENT,
+            "Query research from the Academic: best practice and recommended approaches.",
+            ConsultParams, _consult("academic"), tier=CONTEXTUAL,
+            triggers=(r"best practice", r"\brecommend", r"\bshould\b", r"\bstandard\b"),
+            tags=("consult", "academic", "best practice", "research"),
+            examples=[("recommended retry policy", {"question": "how should we retry?"})],
+        ),
+    ]  # fmt: skip

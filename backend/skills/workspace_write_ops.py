@@ -1,0 +1,216 @@
+"""Workspace ops that change things: write and edit files, run commands and tests.
+
+All honour the dry-run flag (:func:`~backend.skills.handlers.supports_dry_run`):
+a dry run reports what would happen and changes nothing. Files are written
+atomically and only inside the workspace. Commands run in a subprocess (own
+process group, so a timeout kills the whole tree) with the workspace as the
+working directory and an environment stripped of anything that looks like a
+credential.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import difflib
+import os
+import re
+import shlex
+import signal
+import time
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from backend.skills.envelopes import ErrorCode, SkillError
+from backend.skills.handlers import is_dry_run, supports_dry_run
+from backend.skills.models import Guidance, SkillContext, SkillResult
+from backend.workspace.files import Workspace
+
+MAX_OUTPUT = 64 * 1024
+_SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECASE)
+
+
+class _Params(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class WriteFileParams(_Params):
+    path: str = Field(description="file path relative to the workspace root")
+    content: str
+
+
+class EditFileParams(_Params):
+    path: str = Field(description="file path relative to the workspace root")
+    old_content: str = Field(min_length=1, description="exact text to replace")
+    new_content: str
+    replace_all: bool = Field(default=False, description="replace every occurrence")
+
+
+class RunCommandParams(_Params):
+    command: str = Field(min_length=1, description="a shell command line")
+    cwd: str = Field(default=".", description="working directory inside the workspace")
+    timeout_s: float = Field(default=60.0, gt=0, le=1800)
+
+
+class RunTestsParams(_Params):
+    command: str = Field(default="python -m pytest -q", description="the test command")
+    paths: list[str] = Field(default_factory=list, description="test files or directories")
+    timeout_s: float = Field(default=600.0, gt=0, le=3600)
+
+
+def _diff(path: str, before: str, after: str) -> str:
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{path}", f"b/{path}"
+    )
+    text = "".join(lines)
+    return text if len(text) <= MAX_OUTPUT else text[:MAX_OUTPUT] + "\n… (diff truncated)"
+
+
+@supports_dry_run
+async def write_file(ctx: SkillContext, p: WriteFileParams) -> SkillResult:
+    ws = Workspace(ctx.workspace)
+    real = ws.resolve(p.path)
+    rel = ws.relative(real)
+    if real.is_dir():
+        raise SkillError(ErrorCode.VALIDATION_ERROR, f"{p.path!r} is a directory")
+    created = not real.exists()
+    size = len(p.content.encode())
+    if is_dry_run(ctx):
+        action = "create" if created else "overwrite"
+        return SkillResult(result={"dry_run": True, "would": action, "path": rel, "bytes": size})
+    await asyncio.to_thread(ws.write_text, p.path, p.content)
+    return SkillResult(result={"path": rel, "bytes": size, "created": created})
+
+
+@supports_dry_run
+async def edit_file(ctx: SkillContext, p: EditFileParams) -> SkillResult:
+    ws = Workspace(ctx.workspace)
+    real = ws.resolve(p.path)
+    rel = ws.relative(real)
+    if not real.is_file():
+        raise SkillError(ErrorCode.NOT_FOUND, f"{p.path!r} is not a file in the workspace")
+    before = await asyncio.to_thread(real.read_text, encoding="utf-8")
+    count = before.count(p.old_content)
+    if count == 0:
+        raise SkillError(
+            ErrorCode.VALIDATION_ERROR,
+            f"old_content does not occur in {rel}",
+            details={"reason": "no_match", "field_errors": [
+                {"field": "old_content", "message": "not found in the file"}]},
+        )  # fmt: skip
+    if count > 1 and not p.replace_all:
+        raise SkillError(
+            ErrorCode.CONFLICT,
+            f"old_content occurs {count} times in {rel}; add context or set replace_all",
+            details={"reason": "ambiguous", "occurrences": count},
+        )
+    after = before.replace(p.old_content, p.new_content, -1 if p.replace_all else 1)
+    diff = _diff(rel, before, after)
+    replaced = count if p.replace_all else 1
+    if is_dry_run(ctx):
+        return SkillResult(
+            result={"dry_run": True, "path": rel, "replacements": replaced, "diff": diff},
+            guidance=[
+                Guidance(
+                    op="engineer.file.edit",
+                    prose="Apply this edit by calling again with dry_run=false",
+                    args=p.model_dump(),
+                )
+            ],
+        )
+    await asyncio.to_thread(ws.write_text, p.path, after)
+    return SkillResult(result={"path": rel, "replacements": replaced, "diff": diff})
+
+
+def child_env() -> dict[str, str]:
+    """The parent's environment minus anything that looks like a credential."""
+    return {k: v for k, v in os.environ.items() if not _SECRET_ENV.search(k)}
+
+
+async def _drain(stream: asyncio.StreamReader | None, sink: bytearray) -> None:
+    if stream is None:
+        return
+    while chunk := await stream.read(65536):
+        sink.extend(chunk)
+        if len(sink) > MAX_OUTPUT:
+            del sink[: len(sink) - MAX_OUTPUT]
+
+
+def _text(buf: bytearray) -> str:
+    return buf.decode("utf-8", errors="replace")
+
+
+async def run_command_line(
+    ws: Workspace, command: str, cwd: str, timeout_s: float
+) -> dict[str, Any]:
+    """Run ``command`` with a shell; on timeout kill its process group and raise."""
+    directory = ws.resolve(cwd)
+    if not directory.is_dir():
+        raise SkillError(ErrorCode.NOT_FOUND, f"{cwd!r} is not a directory in the workspace")
+    started = time.perf_counter()
+    proc = await asyncio.create_subprocess_shell(
+        command,
+        cwd=directory,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=child_env(),
+        start_new_session=True,
+    )
+    out, err = bytearray(), bytearray()
+    readers = asyncio.gather(_drain(proc.stdout, out), _drain(proc.stderr, err))
+    try:
+        await asyncio.wait_for(asyncio.shield(readers), timeout_s)
+        code = await proc.wait()
+    except (TimeoutError, asyncio.CancelledError) as exc:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        await proc.wait()
+        readers.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await readers
+        if isinstance(exc, asyncio.CancelledError):
+            raise
+        raise SkillError(
+            ErrorCode.INTERNAL,
+            f"command timed out after {timeout_s:g}s and was killed",
+            details={"reason": "timeout", "timeout_s": timeout_s,
+                     "stdout": _text(out), "stderr": _text(err)},
+        ) from None  # fmt: skip
+    return {
+        "command": command,
+        "exit_code": code,
+        "stdout": _text(out),
+        "stderr": _text(err),
+        "duration_ms": round((time.perf_counter() - started) * 1000.0, 1),
+    }
+
+
+@supports_dry_run
+async def run_command(ctx: SkillContext, p: RunCommandParams) -> SkillResult:
+    ws = Workspace(ctx.workspace)
+    if is_dry_run(ctx):
+        rel = ws.relative(ws.resolve(p.cwd))
+        return SkillResult(result={"dry_run": True, "would_run": p.command, "cwd": rel})
+    result = await run_command_line(ws, p.command, p.cwd, p.timeout_s)
+    warnings = [f"exit code {result['exit_code']}"] if result["exit_code"] else []
+    return SkillResult(result=result, warnings=warnings)
+
+
+@supports_dry_run
+async def run_tests(ctx: SkillContext, p: RunTestsParams) -> SkillResult:
+    ws = Workspace(ctx.workspace)
+    for path in p.paths:
+        ws.resolve(path)  # confined, like everything else
+    command = " ".join([p.command, *(shlex.quote(path) for path in p.paths)])
+    if is_dry_run(ctx):
+        return SkillResult(result={"dry_run": True, "would_run": command})
+    result = await run_command_line(ws, command, ".", p.timeout_s)
+    result["passed"] = result["exit_code"] == 0
+    guidance = []
+    if not result["passed"]:
+        guidance.append(
+            Guidance(op="librarian.code.search", prose="Find the code a failing test exercises")
+        )
+    return SkillResult(result=result, guidance=guidance)

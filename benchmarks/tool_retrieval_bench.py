@@ -1,0 +1,386 @@
+"""Tool retrieval on MetaTool: Sylk's skill search against a plain bm25s baseline.
+
+Every tool becomes a searchable Sylk op (``metatool.<id>``, the data's description, a
+no-op parameter model and handler); every query goes through the gateway's ``search``
+(limit 10, no domain) and is scored against its gold tools. The baseline is bm25s with
+its defaults (lower-casing, ``\\w\\w+`` tokens, English stop words, no stemmer, k1 1.5,
+b 0.75) over the same tools, twice: over ``name + description`` with the data's names
+(``FinanceTool``), and over ``op words + description`` with the op id split on
+underscores (``finance tool``), which is what our search sees of a name.
+
+"ours_with_builtins" is the same search with Sylk's built-in skills registered beside
+the MetaTool ops (they compete for the top 10, as in a session).
+
+Metrics, averaged over queries: recall@k = |gold in top k| / |gold| (for one gold tool,
+the hit rate), nDCG@10 with binary relevance, and for multi-tool queries also
+all@k = the share of queries with every gold tool in the top k.
+
+    .venv/bin/python benchmarks/tool_retrieval_bench.py --metatool /work/shared/bench/metatool
+    .venv/bin/python benchmarks/tool_retrieval_bench.py --tools T.jsonl --queries Q.jsonl \\
+        [--multi M.jsonl] [--failures 20] [--worst-tools 15] [--k1 2 --b 0.2 --weight name=4]
+
+Prints one JSON object. ``bm25s`` is a benchmark-only dependency.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import platform
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from pydantic import BaseModel, ConfigDict
+
+from backend.skills.models import Skill, SkillContext, SkillResult, SkillTier
+
+ROOT = Path(__file__).resolve().parents[1]
+DOMAIN = "metatool"
+AGENT = "librarian"  # the owner given to the MetaTool ops; it does not affect search
+LIMIT = 10
+KS = (1, 5, 10)
+
+SearchFn = Callable[[str, int], list[str]]
+
+
+class NoParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+async def noop(ctx: SkillContext, params: Any) -> SkillResult:
+    return SkillResult(result=None)
+
+
+def machine() -> dict[str, Any]:
+    cpu = platform.processor() or ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": cpu,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+
+
+def load_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def op_name(tool_id: str) -> str:
+    return f"{DOMAIN}.{tool_id}"
+
+
+def make_skills(tools: Sequence[dict[str, Any]], agent: str = AGENT) -> list[Skill]:
+    return [
+        Skill(
+            op=op_name(t["id"]),
+            agent=agent,
+            description=t["description"],
+            params=NoParams,
+            handler=noop,
+            tier=SkillTier.SPECIALISED,
+            searchable=True,
+        )
+        for t in tools
+    ]
+
+
+# --- The one place that knows Sylk's search API ------------------------------------------
+
+
+def search_config(
+    k1: float | None, b: float | None, weights: Sequence[str]
+) -> tuple[Any, dict[str, Any] | None]:
+    """A ``BM25Config`` from the command line (None: the gateway's default), and its record."""
+    if k1 is None and b is None and not weights:
+        return None, None
+    from backend.skills.search import BM25Config
+
+    default = BM25Config()
+    merged = dict(default.weights)
+    for item in weights:
+        name, _, value = item.partition("=")
+        merged[name.strip()] = float(value)
+    config = BM25Config(
+        k1=default.k1 if k1 is None else k1, b=default.b if b is None else b, weights=merged
+    )
+    return config, {"k1": config.k1, "b": config.b, "weights": dict(config.weights)}
+
+
+def our_search(
+    skills: Sequence[Skill], *, builtins: bool = False, config: Any = None
+) -> tuple[str, SearchFn]:
+    """Register ``skills`` in a fresh registry; return (API used, query -> op names, best first).
+
+    Goes through ``Gateway.search`` as an agent's ``search`` call does (visibility checks,
+    the hit envelope), with a caller that holds no scopes. ``builtins``: register Sylk's
+    built-in skills too, so that they compete with the MetaTool ops as in a real session.
+    """
+    from backend.skills.gateway import Gateway
+    from backend.skills.registry import Registry
+
+    if builtins:
+        from backend.skills.builtin import register_builtins
+
+        registry = register_builtins()
+    else:
+        registry = Registry()
+    registry.register_all(list(skills))
+    gateway = Gateway(registry, search_config=config)
+    ctx = SkillContext(session_id="bench", agent=AGENT, workspace=Path(tempfile.gettempdir()))
+
+    def search(query: str, limit: int) -> list[str]:
+        envelope = gateway.search(ctx, query, None, limit)
+        return [str(hit["op"]) for hit in envelope.result["hits"]]
+
+    return "backend.skills.gateway.Gateway.search", search
+
+
+# -----------------------------------------------------------------------------------------
+
+
+def bm25s_search(texts: Sequence[str], ids: Sequence[str]) -> SearchFn:
+    import bm25s  # type: ignore[import-untyped,unused-ignore]
+
+    retriever = bm25s.BM25()
+    retriever.index(bm25s.tokenize(list(texts), show_progress=False), show_progress=False)
+
+    def search(query: str, limit: int) -> list[str]:
+        tokens = bm25s.tokenize([query], return_ids=False, show_progress=False)
+        if not any(t in retriever.vocab_dict for t in tokens[0]):
+            return []
+        docs, scores = retriever.retrieve(tokens, k=min(limit, len(ids)), show_progress=False)
+        # bm25s fills the top k with arbitrary documents at score 0: they are no match.
+        return [ids[i] for i, s in zip(docs[0], scores[0], strict=True) if s > 0]
+
+    return search
+
+
+def sources_digest() -> str:
+    """A short hash of the search code measured, so that figures can be tied to a version."""
+    digest = hashlib.sha256()
+    for name in ("search.py", "text.py"):
+        path = ROOT / "backend" / "skills" / name
+        if path.exists():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def ndcg(ranked: Sequence[str], gold: set[str], k: int) -> float:
+    dcg = sum(1.0 / math.log2(i + 2) for i, op in enumerate(ranked[:k]) if op in gold)
+    ideal = sum(1.0 / math.log2(i + 2) for i in range(min(len(gold), k)))
+    return dcg / ideal if ideal else 0.0
+
+
+def evaluate(
+    search: SearchFn, queries: Sequence[dict[str, Any]], multi: bool
+) -> tuple[dict[str, Any], list[list[str]]]:
+    sums: dict[str, float] = defaultdict(float)
+    rankings: list[list[str]] = []
+    start = time.perf_counter()
+    for item in queries:
+        ranked = search(item["query"], LIMIT)[:LIMIT]
+        rankings.append(ranked)
+        gold = {op_name(g) for g in item["gold"]}
+        for k in KS:
+            found = len(gold.intersection(ranked[:k]))
+            sums[f"recall@{k}"] += found / len(gold)
+            if multi:
+                sums[f"all@{k}"] += float(found == len(gold))
+        sums["ndcg@10"] += ndcg(ranked, gold, 10)
+        sums["empty"] += float(not ranked)
+    elapsed = time.perf_counter() - start
+    n = len(queries)
+    metrics: dict[str, Any] = {key: round(value / n, 4) for key, value in sums.items()} if n else {}
+    metrics["empty"] = int(sums["empty"])
+    metrics["n"] = n
+    metrics["mean_ms"] = round(elapsed * 1000 / n, 3) if n else None
+    return metrics, rankings
+
+
+def analyse(
+    queries: Sequence[dict[str, Any]],
+    rankings: Sequence[list[str]],
+    failures: int,
+    worst_tools: int,
+) -> dict[str, Any]:
+    """Per-tool recall@5 (worst first), the commonest wrong top-1 per tool, sample misses."""
+    per_tool: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    wrong_top1: dict[str, Counter[str]] = defaultdict(Counter)
+    misses: list[dict[str, Any]] = []
+    for item, ranked in zip(queries, rankings, strict=True):
+        gold = [op_name(g) for g in item["gold"]]
+        for g in gold:
+            per_tool[g][0] += 1
+            per_tool[g][1] += g in ranked[:5]
+            if ranked and ranked[0] not in gold:
+                wrong_top1[g][ranked[0]] += 1
+        if not set(gold).intersection(ranked[:5]) and len(misses) < failures:
+            misses.append({"query": item["query"], "gold": gold, "top5": ranked[:5]})
+    worst = sorted(per_tool.items(), key=lambda kv: (kv[1][1] / kv[1][0], -kv[1][0], kv[0]))
+    return {
+        "worst_tools_recall@5": [
+            {
+                "op": op,
+                "n": n,
+                "recall@5": round(hit / n, 3),
+                "top1_instead": wrong_top1[op].most_common(2),
+            }
+            for op, (n, hit) in worst[:worst_tools]
+        ],
+        "sample_misses@5": misses,
+    }
+
+
+def ratios(ours: dict[str, Any], base: dict[str, Any]) -> dict[str, float | None]:
+    keys = [k for k in ours if k.startswith(("recall@", "ndcg@", "all@"))]
+    return {k: round(ours[k] / base[k], 3) if base.get(k) else None for k in keys}
+
+
+def run(
+    tools_path: Path,
+    queries_path: Path,
+    multi_path: Path | None,
+    *,
+    failures: int,
+    worst_tools: int,
+    convert_summary: dict[str, Any] | None = None,
+    config: tuple[Any, dict[str, Any] | None] = (None, None),
+) -> dict[str, Any]:
+    import bm25s  # type: ignore[import-untyped,unused-ignore]
+
+    tools = load_jsonl(tools_path)
+    sets = {"single": load_jsonl(queries_path)}
+    if multi_path is not None and multi_path.exists():
+        sets["multi"] = load_jsonl(multi_path)
+    op_ids = [op_name(t["id"]) for t in tools]
+
+    baselines: dict[str, SearchFn] = {
+        "bm25s_name_description": bm25s_search(
+            [f"{t['name']} {t['description']}" for t in tools], op_ids
+        ),
+        "bm25s_op_words_description": bm25s_search(
+            [f"{t['id'].replace('_', ' ')} {t['description']}" for t in tools], op_ids
+        ),
+    }
+    out: dict[str, Any] = {
+        "machine": machine(),
+        "packages": {"bm25s": bm25s.__version__},
+        "search_sources_sha256": sources_digest(),
+        "data": {
+            "tools": str(tools_path),
+            "queries": str(queries_path),
+            "multi": str(multi_path) if multi_path else None,
+            "n_tools": len(tools),
+        },
+        "limit": LIMIT,
+    }
+    if convert_summary is not None:
+        out["conversion"] = convert_summary
+
+    ours: SearchFn | None = None
+    ours_builtins: SearchFn | None = None
+    try:
+        start = time.perf_counter()
+        label, ours = our_search(make_skills(tools), config=config[0])
+        out["ours_api"] = label
+        out["ours_search_config"] = config[1] or "default"
+        out["ours_index_s"] = round(time.perf_counter() - start, 3)
+        _, ours_builtins = our_search(make_skills(tools), builtins=True, config=config[0])
+    except ImportError as exc:
+        out.setdefault("ours_api", None)
+        out["ours_unavailable"] = f"{type(exc).__name__}: {exc}"
+
+    for name, queries in sets.items():
+        multi = name == "multi"
+        section: dict[str, Any] = {}
+        for base_name, base in baselines.items():
+            section[base_name], _ = evaluate(base, queries, multi)
+        if ours is not None:
+            section["ours"], rankings = evaluate(ours, queries, multi)
+            for base_name in baselines:
+                section[f"ours_vs_{base_name}"] = ratios(section["ours"], section[base_name])
+            section["analysis"] = analyse(queries, rankings, failures, worst_tools)
+        if ours_builtins is not None:
+            section["ours_with_builtins"], _ = evaluate(ours_builtins, queries, multi)
+        out[name] = section
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tools", type=Path, help="tools.jsonl")
+    parser.add_argument("--queries", type=Path, help="queries.jsonl (single-tool)")
+    parser.add_argument("--multi", type=Path, help="multi-tool queries.jsonl")
+    parser.add_argument(
+        "--metatool", type=Path, help="a MetaTool data folder: convert it, then run on it"
+    )
+    parser.add_argument("--out", type=Path, help="with --metatool: where to write the files")
+    parser.add_argument(
+        "--keep-duplicates", action="store_true", help="with --metatool: one query per CSV row"
+    )
+    parser.add_argument("--k1", type=float, help="BM25 k1 for our search (default: its own)")
+    parser.add_argument("--b", type=float, help="BM25 b for our search (default: its own)")
+    parser.add_argument(
+        "--weight",
+        action="append",
+        default=[],
+        metavar="FIELD=W",
+        help="a field weight for our search, e.g. name=4 (repeatable)",
+    )
+    parser.add_argument("--failures", type=int, default=10, help="sample misses to print")
+    parser.add_argument("--worst-tools", type=int, default=10, help="worst tools to print")
+    args = parser.parse_args(argv)
+    config = search_config(args.k1, args.b, args.weight)
+
+    with tempfile.TemporaryDirectory(prefix="metatool-") as scratch:
+        if args.metatool is not None:
+            from metatool_convert import convert
+
+            out_dir = args.out or Path(scratch)
+            summary = convert(args.metatool, out_dir, args.keep_duplicates)
+            files = summary["files"]
+            result = run(
+                Path(files["tools"]),
+                Path(files["queries"]),
+                Path(files["multi"]),
+                failures=args.failures,
+                worst_tools=args.worst_tools,
+                convert_summary=summary,
+                config=config,
+            )
+        elif args.tools is not None and args.queries is not None:
+            result = run(
+                args.tools,
+                args.queries,
+                args.multi,
+                failures=args.failures,
+                worst_tools=args.worst_tools,
+                config=config,
+            )
+        else:
+            parser.error("give --metatool DIR, or --tools and --queries")
+    json.dump(result, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

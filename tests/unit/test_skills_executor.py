@@ -1,0 +1,132 @@
+"""The gateway as the agent loop's ToolExecutor: the six-tool budget, dispatch, loading."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from backend.llm.types import ChatMessage, ChatOptions, ChatRequest, ToolCall
+from backend.skills.builtin import AGENTS, agent_context, build_gateway
+from backend.skills.executor import MAX_INITIAL_TOOLS, GatewayToolExecutor, tool_name
+from backend.skills.models import SkillTier
+
+TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+ALL_SCOPES = frozenset({"shell", "history.cross_session"})
+
+
+def executor(agent: str, workspace: Path, **ctx: Any) -> GatewayToolExecutor:
+    gateway = build_gateway()
+    return GatewayToolExecutor(gateway, agent_context(agent, "s1", workspace, **ctx))
+
+
+async def call(ex: GatewayToolExecutor, name: str, **arguments: Any) -> dict[str, Any]:
+    outcome = await ex.execute(ToolCall(id="c1", name=name, arguments=arguments))
+    data: dict[str, Any] = json.loads(outcome.content)
+    assert outcome.is_error is (not data["ok"])
+    return data
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_each_agent_first_sees_at_most_six_valid_tools(agent: str, tmp_path: Path) -> None:
+    ex = executor(agent, tmp_path)
+    specs = ex.specs()
+    names = [s.name for s in specs]
+    assert len(specs) <= MAX_INITIAL_TOOLS
+    assert names[:4] == ["search", "describe", "execute", "batch"]
+    assert all(TOOL_NAME.match(n) for n in names) and len(set(names)) == len(names)
+    registry = ex.gateway.registry
+    for op in ex.core_ops():
+        skill = registry.require(op)
+        assert skill.agent == agent and skill.tier is SkillTier.CORE
+
+
+def test_pinned_core_ops_follow_registration_order_and_skip_unavailable(tmp_path: Path) -> None:
+    assert executor("engineer", tmp_path).core_ops() == ["engineer.file.read", "engineer.file.edit"]
+    assert executor("librarian", tmp_path).core_ops() == [
+        "librarian.code.search",
+        "librarian.file.read",
+    ]
+    assert executor("archivalist", tmp_path).core_ops() == []  # nothing real to pin yet
+    assert executor("tester", tmp_path).core_ops() == ["tester.tests.run"]
+    assert executor("tester", tmp_path, scopes=frozenset()).core_ops() == []  # lacks 'shell'
+
+
+def test_tool_names_are_valid_even_for_long_ops() -> None:
+    assert tool_name("engineer.file.read") == "engineer__file__read"
+    long = "a" + ".segment_with_a_long_name" * 5
+    assert TOOL_NAME.match(tool_name(long)) and tool_name(long) != tool_name(long + "x")
+
+
+async def test_every_builtin_op_is_reachable_through_execute(tmp_path: Path) -> None:
+    """Each op's first example runs: real handlers succeed, the rest say not available."""
+    (tmp_path / "README.md").write_text("hello\n")
+    for rel, text in {"src/app.py": "def main():\n    return old_name()\n",
+                      "backend/engine.py": "import os\n"}.items():  # fmt: skip
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    real = 0
+    for agent in AGENTS:
+        ex = executor(agent, tmp_path, scopes=ALL_SCOPES, can_write=True)
+        for skill in ex.gateway.registry:
+            data = await call(ex, "execute", op=skill.op, args=skill.examples[0].args)
+            assert data["op"] == skill.op
+            if data["ok"]:
+                real += 1
+                continue
+            error = data["error"]
+            assert error["code"] == "INTERNAL", (agent, skill.op, error)
+            assert error["details"]["reason"] == "not_available", (skill.op, error)
+            assert "not built" in error["message"] or "not wired" in error["message"]
+    assert real == 9 * 15  # fifteen ops have real handlers today, for every agent
+
+
+async def test_verbs_dispatch_and_bad_input_is_an_error_envelope(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("remember the milk\n")
+    ex = executor("engineer", tmp_path)
+    found = await call(ex, "search", query="read a file")
+    assert found["result"]["hits"][0]["op"] in ("engineer.file.read", "librarian.file.read")
+    described = await call(ex, "describe", op="engineer__file__edit", level="schema")
+    assert described["ok"] and described["result"]["op"] == "engineer.file.edit"
+    by_path = await call(ex, "describe", path="librarian.code")
+    assert by_path["result"]["directory"] and len(by_path["result"]["ops"]) == 5
+    direct = await call(ex, "engineer__file__read", path="notes.txt")
+    assert direct["result"]["content"] == "remember the milk\n"
+    preview = await call(ex, "engineer__file__edit", path="notes.txt", old_content="milk",
+                         new_content="eggs")  # fmt: skip
+    assert preview["result"]["dry_run"] and (tmp_path / "notes.txt").read_text().endswith("milk\n")
+    applied = await call(ex, "engineer__file__edit", path="notes.txt", old_content="milk",
+                         new_content="eggs", dry_run=False)  # fmt: skip
+    assert applied["ok"] and (tmp_path / "notes.txt").read_text() == "remember the eggs\n"
+    batch = await call(ex, "batch", calls=[{"verb": "describe", "op": "librarian"},
+                                           {"verb": "execute", "op": "engineer.file.read",
+                                            "args": {"path": "notes.txt"}}])  # fmt: skip
+    assert [r["ok"] for r in batch["result"]["results"]] == [True, True]
+    bad = await call(ex, "search", limit=3)
+    assert bad["error"]["code"] == "VALIDATION_ERROR"
+    assert bad["error"]["details"]["field_errors"][0]["field"] == "query"
+    unknown = await call(ex, "engineer__file__reed", path="x")
+    assert unknown["error"]["code"] == "NOT_FOUND" and unknown["error"]["suggestions"]
+
+
+async def test_loaded_contextual_skills_become_tools_then_leave(tmp_path: Path) -> None:
+    ex = executor("librarian", tmp_path)
+    before = {s.name for s in ex.specs()}
+
+    def request(*texts: str) -> ChatRequest:
+        return ChatRequest(messages=[ChatMessage.user(t) for t in texts],
+                           options=ChatOptions(model="m"))  # fmt: skip
+
+    amended = ex.prompt_hook(request("which modules import the engine?"))
+    names = {t.name for t in amended.tools}
+    assert names - before == {"librarian__code__dependencies"}
+    again = ex.prompt_hook(request("which modules import the engine?"))  # same turn: no change
+    assert {t.name for t in again.tools} == names
+    later = ex.prompt_hook(request("which modules import the engine?", "ok", "thanks", "bye"))
+    assert {t.name for t in later.tools} == before
+    # Naming an op explicitly loads it too.
+    await call(ex, "describe", op="librarian.code.patterns")
+    assert "librarian__code__patterns" in {s.name for s in ex.specs()}

@@ -1,0 +1,366 @@
+"""The gateway verbs: search visibility, describe, execute envelopes, idempotency, batch."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, ConfigDict, Field
+
+from backend.skills.builtin import agent_context, build_gateway
+from backend.skills.contextual import ContextTracker
+from backend.skills.envelopes import ErrorCode, SkillError
+from backend.skills.gateway import Gateway
+from backend.skills.handlers import is_dry_run, supports_dry_run
+from backend.skills.models import (
+    Guidance,
+    OpKind,
+    Skill,
+    SkillContext,
+    SkillResult,
+    SkillTier,
+)
+from backend.skills.registry import Registry, Resource
+
+
+class Query(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    sql: str = Field(min_length=1)
+    limit: int = Field(default=10, ge=1)
+
+
+class Nap(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    seconds: float = 0.0
+    fail: bool = False
+
+
+class World:
+    """A small registry whose handlers record their calls."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any]] = []
+        self.registry = Registry()
+        self.registry.define_domain("warehouse", description="Data warehouse", scopes=("staff",))
+        add = self.registry.register
+        add(
+            self._skill(
+                "warehouse.analyst.guide",
+                "Teaches how to query the warehouse",
+                guidance=(Guidance(op="warehouse.sql.query", prose="Run SQL"),),
+            )
+        )
+        add(
+            self._skill(
+                "warehouse.sql.query",
+                "Execute SQL against the warehouse",
+                searchable=False,
+                scopes=("sql",),
+                handler=self._query,
+            )
+        )
+        add(
+            self._skill(
+                "warehouse.sql.drop", "Drop a warehouse table", kind=OpKind.WRITE, destructive=True
+            )
+        )
+        add(
+            self._skill(
+                "warehouse.sql.truncate",
+                "Truncate a warehouse table",
+                kind=OpKind.WRITE,
+                destructive=True,
+                handler=self._truncate,
+            )
+        )
+        add(self._skill("logs.activity.user", "User activity logs", searchable=False))
+        add(
+            self._skill(
+                "util.time.nap",
+                "Sleep for a while",
+                params=Nap,
+                handler=self._nap,
+                kind=OpKind.WRITE,
+            )
+        )
+        add(self._skill("util.special.report", "A specialised report", tier=SkillTier.SPECIALISED))
+        add(
+            self._skill(
+                "util.graph.render",
+                "Render a dependency graph picture",
+                tier=SkillTier.CONTEXTUAL,
+                triggers=(r"\bgraph",),
+            )
+        )
+        self.registry.add_resource(
+            Resource(uri="warehouse.sql.query/tables/orders", op="warehouse.sql.query",
+                     name="orders", description="Orders fact table", args={"sql": "select"})
+        )  # fmt: skip
+        self.gateway = Gateway(self.registry, context_tracker=ContextTracker(self.registry))
+
+    def _skill(self, op: str, description: str, **kw: Any) -> Skill:
+        fields: dict[str, Any] = {"op": op, "agent": "analyst", "description": description,
+                                  "params": Query, "handler": self._record(op)}  # fmt: skip
+        fields.update(kw)
+        return Skill(**fields)
+
+    def _record(self, op: str) -> Any:
+        async def handler(ctx: SkillContext, params: Any) -> Any:
+            self.calls.append((op, params))
+            return {"ran": op}
+
+        return handler
+
+    async def _query(self, ctx: SkillContext, params: Query) -> SkillResult:
+        self.calls.append(("warehouse.sql.query", params))
+        guidance = [Guidance(op="logs.activity.user", prose="Check the user's activity")]
+        if "boom" in params.sql:
+            raise SkillError(ErrorCode.CONFLICT, "table is locked", details={"table": "t"})
+        if "crash" in params.sql:
+            raise RuntimeError("driver exploded")
+        return SkillResult(result=[{"n": 1}], guidance=guidance, warnings=["sampled"])
+
+    @supports_dry_run
+    async def _truncate(self, ctx: SkillContext, params: Query) -> dict[str, Any]:
+        self.calls.append(("warehouse.sql.truncate", is_dry_run(ctx)))
+        return {"would_remove_rows": 3} if is_dry_run(ctx) else {"removed_rows": 3}
+
+    async def _nap(self, ctx: SkillContext, params: Nap) -> dict[str, float]:
+        self.calls.append(("util.time.nap", params))
+        await asyncio.sleep(params.seconds)
+        if params.fail:
+            raise RuntimeError("nap failed")
+        return {"slept": params.seconds}
+
+
+def caller(session: str = "s1", scopes: tuple[str, ...] = ("staff", "sql"), **kw: Any) -> Any:
+    return SkillContext(session_id=session, agent="analyst", workspace=Path("."),
+                        scopes=frozenset(scopes), can_write=True, **kw)  # fmt: skip
+
+
+def ops(envelope: Any) -> list[str]:
+    return [hit["op"] for hit in envelope.result["hits"]]
+
+
+async def test_hidden_ops_appear_only_after_guidance_and_only_in_that_session() -> None:
+    world = World()
+    gw = world.gateway
+    assert "warehouse.sql.query" not in ops(gw.search(caller(), "execute sql query"))
+    guide = await gw.execute(caller(), "warehouse.analyst.guide", {"sql": "x"})
+    assert [g.op for g in guide.guidance] == ["warehouse.sql.query"]
+    assert "warehouse.sql.query" in ops(gw.search(caller(), "execute sql query"))
+    assert "warehouse.sql.query" not in ops(gw.search(caller("s2"), "execute sql query"))
+    # Conditional, cross-domain guidance unveils the next hidden op.
+    result = await gw.execute(caller(), "warehouse.sql.query", {"sql": "select 1"})
+    assert result.ok and result.result == [{"n": 1}] and result.meta.warnings == ["sampled"]
+    assert "logs.activity.user" in ops(gw.search(caller(), "user activity logs"))
+    gw.forget_session("s1")
+    assert "logs.activity.user" not in ops(gw.search(caller(), "user activity logs"))
+
+
+async def test_ops_and_resources_without_scopes_are_not_offered() -> None:
+    world = World()
+    gw = world.gateway
+    await gw.execute(caller(), "warehouse.analyst.guide", {"sql": "x"})
+    hits = gw.search(caller(), "orders table").result["hits"]
+    assert hits[0]["op"] == "warehouse.sql.query/tables/orders" and hits[0]["kind"] == "resource"
+    assert hits[0]["execute_with"] == {"op": "warehouse.sql.query", "args": {"sql": "select"}}
+    no_sql = ops(gw.search(caller(scopes=("staff",)), "orders table sql query"))
+    assert not {"warehouse.sql.query", "warehouse.sql.query/tables/orders"} & set(no_sql)
+    assert ops(gw.search(caller(scopes=()), "warehouse")) == []  # domain scope missing
+    assert ops(gw.search(caller(), "sleep", domain="warehouse")) == []
+
+
+async def test_access_denied_never_executes() -> None:
+    world = World()
+    env = await world.gateway.execute(caller(scopes=("staff",)), "warehouse.sql.query",
+                                      {"sql": "select"})  # fmt: skip
+    assert env.code is ErrorCode.ACCESS_DENIED and env.error
+    assert env.error.details["missing"] == ["sql"] and env.error.help_path == "warehouse.sql.query"
+    read_only = SkillContext(session_id="s1", agent="analyst", workspace=Path("."),
+                             scopes=frozenset({"staff"}), can_write=False)  # fmt: skip
+    env = await world.gateway.execute(read_only, "util.time.nap", {})
+    assert env.code is ErrorCode.ACCESS_DENIED
+    assert world.calls == []
+    assert world.gateway.describe(read_only, "warehouse.sql.query").code is ErrorCode.ACCESS_DENIED
+
+
+async def test_execute_envelope_and_error_codes() -> None:
+    world = World()
+    gw = world.gateway
+    env = await gw.execute(caller(trace_id="tr_fixed"), "warehouse.sql.query", {"sql": "select"})
+    data = env.to_model()
+    assert set(data) == {"op", "ok", "result", "guidance", "meta"}
+    assert data["meta"]["trace_id"] == "tr_fixed" and data["meta"]["latency_ms"] >= 0
+    bad = await gw.execute(caller(), "warehouse.sql.query", {"sql": "", "limit": 0, "x": 1})
+    assert bad.code is ErrorCode.VALIDATION_ERROR and bad.error
+    fields = {e["field"] for e in bad.error.details["field_errors"]}
+    assert fields == {"sql", "limit", "x"} and bad.error.help_path == "warehouse.sql.query"
+    typo = await gw.execute(caller(), "warehouse.sql.drp", {})
+    assert typo.code is ErrorCode.NOT_FOUND and typo.error and typo.error.suggestions
+    assert typo.error.suggestions[0] == "warehouse.sql.drop" and typo.error.help_path == "search"
+    hidden = await gw.execute(caller(), "warehouse.sql.quary", {})
+    assert hidden.error and "warehouse.sql.query" not in (hidden.error.suggestions or [])
+    conflict = await gw.execute(caller(), "warehouse.sql.query", {"sql": "boom"})
+    assert conflict.code is ErrorCode.CONFLICT and conflict.error
+    assert conflict.error.details == {"table": "t"}
+    crash = await gw.execute(caller(), "warehouse.sql.query", {"sql": "crash"})
+    assert crash.code is ErrorCode.INTERNAL and crash.error
+    assert "driver exploded" in crash.error.message
+    assert "error" in crash.to_model() and "result" not in crash.to_model()
+
+
+async def test_destructive_ops_default_to_dry_run() -> None:
+    world = World()
+    gw = world.gateway
+    preview = await gw.execute(caller(), "warehouse.sql.drop", {"sql": "drop t"})
+    assert preview.ok and preview.meta.dry_run and preview.result["would_execute"]
+    assert world.calls == []  # handler does not support dry runs: never called
+    applied = await gw.execute(caller(), "warehouse.sql.drop", {"sql": "drop t"}, dry_run=False)
+    assert (
+        applied.ok and applied.meta.dry_run is False and world.calls[-1][0] == "warehouse.sql.drop"
+    )
+    preview = await gw.execute(caller(), "warehouse.sql.truncate", {"sql": "t"})
+    assert preview.result == {"would_remove_rows": 3}
+    applied = await gw.execute(caller(), "warehouse.sql.truncate", {"sql": "t"}, dry_run=False)
+    assert applied.result == {"removed_rows": 3}
+    assert world.calls[-2:] == [("warehouse.sql.truncate", True), ("warehouse.sql.truncate", False)]
+
+
+async def test_idempotency_key_runs_once_and_conflicts_on_other_args() -> None:
+    world = World()
+    gw = world.gateway
+    first, second = await asyncio.gather(
+        gw.execute(caller(), "util.time.nap", {"seconds": 0.02}, idempotency_key="k1"),
+        gw.execute(caller(), "util.time.nap", {"seconds": 0.02}, idempotency_key="k1"),
+    )
+    third = await gw.execute(caller(), "util.time.nap", {"seconds": 0.02}, idempotency_key="k1")
+    assert first.ok and second.ok and third.ok and third.meta.replayed
+    assert len(world.calls) == 1
+    other = await gw.execute(caller(), "util.time.nap", {"seconds": 0.5}, idempotency_key="k1")
+    assert other.code is ErrorCode.CONFLICT and len(world.calls) == 1
+    elsewhere = await gw.execute(
+        caller("s2"), "util.time.nap", {"seconds": 0}, idempotency_key="k1"
+    )
+    assert elsewhere.ok and len(world.calls) == 2  # keys are per session
+    failed = await gw.execute(caller(), "util.time.nap", {"fail": True}, idempotency_key="k2")
+    retried = await gw.execute(caller(), "util.time.nap", {"fail": True}, idempotency_key="k2")
+    assert not failed.ok and not retried.ok and len(world.calls) == 4  # failures release the key
+
+
+async def test_batch_runs_concurrently_in_order_and_isolates_failures() -> None:
+    world = World()
+    calls: list[Any] = [
+        {"verb": "execute", "op": "util.time.nap", "args": {"seconds": 0.2}},
+        {"verb": "execute", "op": "util.time.nap", "args": {"seconds": 0.2, "fail": True}},
+        {"verb": "execute", "op": "util.time.nap", "args": {"seconds": 0.2}},
+        {"verb": "describe", "op": "warehouse"},
+        {"verb": "search", "query": "sleep"},
+        {"verb": "teleport"},
+        "not even a dict",
+        {"verb": "execute", "op": "no.such.op"},
+    ]
+    start = time.perf_counter()
+    env = await world.gateway.batch(caller(), calls)
+    elapsed = time.perf_counter() - start
+    assert elapsed < 0.45, elapsed  # ~max (0.2 s), not the sum (0.6 s)
+    results = env.result["results"]
+    assert [r["ok"] for r in results] == [True, False, True, True, True, False, False, False]
+    assert results[1]["error"]["code"] == "INTERNAL"
+    assert results[3]["result"]["directory"] and results[4]["result"]["hits"]
+    assert results[5]["error"]["code"] == "VALIDATION_ERROR"
+    assert results[7]["error"]["code"] == "NOT_FOUND"
+    assert env.result["summary"] == {"total": 8, "ok": 4, "failed": 4}
+    too_many = await world.gateway.batch(caller(), [{"verb": "search", "query": "x"}] * 26)
+    assert too_many.code is ErrorCode.VALIDATION_ERROR
+
+
+async def test_describe_levels_directory_root_and_cache() -> None:
+    world = World()
+    gw = world.gateway
+    summary = gw.describe(caller(), "warehouse.sql.drop")
+    assert summary.result["usage"].startswith('execute(op="warehouse.sql.drop"')
+    assert "input_schema" not in summary.result and summary.result["destructive"]
+    schema = gw.describe(caller(), "warehouse.sql.drop", "schema").result
+    assert schema["input_schema"]["required"] == ["sql"]
+    assert schema["scopes"] == ["staff"] and "examples" not in schema
+    full = gw.describe(caller(), "warehouse.analyst.guide", "full").result
+    assert full["leads_to"][0]["op"] == "warehouse.sql.query" and "examples" in full
+    directory = gw.describe(caller(), "warehouse").result
+    listed = [row["op"] for row in directory["ops"]]
+    assert listed == ["warehouse.analyst.guide", "warehouse.sql.drop", "warehouse.sql.truncate"]
+    assert directory["groups"] == [{"path": "warehouse.analyst", "ops": 1},
+                                   {"path": "warehouse.sql", "ops": 2}]  # fmt: skip
+    domains = {row["domain"] for row in gw.describe(caller(), "").result["domains"]}
+    assert domains == {"warehouse", "util"}  # 'logs' holds only a hidden op
+    again = gw.describe(caller(), "warehouse.sql.drop")
+    assert again.meta.cached and not summary.meta.cached
+    gw.registry.unregister("util.special.report")  # the version moves: caches miss
+    assert not gw.describe(caller(), "warehouse.sql.drop").meta.cached
+    missing = gw.describe(caller(), "warehous.sql")
+    assert missing.code is ErrorCode.NOT_FOUND and missing.error and missing.error.suggestions
+    assert gw.describe(caller(), "warehouse", "everything").code is ErrorCode.VALIDATION_ERROR
+    resource = gw.describe(caller(), "warehouse.sql.query/tables/orders").result
+    assert resource["read_with"]["op"] == "warehouse.sql.query"
+
+
+async def test_contextual_skills_load_on_triggers_and_unload_later() -> None:
+    world = World()
+    tracker = world.gateway.tracker
+    assert tracker is not None
+    loaded, _ = tracker.observe("s1", "analyst", "can you draw the dependency graph?")
+    assert loaded == {"util.graph.render"}
+    tracker.observe("s1", "analyst", "thanks")
+    tracker.observe("s1", "analyst", "now the tables")
+    _, unloaded = tracker.observe("s1", "analyst", "and the columns")
+    assert unloaded == {"util.graph.render"} and tracker.loaded("s1", "analyst") == []
+    assert tracker.loaded("s2", "analyst") == []
+    # Specialised skills ignore triggers; naming them loads them.
+    tracker.observe("s1", "analyst", "special report please")
+    assert "util.special.report" not in tracker.loaded("s1", "analyst")
+    world.gateway.describe(caller(), "util.special.report")
+    assert tracker.loaded("s1", "analyst") == ["util.special.report"]
+    assert world.gateway.load(caller(), "util.graph.render").result == {"loaded": True}
+    assert world.gateway.load(caller(), "nope.no.op").code is ErrorCode.NOT_FOUND
+
+
+def test_builtin_search_finds_the_right_ops() -> None:
+    gw = build_gateway()
+    ctx = agent_context(
+        "engineer", "s1", Path("."), scopes=frozenset({"shell", "history.cross_session"})
+    )
+    expectations = {
+        "search the codebase for a symbol": "librarian.code.search",
+        "grep for text in files": "librarian.code.search",
+        "edit file replace text": "engineer.file.edit",
+        "run a shell command": "engineer.shell.run",
+        "run the test suite": "tester.tests.run",
+        "list sessions": "session.list",
+        "which files import this module": "librarian.code.dependencies",
+        "compare two databases tradeoffs": "academic.research.compare",
+        "store a decision in the chronicle": "archivalist.chronicle.store",
+        "create an implementation plan": "architect.plan.create",
+        "check code style lint": "inspector.style.check",
+        "readFile": "engineer.file.read",
+        "codebase structure overview": "librarian.code.structure",
+    }
+    for query, op in expectations.items():
+        found = ops(gw.search(ctx, query, limit=3))
+        assert op in found, (query, found)
+    assert "engineer.task.complete" not in ops(gw.search(ctx, "complete task done finish"))
+
+
+@pytest.mark.parametrize("level", ["summary", "schema", "full"])
+def test_every_builtin_describes_at_every_level(level: str) -> None:
+    gw = build_gateway()
+    ctx = agent_context(
+        "engineer", "s1", Path("."), scopes=frozenset({"shell", "history.cross_session"})
+    )
+    for skill in gw.registry:
+        env = gw.describe(ctx, skill.op, level)
+        assert env.ok, (skill.op, env.error)
+        if level == "full":
+            assert env.result["examples"], skill.op
