@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from backend.errors import SylkError
+from backend.mcp.config import McpSettings
 
 ProviderKind = Literal["anthropic", "openai", "scripted", "offline"]
 AGENT_ROLES = (
@@ -123,6 +124,7 @@ class SylkConfig(_Model):
     prices: dict[str, Price] = Field(default_factory=dict)
     retry: RetrySettings = Field(default_factory=RetrySettings)
     guide: GuideSettings = Field(default_factory=GuideSettings)
+    mcp_servers: McpSettings = Field(default_factory=McpSettings)
     source: Path | None = Field(default=None, exclude=True)
 
     def provider(self, name: str) -> ProviderSettings:
@@ -154,11 +156,12 @@ class SylkConfig(_Model):
 
     def secrets(self) -> list[str]:
         """Every configured key, for scrubbing text before it is stored or shown."""
-        return [
+        keys = [
             p.api_key.get_secret_value()
             for p in self.providers.values()
             if p.api_key is not None and p.api_key.get_secret_value()
         ]
+        return keys + self.mcp_servers.secrets()
 
 
 def _is_vendor(url: str) -> bool:

@@ -45,10 +45,15 @@ from backend.guide.status import render_status
 from backend.knowledge.archive import Archive
 from backend.llm.accounting import UsageSummary, summarise
 from backend.llm.offline import offline_answer
+from backend.mcp.client import McpHub
+from backend.mcp.session_skills import session_skills
+from backend.mcp.skills import to_skills
 from backend.messages import Message, MessageType
 from backend.redaction import Redactor
 from backend.sessions.manager import SessionChange, SessionManager
 from backend.sessions.models import Session, SessionContext, SessionSnapshot, SessionState
+from backend.skills.builtin import build_gateway
+from backend.skills.builtin_guide import GuideWiring
 
 Transcript = list[Message[dict[str, Any]]]
 
@@ -87,11 +92,25 @@ class Engine:
         self.redactor = Redactor(self.settings.secrets())
         self.archive = Archive(config.data_dir)
         self.events = EventStream()
+        self.gateway = build_gateway(
+            wiring=GuideWiring(
+                route=self.route,
+                list_sessions=lambda include_closed=False: self.list_sessions(
+                    include_closed=bool(include_closed)
+                ),
+                switch_session=self.switch_session,
+                session_context=self.get_context,
+            )
+        )
+        self.gateway.registry.register_all(session_skills(self.archive))
+        self.mcp = McpHub(self.settings.mcp_servers, cwd=config.workspace)
+        self._mcp_started = False
         self.turns = TurnRunner(
             settings=self.settings,
             archive=self.archive,
             events=self.events,
             redactor=self.redactor,
+            gateway=self.gateway,
             provider_override=config.provider,
             model_override=config.model,
         )
@@ -121,9 +140,18 @@ class Engine:
         await self.dispatcher.aclose()
         await self.guide.aclose()
         await self.turns.aclose()
+        await self.mcp.aclose()
         async with self._lock:
             await asyncio.to_thread(self.archive.close)
         self.events.close()
+
+    async def start_tools(self) -> None:
+        """Start the configured MCP servers once and register their tools as hidden ops."""
+        if self._mcp_started:
+            return
+        self._mcp_started = True
+        await self.mcp.start()
+        self.gateway.registry.register_all(to_skills(self.mcp))
 
     async def __aenter__(self) -> Engine:
         return self
@@ -357,6 +385,7 @@ class Engine:
         if choice.offline:  # nothing to call: say honestly what to configure
             answer = offline_answer(decision.text, self.settings.source, role)
             return await self._notice(session_id, answer, offline=True, **routed)
+        await self.start_tools()
         transcript = await self.transcript(session_id, limit=HISTORY_LIMIT + 1)
         history = conversation(transcript[:-1], decision.text)
         try:

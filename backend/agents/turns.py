@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from backend.agents.loop import AgentLoop, AgentOutcome, AgentStep, PrePromptHook
-from backend.agents.tools import WorkspaceTools
 from backend.clock import utc_now
 from backend.config import SylkConfig
 from backend.events import AgentStepEvent, EventStream
@@ -22,7 +21,9 @@ from backend.llm.selection import ModelChoice, build_provider, choose_model
 from backend.llm.types import ChatMessage, ChatOptions, ChatRequest, Usage
 from backend.redaction import Redactor
 from backend.sessions.models import Session
-from backend.workspace.files import Workspace
+from backend.skills.builtin import agent_context
+from backend.skills.executor import GatewayToolExecutor
+from backend.skills.gateway import Gateway
 
 if TYPE_CHECKING:
     from backend.llm.client import ModelClient
@@ -31,11 +32,15 @@ SYSTEM_PROMPTS: dict[str, str] = {
     "architect": (
         "You are the Architect in Sylk, a multi-agent coding assistant. You are the "
         "user's primary interface: answer their questions about the code and plan "
-        "changes. Inspect the workspace with the tools before you make claims about "
-        "it. Be concise."
+        "changes. Inspect the workspace before you make claims about it: `search` finds "
+        "skills (e.g. 'read a file'), `execute` runs one. Be concise."
     ),
 }
-DEFAULT_PROMPT = "You are an agent in Sylk, a multi-agent coding assistant. Be concise."
+DEFAULT_PROMPT = (
+    "You are the {role} in Sylk, a multi-agent coding assistant. Your tools are a gateway: "
+    "`search` finds skills, `describe` explains one, `execute` runs one, `batch` runs "
+    "several. Be concise."
+)
 
 
 def session_context_hook(session: Session) -> PrePromptHook:
@@ -62,12 +67,14 @@ class TurnRunner:
         archive: Archive,
         events: EventStream,
         redactor: Redactor,
+        gateway: Gateway,
         provider_override: str | None = None,
         model_override: str | None = None,
     ) -> None:
         self.settings = settings
         self._archive = archive
         self._events = events
+        self.gateway = gateway
         self._redactor = redactor
         self._provider_override = provider_override
         self._model_override = model_override
@@ -112,14 +119,18 @@ class TurnRunner:
     async def run(
         self, session: Session, role: str, history: list[ChatMessage], choice: ModelChoice
     ) -> AgentOutcome:
+        # The model sees the gateway verbs and a couple of the role's core skills
+        # (six tools at most) and reaches every other skill through them.
+        context = agent_context(role, session.id, Path(session.workspace))
+        tools = GatewayToolExecutor(self.gateway, context, agent=role)
         loop = AgentLoop(
             role=role,
             client=self.client(choice.provider),
             provider_name=choice.provider,
             options=ChatOptions(model=choice.model, deadline_s=self.settings.retry.deadline_s),
-            system=SYSTEM_PROMPTS.get(role, DEFAULT_PROMPT),
-            tools=WorkspaceTools(Workspace(Path(session.workspace))),
-            pre_prompt_hooks=[session_context_hook(session)],
+            system=SYSTEM_PROMPTS.get(role, DEFAULT_PROMPT.format(role=role)),
+            tools=tools,
+            pre_prompt_hooks=[session_context_hook(session), tools.prompt_hook],
         )
         return await loop.run(session.id, history, self._record)
 

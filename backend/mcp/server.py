@@ -37,11 +37,9 @@ from backend.mcp.ports import (
 )
 from backend.mcp.registry_resources import RegistryResources
 from backend.mcp.session_resources import SessionResources
-from backend.mcp.session_skills import session_skills
 from backend.skills.envelopes import Envelope, new_trace_id
 from backend.skills.gateway import Gateway
 from backend.skills.models import SkillContext
-from backend.skills.registry import Registry
 
 if TYPE_CHECKING:
     from backend.engine import Engine
@@ -241,13 +239,6 @@ async def serve_stdio(server: Server[Any]) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def engine_gateway(engine: Engine) -> Gateway:
-    """A gateway for ``sylk mcp serve`` until the engine owns one: the session ops."""
-    registry = Registry()
-    registry.register_all(session_skills(engine.archive))
-    return Gateway(registry)
-
-
 async def serve_engine(
     engine: Engine, *, gateway: Gateway | None = None, can_write: bool = False
 ) -> None:
@@ -258,7 +249,9 @@ async def serve_engine(
         workspace=engine.config.workspace,
         can_write=can_write,
     )
-    gateway = gateway or engine_gateway(engine)
+    if gateway is None:
+        await engine.start_tools()  # configured MCP servers' tools join as hidden ops
+        gateway = engine.gateway
     providers: list[ResourceProvider] = [
         SessionResources(engine.archive),
         RegistryResources(gateway, context),

@@ -2,7 +2,9 @@
 
 Each tool becomes a :class:`~backend.skills.models.Skill` with ``searchable=False``
 (it appears in search only once guidance unveils it), ``agent="mcp"`` and tags
-``("mcp", <server>)``. ``Skill.params`` wants a pydantic model; an MCP tool has
+``("mcp", <server>)``; each server also gets one searchable entry op,
+``<domain>.mcp_tools``, which search finds by what the tools do and whose
+guidance unveils them. ``Skill.params`` wants a pydantic model; an MCP tool has
 a JSON Schema. :func:`params_model` builds a permissive model per tool that
 keeps the schema verbatim (``model_json_schema()`` returns it, so
 ``Skill.input_schema()`` shows exactly what the server published), validates
@@ -26,9 +28,10 @@ from pydantic.json_schema import (
 from backend.mcp.client import McpHub, McpTool
 from backend.mcp.errors import McpError, McpServerDownError, McpTimeoutError, McpToolError
 from backend.skills.envelopes import ErrorCode, SkillError
-from backend.skills.models import OpKind, Skill, SkillContext, SkillResult, SkillTier
+from backend.skills.models import Guidance, OpKind, Skill, SkillContext, SkillResult, SkillTier
 
 MCP_AGENT = "mcp"
+ENTRY_NAME = "mcp_tools"  # <domain>.mcp_tools: the searchable entry per server
 INVALID_PARAMS = -32602  # JSON-RPC's code, spelled here so the SDK need not load
 
 
@@ -131,7 +134,62 @@ def tool_skill(hub: McpHub, tool: McpTool) -> Skill:
     )
 
 
+class ServerToolsParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def server_entry_skill(server: str, domain: str, tools: list[McpTool]) -> Skill:
+    """The searchable way in to one server's hidden tools (Ernesto's entry point).
+
+    Its description carries every tool's name and description, so ``search``
+    finds it for what any of them does; running it lists the tools and its
+    guidance unveils each of them for the caller's session.
+    """
+    listing = "; ".join(
+        f"{t.op}: {(t.description.strip() or t.name).split(chr(10))[0]}" for t in tools
+    )
+    guidance = tuple(
+        Guidance(op=t.op, prose=(t.description.strip() or t.name).split("\n")[0][:200])
+        for t in tools
+    )
+
+    async def handler(_ctx: SkillContext, _params: ServerToolsParams) -> SkillResult:
+        return SkillResult(
+            result={
+                "server": server,
+                "tools": [
+                    {"op": t.op, "description": t.description, "input_schema": t.input_schema}
+                    for t in tools
+                ],
+            },
+            guidance=list(guidance),
+        )
+
+    return Skill(
+        op=f"{domain}.{ENTRY_NAME}",
+        agent=MCP_AGENT,
+        description=f"Tools of the MCP server {server!r}. {listing}",
+        summary=f"MCP server {server!r}: {len(tools)} tools ({', '.join(t.name for t in tools)})",
+        params=ServerToolsParams,
+        handler=handler,
+        tier=SkillTier.SPECIALISED,
+        tags=(MCP_AGENT, server, *(t.name for t in tools)),
+        searchable=True,
+    )
+
+
 def to_skills(hub: McpHub) -> list[Skill]:
-    """One hidden skill per tool of every server that started. Call after ``hub.start()``;
-    call again after a restart if a server's tool list may have changed."""
-    return [tool_skill(hub, tool) for tool in hub.tools()]
+    """One hidden skill per tool of every server that started, plus one searchable entry
+    op per server. Call after ``hub.start()``; again after a restart if a server's tool
+    list may have changed."""
+    skills = [tool_skill(hub, tool) for tool in hub.tools()]
+    by_server: dict[str, list[McpTool]] = {}
+    for tool in hub.tools():
+        by_server.setdefault(tool.server, []).append(tool)
+    domains = {status.name: status.domain for status in hub.status()}
+    taken = {tool.op for tool in hub.tools()}
+    for server, tools in by_server.items():
+        entry = server_entry_skill(server, domains[server], tools)
+        if entry.op not in taken:  # a tool literally named like the entry keeps its op
+            skills.append(entry)
+    return skills

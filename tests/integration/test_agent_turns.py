@@ -1,6 +1,6 @@
 """Whole agent turns through the Engine: the real SDKs over HTTP to the stub, and scripts.
 
-Each turn asks for a tool (``read_file`` on a real file in the workspace), gets its
+Each turn asks for a tool (``librarian.file.read`` through ``execute``), gets its
 result back, and answers. The archive must hold each step exactly once, usage per
 call, and never the API key.
 """
@@ -26,6 +26,8 @@ from tests.stubs.llm_stub import LLMStub
 
 KEY = "sk-live-0123456789abcdefXYZ"
 README = "Sylk test workspace: the answer is 42.\n"
+# The model reaches skills through the gateway's `execute` verb.
+READ_README = {"op": "librarian.file.read", "args": {"path": "README.md"}}
 
 
 def _env(vendor: str, stub: LLMStub) -> dict[str, str]:
@@ -54,7 +56,7 @@ def _tool_then_answer() -> list[Reply]:
     return [
         Reply(
             text=["Let me ", "read it."],
-            tool_calls=[StubToolCall(name="read_file", arguments={"path": "README.md"})],
+            tool_calls=[StubToolCall(name="execute", arguments=READ_README)],
         ),
         Reply(text=["The README ", "says the answer ", "is 42."]),
     ]
@@ -94,7 +96,8 @@ async def test_a_turn_with_a_tool_call_over_real_http(
     assert llm_stub.count(llm_path) == 2
     follow_up = json.dumps(llm_stub.requests[1].body)
     assert "the answer is 42" in follow_up
-    assert "read_file" in json.dumps(llm_stub.requests[0].body)  # the tool was offered
+    offered = json.dumps(llm_stub.requests[0].body)
+    assert '"execute"' in offered and '"search"' in offered  # the gateway verbs were offered
 
     usage = engine.usage(session.id)
     assert usage.calls == 2 and usage.total.input_tokens > 0
@@ -152,7 +155,7 @@ async def test_a_cut_stream_keeps_partial_text_and_runs_no_tool(
     llm_stub.push(
         Reply(
             text=["Half an ", "answer"],
-            tool_calls=[StubToolCall(name="read_file", arguments={"path": "README.md"})],
+            tool_calls=[StubToolCall(name="execute", arguments=READ_README)],
             fault=StreamFault(kind="reset", after_args=1),
         )
     )
@@ -227,7 +230,8 @@ async def test_a_scripted_turn_with_a_tool_call(data_dir: Path, workspace: Path)
         "turns:\n"
         "  - expect: readme\n"
         "    text: Checking.\n"
-        "    tool_calls: [{name: read_file, arguments: {path: README.md}}]\n"
+        "    tool_calls: [{name: execute, arguments: "
+        "{op: librarian.file.read, args: {path: README.md}}}]\n"
         "  - expect: answer is 42\n"
         "    text: It says 42.\n"
     )

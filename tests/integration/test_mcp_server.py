@@ -235,8 +235,15 @@ async def test_external_mcp_tools_reach_clients_through_the_gateway(tmp_path: Pa
         )
         server = SylkMcpServer(Gateway(registry), ctx).build()
         async with Client(server, cache=None) as client:
-            hidden = await client.call_tool("search", {"query": "reverse text"})
-            assert hidden.structured_content["result"]["hits"] == []  # hidden until unveiled
+            found = await client.call_tool("search", {"query": "reverse text"})
+            ops = [hit["op"] for hit in found.structured_content["result"]["hits"]]
+            assert ops[0] == "echo.mcp_tools" and "echo.reverse" not in ops  # hidden for now
+            entry = await client.call_tool("execute", {"op": "echo.mcp_tools"})
+            unveiled = [g["op"] for g in entry.structured_content["guidance"]]
+            assert "echo.reverse" in unveiled
+            again = await client.call_tool("search", {"query": "reverse text"})
+            ops = [hit["op"] for hit in again.structured_content["result"]["hits"]]
+            assert "echo.reverse" in ops[:3]  # unveiled for this session
             doc = await client.call_tool("describe", {"op": "echo.reverse", "level": "schema"})
             assert doc.structured_content["result"]["input_schema"]["required"] == ["text"]
             done = await client.call_tool(

@@ -29,7 +29,14 @@ def test_streams_an_answer_from_anthropic(
 ) -> None:
     (workspace / "notes.txt").write_text("remember the milk\n")
     llm_stub.push(
-        Reply(text=["Reading."], tool_calls=[StubToolCall("read_file", {"path": "notes.txt"})]),
+        Reply(
+            text=["Reading."],
+            tool_calls=[
+                StubToolCall(
+                    "execute", {"op": "librarian.file.read", "args": {"path": "notes.txt"}}
+                )
+            ],
+        ),
         Reply(text=["You must ", "remember the milk."]),
     )
     env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": llm_stub.base_url}

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from backend.agents.tools import WorkspaceTools
 from backend.llm.types import ToolCall
+from backend.skills.builtin import agent_context, build_gateway
+from backend.skills.executor import GatewayToolExecutor
 from backend.workspace.files import PathOutsideWorkspaceError, Workspace, WorkspaceError
 
 
@@ -58,19 +59,35 @@ def test_nul_bytes_and_missing_files(tree: tuple[Workspace, Path]) -> None:
         workspace.read_text("missing.py")
 
 
-async def test_tools_report_errors_to_the_model_instead_of_raising(
+async def test_agent_tools_report_errors_to_the_model_instead_of_raising(
     tree: tuple[Workspace, Path],
 ) -> None:
-    tools = WorkspaceTools(tree[0])
-    assert [s.name for s in tools.specs()] == ["read_file", "list_dir"]
-    ok = await tools.execute(ToolCall(id="1", name="read_file", arguments={"path": "src/app.py"}))
-    assert not ok.is_error and ok.content.startswith("one")
-    escape = await tools.execute(ToolCall(id="2", name="read_file", arguments={"path": "escape"}))
-    assert escape.is_error and "outside the workspace" in escape.content
-    bad = await tools.execute(ToolCall(id="3", name="read_file", arguments={"pathh": "x"}))
-    assert bad.is_error and bad.content.startswith("VALIDATION_ERROR") and "path" in bad.content
-    unknown = await tools.execute(ToolCall(id="4", name="rm_rf", arguments={}))
-    assert unknown.is_error and "NOT_FOUND" in unknown.content and "read_file" in unknown.content
+    workspace = tree[0]
+    gateway = build_gateway()
+    tools = GatewayToolExecutor(
+        gateway, agent_context("librarian", "s1", workspace.root), agent="librarian"
+    )
+    names = [s.name for s in tools.specs()]
+    assert len(names) <= 6 and {"search", "describe", "execute", "batch"} <= set(names)
+
+    def read(path: str, call_id: str) -> ToolCall:
+        args = {"op": "librarian.file.read", "args": {"path": path}}
+        return ToolCall(id=call_id, name="execute", arguments=args)
+
+    ok = await tools.execute(read("src/app.py", "1"))
+    assert not ok.is_error and "one" in ok.content
+    escape = await tools.execute(read("escape", "2"))
+    assert escape.is_error and "outside" in escape.content
+    assert "top secret" not in escape.content
+    bad = await tools.execute(
+        ToolCall(id="3", name="execute", arguments={"op": "librarian.file.read", "args": {}})
+    )
+    assert bad.is_error and "VALIDATION_ERROR" in bad.content and "path" in bad.content
+    unknown = await tools.execute(
+        ToolCall(id="4", name="execute", arguments={"op": "librarian.file.raed", "args": {}})
+    )
+    assert unknown.is_error and "NOT_FOUND" in unknown.content
+    assert "librarian.file.read" in unknown.content  # a suggestion for the typo
 
 
 def test_workspace_root_itself_is_resolved(tmp_path: Path) -> None:

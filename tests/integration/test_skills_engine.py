@@ -1,0 +1,53 @@
+"""Agents see at most six tools and still reach every skill and every MCP tool."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from backend.config import load_config
+from backend.engine import Engine, EngineConfig
+from backend.mcp.config import McpSettings
+from tests.stubs.llm_script import Reply, StubToolCall
+from tests.stubs.llm_stub import LLMStub
+
+ECHO_SERVER = Path(__file__).resolve().parents[1] / "stubs" / "mcp_echo_server.py"
+KEY = "sk-skills-0123456789abcdef"
+
+
+async def test_an_agent_finds_and_runs_an_mcp_tool_through_the_gateway(
+    llm_stub: LLMStub, data_dir: Path, workspace: Path
+) -> None:
+    env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": llm_stub.base_url}
+    servers = McpSettings.model_validate(
+        {"servers": {"echo": {"command": [sys.executable, str(ECHO_SERVER)]}}}
+    )
+    settings = load_config(None, env=env).model_copy(update={"mcp_servers": servers})
+    llm_stub.push(
+        Reply(tool_calls=[StubToolCall("search", {"query": "reverse some text"})]),
+        Reply(tool_calls=[StubToolCall("execute", {"op": "echo.mcp_tools"})]),
+        Reply(
+            tool_calls=[StubToolCall("execute", {"op": "echo.reverse", "args": {"text": "sylk"}})]
+        ),
+        Reply(text=["Reversed: klys."]),
+    )
+    engine = Engine(EngineConfig(data_dir=data_dir, workspace=workspace), settings)
+    try:
+        session = await engine.ensure_session()
+        reply = (await engine.submit(session.id, "@architect reverse the word sylk"))[-1]
+        assert reply.payload["text"] == "Reversed: klys.", reply.payload
+        results = [
+            json.loads(row["data"])["data"]
+            for row in engine.archive.load_steps(session.id)
+            if row["kind"] == "tool_result"
+        ]
+        assert "echo.mcp_tools" in results[0]["content"]  # search found the server's entry
+        assert "echo.reverse" in results[1]["content"]  # whose guidance unveiled the tool
+        assert "klys" in results[2]["content"] and not results[2]["is_error"]
+        first_request = llm_stub.requests[0].body
+        offered = [tool["name"] for tool in first_request["tools"]]
+        assert len(offered) <= 6 and {"search", "execute"} <= set(offered)
+    finally:
+        await engine.aclose()
+    assert engine.mcp.status()[0].pid is None or engine.mcp.status()[0].state.value != "up"
