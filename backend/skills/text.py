@@ -20,6 +20,13 @@ STOP_WORDS = frozenset({
     "which", "who", "why", "will", "with", "would", "you", "your",
 })  # fmt: skip
 
+# Requests are phrased politely ("can you help me find..."); these words say nothing
+# about which tool is wanted, so they are dropped from queries (never from documents).
+QUERY_FILLER = frozenset({
+    "help", "please", "want", "need", "find", "get", "give", "tell", "know", "like", "show",
+    "let", "some", "any", "also", "just", "hi", "hello", "thanks", "thank", "am", "im",
+})  # fmt: skip
+
 _CHUNK = re.compile(r"[A-Za-z0-9]+")
 # Dots, slashes and spaces separate words; "_" and "-" join parts of one compound.
 _SEPARATORS = re.compile(r"[^A-Za-z0-9_\-]+")
@@ -47,6 +54,12 @@ def tokenize(text: str, *, compounds: bool = True) -> list[str]:
             if len(joined) <= 40:
                 terms.append(stem(joined))
     return terms
+
+
+def tokenize_query(text: str) -> list[str]:
+    """Terms of a search query: as :func:`tokenize`, less conversational filler."""
+    kept = " ".join(w for w in _SEPARATORS.split(text) if w.lower() not in QUERY_FILLER)
+    return tokenize(kept or text)
 
 
 # -- Porter stemmer -------------------------------------------------------------------
