@@ -6,6 +6,7 @@ import json
 from datetime import datetime
 from typing import Any, Literal
 
+from backend.guide.routing import describe_route
 from backend.messages import Message, MessageType, message_text
 from backend.sessions.models import Session
 
@@ -47,6 +48,9 @@ def to_markdown(session: Session, transcript: list[Message[dict[str, Any]]]) -> 
             lines.extend(["```", text, "```"])
         else:
             lines.append(text)
+        route = message.payload.get("route")
+        if isinstance(route, dict):
+            lines.extend(["", f"*{describe_route(route)}*"])
         lines.append("")
     return "\n".join(lines)
 

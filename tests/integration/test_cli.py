@@ -66,6 +66,7 @@ async def test_export_carries_the_transcript(data_dir: Path, workspace: Path) ->
     await engine.aclose()
     md = sylk("sessions", "export", "1", data_dir=data_dir, workspace=workspace).stdout
     assert "## You" in md and "explain the cache" in md and "No language model" in md
+    assert "*→ librarian · pattern · EXPLAIN" in md  # how the Guide routed it
     assert "```" in md  # multi-line command output is fenced
     doc = json.loads(
         sylk(
