@@ -16,8 +16,6 @@ import cProfile
 import functools
 import io
 import json
-import os
-import platform
 import pstats
 import random
 import shutil
@@ -34,6 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import machine_info  # benchmarks/machine_info.py, beside this script
 from sqlalchemy import event
 
 from backend.knowledge.archive import DB_NAME, Archive
@@ -343,21 +342,7 @@ def profile_modes(root: Path, messages: list[Msg], batch: int, tasks: int, top: 
 
 
 def machine() -> dict[str, Any]:
-    model = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "nproc": os.cpu_count(),
-        "cpu": model or platform.processor(),
-        "python": platform.python_version(),
-        "sqlite": sqlite3.sqlite_version,
-        "platform": platform.platform(),
-    }
+    return machine_info.machine(sqlite=sqlite3.sqlite_version)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -34,8 +34,6 @@ import argparse
 import asyncio
 import gc
 import json
-import os
-import platform
 import statistics
 import sys
 import time
@@ -45,6 +43,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import machine_info  # benchmarks/machine_info.py, beside this script
 
 from backend.guide.agent_breaker import AgentBreakers
 from backend.guide.bus import Bus
@@ -56,15 +56,7 @@ Send = Callable[[Message[Any]], Awaitable[None]]
 
 
 def machine() -> dict[str, Any]:
-    cpu = platform.processor() or ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {"nproc": os.cpu_count(), "cpu": cpu, "python": platform.python_version()}
+    return machine_info.machine()
 
 
 def names(sessions: int, agents: int) -> tuple[list[str], list[str]]:

@@ -22,8 +22,6 @@ import argparse
 import asyncio
 import gc
 import json
-import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -36,6 +34,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import anthropic
+import machine_info  # benchmarks/machine_info.py, beside this script
 import openai
 
 from backend.llm.anthropic_adapter import AnthropicProvider
@@ -51,22 +50,7 @@ Turn = Callable[[], Awaitable[str]]
 
 
 def machine() -> dict[str, Any]:
-    cpu = platform.processor() or ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "nproc": os.cpu_count(),
-        "cpu": cpu,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "anthropic": anthropic.__version__,
-        "openai": openai.__version__,
-    }
+    return machine_info.machine(anthropic=anthropic.__version__, openai=openai.__version__)
 
 
 def start_stub(deltas: int) -> tuple[subprocess.Popen[str], str]:

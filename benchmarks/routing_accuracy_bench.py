@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
 import sys
 import time
@@ -30,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import machine_info  # benchmarks/machine_info.py, beside this script
 
 from backend.guide.patterns import classify
 from backend.guide.routing import CONFIDENT, Classification
@@ -42,21 +42,7 @@ SETS = {
 
 
 def machine() -> dict[str, Any]:
-    cpu = platform.processor() or ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "nproc": os.cpu_count(),
-        "cpu": cpu,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "loadavg_1m": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
-    }
+    return machine_info.machine()
 
 
 def load(path: Path) -> list[dict[str, Any]]:

@@ -28,8 +28,6 @@ import argparse
 import hashlib
 import json
 import math
-import os
-import platform
 import sys
 import tempfile
 import time
@@ -41,6 +39,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import machine_info  # benchmarks/machine_info.py, beside this script
 from pydantic import BaseModel, ConfigDict
 
 from backend.skills.models import Skill, SkillContext, SkillResult, SkillTier
@@ -63,20 +62,7 @@ async def noop(ctx: SkillContext, params: Any) -> SkillResult:
 
 
 def machine() -> dict[str, Any]:
-    cpu = platform.processor() or ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "nproc": os.cpu_count(),
-        "cpu": cpu,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-    }
+    return machine_info.machine()
 
 
 def load_jsonl(path: Path) -> list[dict[str, Any]]:

@@ -25,7 +25,6 @@ import argparse
 import asyncio
 import json
 import os
-import platform
 import random
 import statistics
 import subprocess
@@ -35,6 +34,8 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+import machine_info  # benchmarks/machine_info.py, beside this script
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -346,23 +347,9 @@ def measure_cold_start(data_dir: Path, workspace: Path, runs: int) -> dict[str, 
 
 
 def machine() -> dict[str, Any]:
-    model = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
     import textual
 
-    return {
-        "nproc": os.cpu_count(),
-        "cpu": model,
-        "python": platform.python_version(),
-        "textual": textual.__version__,
-        "platform": platform.platform(),
-    }
+    return machine_info.machine(textual=textual.__version__)
 
 
 def main() -> None:
