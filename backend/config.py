@@ -18,19 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from backend.errors import SylkError
 from backend.mcp.config import McpSettings
+from backend.roles import AGENT_ROLES
 
 ProviderKind = Literal["anthropic", "openai", "scripted", "offline"]
-AGENT_ROLES = (
-    "guide",
-    "architect",
-    "orchestrator",
-    "engineer",
-    "librarian",
-    "archivalist",
-    "academic",
-    "inspector",
-    "tester",
-)
 CONFIG_FILE = "config.toml"
 
 

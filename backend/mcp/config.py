@@ -27,6 +27,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
+from backend.roles import AGENT_ROLES
+
 # Domains Sylk's own skills live in (with the agent roles); a server may not shadow them.
 RESERVED_DOMAINS = frozenset({"sylk", "mcp", "gateway", "sessions"})
 _DOMAIN_CHARS = re.compile(r"[^a-z0-9_]+")
@@ -75,7 +77,6 @@ class McpServerConfig(BaseModel):
     @field_validator("name")
     @classmethod
     def _usable_name(cls, value: str) -> str:
-        from backend.config import AGENT_ROLES  # here: backend.config imports this module
 
         if domain_for(value) in RESERVED_DOMAINS | set(AGENT_ROLES):
             raise ValueError(
