@@ -8,6 +8,7 @@ whatever a subscriber has seen survives a crash.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -51,11 +52,19 @@ from backend.mcp.skills import to_skills
 from backend.messages import Message, MessageType
 from backend.redaction import Redactor
 from backend.sessions.manager import SessionChange, SessionManager
-from backend.sessions.models import Session, SessionContext, SessionSnapshot, SessionState
+from backend.sessions.models import (
+    FileRecord,
+    Session,
+    SessionContext,
+    SessionSnapshot,
+    SessionState,
+)
 from backend.skills.builtin import build_gateway
 from backend.skills.builtin_guide import GuideWiring
+from backend.skills.hooks_builtin import FileTouch, file_tracking, result_logging
 
 Transcript = list[Message[dict[str, Any]]]
+log = logging.getLogger("sylk.tools")
 
 
 def _bus_failure(role: str, exc: BusError) -> str:
@@ -103,6 +112,9 @@ class Engine:
             )
         )
         self.gateway.registry.register_all(session_skills(self.archive))
+        self.gateway.hooks.install(file_tracking(self._track_file))
+        self.gateway.hooks.install(result_logging(log, redactor=self.redactor))
+        self._background: set[asyncio.Task[None]] = set()
         self.mcp = McpHub(self.settings.mcp_servers, cwd=config.workspace)
         self._mcp_started = False
         self.turns = TurnRunner(
@@ -137,6 +149,7 @@ class Engine:
         if self._closed:
             return
         self._closed = True
+        await asyncio.gather(*self._background, return_exceptions=True)
         await self.dispatcher.aclose()
         await self.guide.aclose()
         await self.turns.aclose()
@@ -144,6 +157,19 @@ class Engine:
         async with self._lock:
             await asyncio.to_thread(self.archive.close)
         self.events.close()
+
+    def _track_file(self, touch: FileTouch) -> None:
+        """Post-tool hook: a write op touched a file; remember it in the session's context."""
+
+        def note(ctx: SessionContext) -> None:
+            files = ctx.created_files if touch.operation == "created" else ctx.modified_files
+            files[touch.path] = FileRecord(path=touch.path, source=touch.op)
+
+        task = asyncio.get_running_loop().create_task(
+            self.update_context(touch.session_id, note), name="sylk-file-tracking"
+        )
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def start_tools(self) -> None:
         """Start the configured MCP servers once and register their tools as hidden ops."""
@@ -390,6 +416,8 @@ class Engine:
         history = conversation(transcript[:-1], decision.text)
         try:
             reply = await self.dispatcher.ask(session_id, decision, history)
+            # Context updates the turn's tools caused are saved before its answer.
+            await asyncio.gather(*list(self._background), return_exceptions=True)
         except BusError as exc:
             return await self._notice(session_id, _bus_failure(role, exc), error=type(exc).__name__)
         payload = dict(reply.payload)

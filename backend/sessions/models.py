@@ -43,6 +43,7 @@ class FileRecord(_Model):
     path: str
     at: datetime = Field(default_factory=utc_now)
     hash: str | None = None
+    source: str | None = None  # the op that touched it
 
 
 class Note(_Model):

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ValidationError
 
 from backend.errors import SylkError
 from backend.skills.contextual import ContextTracker
+from backend.skills.embedding import EmbeddingStage
 from backend.skills.envelopes import (
     Envelope,
     ErrorCode,
@@ -69,13 +70,14 @@ class Gateway:
         context_tracker: ContextTracker | None = None,
         search_config: BM25Config | None = None,
         idempotency_capacity: int = 256,
+        embedding: EmbeddingStage | None = None,
     ) -> None:
         self.registry = registry
         self.hooks = hooks if hooks is not None else HookRegistry()
         for hook in core_tool_hooks(registry):
             self.hooks.install(hook)
         self.tracker = context_tracker
-        self.index = SkillIndex(registry, search_config)
+        self.index = SkillIndex(registry, search_config, embedding=embedding)
         self._unveiled: dict[str, set[str]] = {}
         self._help: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
         self._idempotency = IdempotencyStore(idempotency_capacity)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from backend.skills.text import tokenize, tokenize_query
 
 if TYPE_CHECKING:
+    from backend.skills.embedding import EmbeddingStage
     from backend.skills.models import Skill
     from backend.skills.registry import Registry, RegistryChange, Resource
 
@@ -289,10 +290,23 @@ def resource_fields(resource: Resource) -> dict[str, list[str]]:
 
 
 class SkillIndex:
-    """A BM25 index that follows a registry's ops and resources as they change."""
+    """A BM25 index that follows a registry's ops and resources as they change.
 
-    def __init__(self, registry: Registry, config: BM25Config | None = None) -> None:
+    ``embedding`` (optional, see :mod:`backend.skills.embedding`): a dense stage whose
+    ranking is fused with BM25's; without it search is BM25 alone.
+    """
+
+    def __init__(
+        self,
+        registry: Registry,
+        config: BM25Config | None = None,
+        *,
+        embedding: EmbeddingStage | None = None,
+    ) -> None:
         self.index = BM25Index(config)
+        self.embedding = embedding
+        if embedding is not None:
+            embedding.bind(registry)
         for skill in registry.list():
             self.index.add(skill.op, skill_fields(skill), group=skill.domain)
         for resource in registry.resources():
@@ -316,4 +330,8 @@ class SkillIndex:
         limit: int = 10,
         include: Callable[[str], bool] | None = None,
     ) -> list[tuple[str, float]]:
+        if self.embedding is not None:
+            return self.embedding.search(
+                query, self.index, domain=domain, limit=limit, include=include
+            )
         return self.index.search(query, domain=domain, limit=limit, include=include)

