@@ -299,15 +299,26 @@ class Engine:
 
     async def complete_session(self, ref: str | None = None, summary: str | None = None) -> Session:
         target = self._ref_or_active(ref)
-        return await self._run(lambda: self._manager.complete(target, summary))
+        done = await self._run(lambda: self._manager.complete(target, summary))
+        await self._release(target)
+        return done
 
     async def fail_session(self, ref: str, reason: str) -> Session:
         target = self._manager.resolve(ref).id
-        return await self._run(lambda: self._manager.fail(target, reason))
+        failed = await self._run(lambda: self._manager.fail(target, reason))
+        await self._release(target)
+        return failed
 
     async def close_session(self, ref: str) -> Session:
         target = self._manager.resolve(ref).id
-        return await self._run(lambda: self._manager.close(target))
+        closed = await self._run(lambda: self._manager.close(target))
+        await self._release(target)
+        return closed
+
+    async def _release(self, session_id: str) -> None:
+        """A finished session's agents stop and its gateway state is dropped."""
+        await self.guide.close_session(session_id)
+        self.gateway.forget_session(session_id)
 
     async def update_context(self, ref: str, update: Callable[[SessionContext], None]) -> None:
         target = self._manager.resolve(ref).id

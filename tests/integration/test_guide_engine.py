@@ -161,3 +161,15 @@ async def test_a_crashing_agent_is_dead_lettered_and_can_be_replayed(engine: Eng
     assert "session 1" in (await engine.submit(session.id, "/session list"))[1].payload["text"]
     purged = (await engine.submit(session.id, "/deadletters purge"))[1].payload["text"]
     assert purged.startswith("purged")
+
+
+async def test_completing_a_session_stops_its_agents(engine: Engine) -> None:
+    async def idle(message: Message[Any]) -> Message[Any]:
+        return message.reply(source="tester", type=MessageType.AGENT_REPLY, payload={"text": "ok"})
+
+    session = await engine.ensure_session()
+    engine.guide.ensure_agent(session.id, "tester", idle)
+    assert engine.guide.bus.has_agent(session.id, "tester")
+    await engine.complete_session(session.id)
+    assert not engine.guide.bus.has_session(session.id)
+    assert engine.guide.health.report(session.id) == []
