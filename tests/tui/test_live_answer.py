@@ -83,3 +83,33 @@ async def test_escape_stops_the_answer(
         # The app still works after a stopped answer.
         await send_line(pilot, "/session list")
         assert "active" in str(screen.transcript.messages[-1].payload["text"])
+
+
+async def test_a_real_sdk_answer_streams_into_the_tui(engine_config: EngineConfig) -> None:
+    """The Anthropic SDK over HTTP to a local stand-in server, rendered as it streams."""
+    from backend.config import load_config
+    from tests.stubs.llm_script import Reply
+    from tests.stubs.llm_stub import LLMStub
+
+    with LLMStub() as stub:
+        stub.push(Reply(text=["The flaky test ", "races the ", "file watcher."], delay_s=0.05))
+        env = {"ANTHROPIC_API_KEY": "sk-tui-0123456789abcdef", "ANTHROPIC_BASE_URL": stub.base_url}
+        engine = Engine(engine_config, load_config(None, env=env))
+        app = SylkApp(engine)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            screen = main_screen(app)
+            screen.composer.value = "@architect why is test_sync flaky?"
+            await pilot.press("enter")
+
+            def partial() -> bool:
+                draft = screen.transcript.draft
+                return draft is not None and str(draft.payload["text"]).startswith("The flaky")
+
+            await _until(pilot, partial, "the first words on screen")
+            await _until(pilot, lambda: screen.transcript.draft is None, "the answer landed")
+            last = screen.transcript.messages[-1]
+            assert last.type is MessageType.AGENT_REPLY and last.source == "architect"
+            assert last.payload["text"] == "The flaky test races the file watcher."
+            assert last.payload["provider"] == "anthropic"
+        assert stub.count("/v1/messages") == 1
