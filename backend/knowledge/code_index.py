@@ -1,0 +1,549 @@
+"""The code index: a sidecar SQLite file of a workspace's files, symbols and imports.
+
+Files are walked the way git sees them (root and nested ``.gitignore`` files with
+``*``, ``**``, ``dir/`` and ``!`` negation, plus a built-in ignore list; binaries
+and files over 1 MiB are skipped). Symbols and imports come from
+:mod:`code_symbols`; file text goes into an FTS5 table for full-text search.
+
+One writer at a time (a lock; ``build``, ``update_files``, ``remove_files``);
+readers use their own per-thread connections, and WAL lets them query while a
+build runs: a build commits in batches, so queries see what is indexed so far.
+Re-indexing is by content hash: a file whose bytes did not change costs a stat
+(``build``) or a read and a hash (``update_files``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import posixpath
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from backend.knowledge.code_symbols import LANG_BY_EXT, extract
+
+MAX_FILE_BYTES = 1024 * 1024
+SCHEMA_VERSION = 1
+BATCH_SECONDS = 0.2
+SKIP_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", "dist",
+        "build", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".idea", ".sylk",
+    }
+)  # fmt: skip
+BINARY_EXTS = frozenset(
+    {
+        ".pyc", ".pyo", ".so", ".o", ".a", ".dll", ".dylib", ".exe", ".bin", ".class", ".jar",
+        ".whl", ".zip", ".gz", ".tgz", ".bz2", ".xz", ".zst", ".7z", ".tar", ".png", ".jpg",
+        ".jpeg", ".gif", ".bmp", ".ico", ".webp", ".pdf", ".woff", ".woff2", ".ttf", ".otf",
+        ".mp3", ".mp4", ".wav", ".ogg", ".db", ".sqlite", ".pkl", ".npy",
+    }
+)  # fmt: skip
+_DEF_RANK = (
+    "CASE WHEN kind IN ('class','struct','interface','trait','enum','type') THEN 0 "
+    "WHEN kind IN ('function','method') THEN 1 ELSE 2 END"
+)
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS files(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE,
+    size INTEGER, mtime INTEGER, hash TEXT, lang TEXT, dir TEXT);
+CREATE INDEX IF NOT EXISTS files_dir ON files(dir);
+CREATE TABLE IF NOT EXISTS symbols(id INTEGER PRIMARY KEY, name TEXT NOT NULL, kind TEXT,
+    path TEXT NOT NULL, line INTEGER, end_line INTEGER, parent TEXT, signature TEXT, norm TEXT);
+CREATE INDEX IF NOT EXISTS symbols_name ON symbols(name);
+CREATE INDEX IF NOT EXISTS symbols_nocase ON symbols(name COLLATE NOCASE);
+CREATE INDEX IF NOT EXISTS symbols_norm ON symbols(norm);
+CREATE INDEX IF NOT EXISTS symbols_path ON symbols(path);
+CREATE TABLE IF NOT EXISTS imports(id INTEGER PRIMARY KEY, path TEXT NOT NULL, module TEXT,
+    line INTEGER);
+CREATE INDEX IF NOT EXISTS imports_path ON imports(path);
+CREATE TABLE IF NOT EXISTS import_targets(import_id INTEGER, path TEXT, target TEXT);
+CREATE INDEX IF NOT EXISTS import_targets_target ON import_targets(target);
+CREATE INDEX IF NOT EXISTS import_targets_path ON import_targets(path);
+CREATE VIRTUAL TABLE IF NOT EXISTS contents USING fts5(body);
+"""
+
+
+class CodeIndexError(Exception):
+    """The code index could not do what was asked."""
+
+
+class PathOutsideRootError(CodeIndexError, ValueError):
+    """A path given to the index resolves outside the workspace root."""
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolHit:
+    name: str
+    kind: str
+    path: str
+    line: int
+    end_line: int | None
+    parent: str | None
+    signature: str
+
+
+@dataclass(frozen=True, slots=True)
+class TextHit:
+    path: str
+    line: int
+    snippet: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileOutline:
+    path: str
+    lang: str | None
+    symbols: list[SymbolHit]
+    imports: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class DependencyEdge:
+    path: str  # the importing file
+    module: str
+    line: int
+    target: str | None  # the workspace file (or Go package dir + "/") imported, if any
+
+
+@dataclass(slots=True)
+class Dependencies:
+    imports: list[DependencyEdge] = field(default_factory=list)
+    imported_by: list[DependencyEdge] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class BuildStats:
+    files: int
+    indexed: int
+    removed: int
+    seconds: float
+
+
+# -- .gitignore -------------------------------------------------------------------------
+
+_Rule = tuple[re.Pattern[str], bool, bool]  # (regex, negated, directories only)
+
+
+def _translate(glob: str) -> str:
+    out, i = [], 0
+    while i < len(glob):
+        if glob.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif glob.startswith("/**", i) and i + 3 == len(glob):
+            out.append("/.*")
+            i += 3
+        elif glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif glob[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif glob[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif glob[i] == "[" and (close := glob.find("]", i + 2)) != -1:
+            body = glob[i + 1 : close]
+            body = "^" + body[1:] if body.startswith("!") else body
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = close + 1
+        else:
+            out.append(re.escape(glob[i]))
+            i += 1
+    return "".join(out)
+
+
+def parse_gitignore(text: str) -> list[_Rule]:
+    rules = []
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        if not line or line.startswith("#"):
+            continue
+        negated = line.startswith("!")
+        line = line[1:] if negated else line
+        line = line[1:] if line.startswith("\\") else line
+        dir_only = line.endswith("/")
+        line = line.rstrip("/")
+        if not line:
+            continue
+        anchored = "/" in line
+        regex = ("" if anchored else "(?:.*/)?") + _translate(line.lstrip("/"))
+        rules.append((re.compile(regex), negated, dir_only))
+    return rules
+
+
+def _ignored(rel: str, is_dir: bool, layers: list[tuple[str, list[_Rule]]]) -> bool:
+    """Whether ``rel`` is ignored; the last matching rule of the deepest file wins."""
+    result = False
+    for base, rules in layers:
+        sub = rel[len(base) + 1 :] if base else rel
+        for regex, negated, dir_only in rules:
+            if (is_dir or not dir_only) and regex.fullmatch(sub):
+                result = not negated
+    return result
+
+
+def _read_rules(directory: Path) -> list[_Rule]:
+    try:
+        return parse_gitignore((directory / ".gitignore").read_text("utf-8", errors="replace"))
+    except OSError:
+        return []
+
+
+# -- the index --------------------------------------------------------------------------
+
+
+def _norm(name: str) -> str:
+    return name.replace("_", "").lower()
+
+
+class CodeIndex:
+    """Files, symbols, imports and full text of the workspace at ``root``."""
+
+    def __init__(self, root: Path, db_path: Path) -> None:
+        self.root = root.resolve()
+        self.db_path = db_path
+        self._write_lock = threading.Lock()
+        self._local = threading.local()
+        self._conns: list[sqlite3.Connection] = []
+        self._conns_lock = threading.Lock()
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+        conn = self._conn()
+        if conn.execute("PRAGMA user_version").fetchone()[0] not in (0, SCHEMA_VERSION):
+            raise CodeIndexError(f"{db_path} holds an index of another schema version")
+        conn.executescript(_SCHEMA)
+        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.db_path, check_same_thread=False, timeout=30)
+            conn.isolation_level = None  # we issue BEGIN ourselves
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")  # a sidecar cache: rebuildable
+            self._local.conn = conn
+            with self._conns_lock:
+                self._conns.append(conn)
+        return conn
+
+    def close(self) -> None:
+        with self._conns_lock:
+            for conn in self._conns:
+                conn.close()
+            self._conns.clear()
+        self._local = threading.local()
+
+    # -- paths ----------------------------------------------------------------------
+
+    def _rel(self, path: str | Path) -> str:
+        """``path`` relative to the root; it must stay inside once symlinks are resolved."""
+        p = Path(path)
+        full = Path(os.path.normpath(p if p.is_absolute() else self.root / p))
+        real = full.resolve()
+        if not real.is_relative_to(self.root):
+            raise PathOutsideRootError(f"{path} is outside {self.root}")
+        rel = (full if full.is_relative_to(self.root) else real).relative_to(self.root)
+        return "" if rel == Path() else rel.as_posix()
+
+    def _walk(self) -> Iterator[tuple[str, os.stat_result]]:
+        yield from self._walk_dir("", [])
+
+    def _walk_dir(
+        self, rel_dir: str, layers: list[tuple[str, list[_Rule]]]
+    ) -> Iterator[tuple[str, os.stat_result]]:
+        directory = self.root / rel_dir
+        if rules := _read_rules(directory):
+            layers = [*layers, (rel_dir, rules)]
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            return
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            if entry.is_symlink():
+                continue  # never follow: a link may leave the workspace
+            if entry.is_dir():
+                if entry.name not in SKIP_DIRS and not _ignored(rel, True, layers):
+                    yield from self._walk_dir(rel, layers)
+            elif entry.is_file() and not _ignored(rel, False, layers):
+                if Path(entry.name).suffix.lower() in BINARY_EXTS:
+                    continue
+                st = entry.stat()
+                if st.st_size <= MAX_FILE_BYTES:
+                    yield rel, st
+
+    def is_ignored(self, path: str | Path) -> bool:
+        """Whether the walk would skip ``path`` (its directories, .gitignore rules, type)."""
+        rel = self._rel(path)
+        parts = rel.split("/")
+        if any(p in SKIP_DIRS for p in parts[:-1]) or Path(rel).suffix.lower() in BINARY_EXTS:
+            return True
+        layers: list[tuple[str, list[_Rule]]] = []
+        for depth in range(len(parts)):
+            base = "/".join(parts[:depth])
+            if rules := _read_rules(self.root / base):
+                layers.append((base, rules))
+            sub = "/".join(parts[: depth + 1])
+            if _ignored(sub, depth < len(parts) - 1, layers):
+                return True
+        return False
+
+    # -- writing --------------------------------------------------------------------
+
+    def build(self, progress: Callable[[int, int], None] | None = None) -> BuildStats:
+        """Index the whole workspace; unchanged files (same size and mtime) are skipped.
+
+        Blocking: run it in a thread (see :meth:`build_async`). Commits every
+        ``BATCH_SECONDS`` so concurrent queries see the files indexed so far.
+        """
+        started = time.perf_counter()
+        with self._transaction() as conn:
+            walked = list(self._walk())
+            known = {
+                row[1]: row for row in conn.execute("SELECT id, path, size, mtime, hash FROM files")
+            }
+            indexed = 0
+            last_commit = time.perf_counter()
+            for done, (rel, st) in enumerate(walked, 1):
+                prev = known.pop(rel, None)
+                if prev and (prev[2], prev[3]) == (st.st_size, st.st_mtime_ns):
+                    continue
+                indexed += self._index_file(conn, rel, prev)
+                if time.perf_counter() - last_commit > BATCH_SECONDS:
+                    conn.execute("COMMIT")  # let readers see the files indexed so far
+                    if progress:
+                        progress(done, len(walked))
+                    conn.execute("BEGIN IMMEDIATE")
+                    last_commit = time.perf_counter()
+            for rel in known:
+                self._delete(conn, rel)
+        if progress:
+            progress(len(walked), len(walked))
+        return BuildStats(len(walked), indexed, len(known), time.perf_counter() - started)
+
+    async def build_async(self, progress: Callable[[int, int], None] | None = None) -> BuildStats:
+        return await asyncio.to_thread(self.build, progress)
+
+    def update_files(self, paths: Iterable[str | Path]) -> int:
+        """Re-index ``paths`` whose content hash changed; drop gone or ignored ones.
+
+        Returns how many files were (re)indexed or dropped.
+        """
+        rels = [self._rel(p) for p in paths]
+        changed = 0
+        with self._transaction() as conn:
+            for rel in rels:
+                prev = conn.execute(
+                    "SELECT id, path, size, mtime, hash FROM files WHERE path = ?", (rel,)
+                ).fetchone()
+                full = self.root / rel
+                if not full.is_file() or full.is_symlink() or self.is_ignored(rel):
+                    changed += self._delete(conn, rel)
+                else:
+                    changed += self._index_file(conn, rel, prev)
+        return changed
+
+    def remove_files(self, paths: Iterable[str | Path]) -> int:
+        rels = [self._rel(p) for p in paths]
+        with self._transaction() as conn:
+            return sum(self._delete(conn, rel) for rel in rels)
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """The writer's connection inside ``BEGIN IMMEDIATE``; one writer at a time."""
+        with self._write_lock:
+            conn = self._conn()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def _delete(self, conn: sqlite3.Connection, rel: str, keep_file: bool = False) -> int:
+        row = conn.execute("SELECT id FROM files WHERE path = ?", (rel,)).fetchone()
+        conn.execute("DELETE FROM symbols WHERE path = ?", (rel,))
+        conn.execute("DELETE FROM import_targets WHERE path = ?", (rel,))
+        conn.execute("DELETE FROM imports WHERE path = ?", (rel,))
+        if row is None:
+            return 0
+        conn.execute("DELETE FROM contents WHERE rowid = ?", (row[0],))
+        if not keep_file:
+            conn.execute("DELETE FROM files WHERE id = ?", (row[0],))
+        return 1
+
+    def _index_file(
+        self, conn: sqlite3.Connection, rel: str, prev: tuple[object, ...] | None
+    ) -> int:
+        full = self.root / rel
+        try:
+            st = full.stat()
+            raw = full.read_bytes() if st.st_size <= MAX_FILE_BYTES else None
+        except OSError:
+            raw = None
+        if raw is None or b"\x00" in raw[:8192]:
+            return self._delete(conn, rel)
+        digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
+        if prev is not None and prev[4] == digest:
+            conn.execute(
+                "UPDATE files SET size = ?, mtime = ? WHERE path = ?",
+                (st.st_size, st.st_mtime_ns, rel),
+            )
+            return 0
+        text = raw.decode("utf-8", errors="replace")
+        lang = LANG_BY_EXT.get(posixpath.splitext(rel)[1].lower())
+        found = extract(lang, rel, text)
+        values = (st.st_size, st.st_mtime_ns, digest, lang, posixpath.dirname(rel), rel)
+        if prev is not None:
+            self._delete(conn, rel, keep_file=True)
+            conn.execute(
+                "UPDATE files SET size=?, mtime=?, hash=?, lang=?, dir=? WHERE path=?", values
+            )
+            file_id = prev[0]
+        else:
+            cur = conn.execute(
+                "INSERT INTO files(size, mtime, hash, lang, dir, path) VALUES (?,?,?,?,?,?)",
+                values,
+            )
+            file_id = cur.lastrowid
+        conn.execute("INSERT INTO contents(rowid, body) VALUES (?, ?)", (file_id, text))
+        conn.executemany(
+            "INSERT INTO symbols(name, kind, path, line, end_line, parent, signature, norm) "
+            "VALUES (?,?,?,?,?,?,?,?)",
+            [
+                (s.name, s.kind, rel, s.line, s.end_line, s.parent, s.signature, _norm(s.name))
+                for s in found.symbols
+            ],
+        )
+        for imp in found.imports:
+            cur = conn.execute(
+                "INSERT INTO imports(path, module, line) VALUES (?,?,?)",
+                (rel, imp.module, imp.line),
+            )
+            conn.executemany(
+                "INSERT INTO import_targets(import_id, path, target) VALUES (?,?,?)",
+                [(cur.lastrowid, rel, t) for t in imp.targets],
+            )
+        return 1
+
+    # -- queries --------------------------------------------------------------------
+
+    def locate(self, name: str, limit: int = 50) -> list[SymbolHit]:
+        """Definitions named ``name``: exact, else case-insensitive, else ignoring ``_``."""
+        tiers = (("name = ?", name), ("name = ? COLLATE NOCASE", name), ("norm = ?", _norm(name)))
+        for where, arg in tiers:
+            rows = self._conn().execute(
+                "SELECT name, kind, path, line, end_line, parent, signature FROM symbols "
+                f"WHERE {where} ORDER BY {_DEF_RANK}, parent IS NOT NULL, path, line LIMIT ?",
+                (arg, limit),
+            )
+            hits = [SymbolHit(*row) for row in rows]
+            if hits:
+                return hits
+        return []
+
+    def search(self, text: str, limit: int = 20) -> list[TextHit]:
+        """Files whose text holds every word of ``text`` (adjacent words of an identifier
+        such as ``read_text`` as a phrase), best first, with the first match's line."""
+        words = re.findall(r"\w+", text)
+        if not words:
+            return []
+        query = " ".join('"' + w.replace('"', "") + '"' for w in words)
+        rows = self._conn().execute(
+            "SELECT f.path, snippet(contents, 0, '[', ']', '…', 12), "
+            "highlight(contents, 0, char(1), char(2)) FROM contents "
+            "JOIN files f ON f.id = contents.rowid WHERE contents MATCH ? ORDER BY rank LIMIT ?",
+            (query, limit),
+        )
+        hits = []
+        for path, snippet, marked in rows:
+            first = marked.find("\x01")
+            line = marked.count("\n", 0, first) + 1 if first >= 0 else 1
+            hits.append(TextHit(path, line, " ".join(snippet.split())))
+        return hits
+
+    def structure(self, path: str | Path = ".", limit: int = 500) -> list[FileOutline]:
+        """Outline (symbols, imported modules) of a file, or of each file under a directory."""
+        rel = self._rel(path)
+        conn = self._conn()
+        if rel and conn.execute("SELECT 1 FROM files WHERE path = ?", (rel,)).fetchone():
+            files = conn.execute("SELECT path, lang FROM files WHERE path = ?", (rel,)).fetchall()
+        elif rel:
+            files = conn.execute(
+                "SELECT path, lang FROM files WHERE path > ? AND path < ? ORDER BY path LIMIT ?",
+                (rel + "/", rel + "0", limit),
+            ).fetchall()
+        else:
+            files = conn.execute(
+                "SELECT path, lang FROM files ORDER BY path LIMIT ?", (limit,)
+            ).fetchall()
+        out = []
+        for file_path, lang in files:
+            symbols = [
+                SymbolHit(*row)
+                for row in conn.execute(
+                    "SELECT name, kind, path, line, end_line, parent, signature FROM symbols "
+                    "WHERE path = ? ORDER BY line",
+                    (file_path,),
+                )
+            ]
+            imports = [
+                m
+                for (m,) in conn.execute(
+                    "SELECT module FROM imports WHERE path = ? ORDER BY line", (file_path,)
+                )
+            ]
+            out.append(FileOutline(file_path, lang, symbols, imports))
+        return out
+
+    def dependencies(
+        self, path: str | Path, direction: Literal["imports", "imported_by", "both"] = "imports"
+    ) -> Dependencies:
+        """What ``path`` imports (resolved to workspace files where possible) and who imports it."""
+        rel = self._rel(path)
+        conn = self._conn()
+        deps = Dependencies()
+        if direction in ("imports", "both"):
+            for import_id, module, line in conn.execute(
+                "SELECT id, module, line FROM imports WHERE path = ? ORDER BY line", (rel,)
+            ).fetchall():
+                targets = [
+                    t
+                    for (t,) in conn.execute(
+                        "SELECT target FROM import_targets WHERE import_id = ? ORDER BY rowid",
+                        (import_id,),
+                    )
+                    if self._target_exists(conn, t)
+                ]
+                if any(t.endswith("/") for t in targets):
+                    targets = targets[:1]  # Go: the longest package-path suffix that exists
+                for target in targets or [None]:
+                    deps.imports.append(DependencyEdge(rel, module, line, target))
+        if direction in ("imported_by", "both"):
+            package = posixpath.dirname(rel) + "/"
+            for src, module, line, target in conn.execute(
+                "SELECT DISTINCT i.path, i.module, i.line, t.target FROM import_targets t "
+                "JOIN imports i ON i.id = t.import_id WHERE t.target IN (?, ?) AND i.path != ? "
+                "ORDER BY i.path, i.line",
+                (rel, package, rel),
+            ):
+                deps.imported_by.append(DependencyEdge(src, module, line, target))
+        return deps
+
+    @staticmethod
+    def _target_exists(conn: sqlite3.Connection, target: str) -> bool:
+        if target.endswith("/"):
+            sql, arg = "SELECT 1 FROM files WHERE dir = ? AND lang = 'go' LIMIT 1", target[:-1]
+        else:
+            sql, arg = "SELECT 1 FROM files WHERE path = ?", target
+        return conn.execute(sql, (arg,)).fetchone() is not None
