@@ -1,6 +1,6 @@
 """Circuit breakers per (session, agent): stop feeding an agent that keeps failing.
 
-The state machine is the one of :class:`backend.llm.resilience.CircuitBreaker`
+The state machine is :class:`backend.circuit.CircuitState`, shared with model providers
 (closed -> open after ``threshold`` consecutive failures -> one half-open probe after
 ``cooldown`` -> closed on the probe's success, open again on its failure; any success
 closes), with two differences that fit an agent behind a queue:
@@ -25,21 +25,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from backend.circuit import PERMIT, BreakerState, CircuitState, Clock, Permit
 from backend.guide.bus_errors import AgentUnavailableError
-from backend.llm.resilience import BreakerState, Permit
 
-Clock = Callable[[], float]
 # (session_id, agent, old state, new state)
 BreakerListener = Callable[[str, str, BreakerState, BreakerState], None]
 
 __all__ = ["PERMIT", "AgentBreaker", "AgentBreakers", "BreakerListener", "BreakerState", "Permit"]
 
-# Permits are immutable: the ordinary (non-probe) one is shared.
-PERMIT = Permit()
-_PROBE = Permit(probe=True)
 
+class AgentBreaker(CircuitState):
+    """The breaker of one agent in one session; refusals are :class:`AgentUnavailableError`."""
 
-class AgentBreaker:
     def __init__(
         self,
         session_id: str,
@@ -50,28 +47,10 @@ class AgentBreaker:
         clock: Clock = time.monotonic,
         on_change: BreakerListener | None = None,
     ) -> None:
-        if threshold < 1:
-            raise ValueError("threshold must be at least 1")
-        if cooldown < 0:
-            raise ValueError("cooldown must not be negative")
+        super().__init__(threshold=threshold, cooldown=cooldown, clock=clock)
         self.session_id = session_id
         self.agent = agent
-        self.threshold = threshold
-        self.cooldown = cooldown
-        self._clock = clock
         self._on_change = on_change
-        self._state: BreakerState = "closed"
-        self._failures = 0
-        self._opened_at = 0.0
-        self._probe_in_flight = False
-
-    @property
-    def state(self) -> BreakerState:
-        return self._state
-
-    @property
-    def failures(self) -> int:
-        return self._failures
 
     def retry_after(self) -> float | None:
         """Seconds left of the cool-down (0 once over); None when closed."""
@@ -79,57 +58,20 @@ class AgentBreaker:
             return None
         if self._state == "half_open":
             return 0.0
-        return max(0.0, self.cooldown - (self._clock() - self._opened_at))
+        return max(0.0, self.cooling_for())
 
     def check(self) -> None:
         """Send-time fail-fast: raise while open and still cooling down."""
         if self._state == "open":
-            left = self.cooldown - (self._clock() - self._opened_at)
+            left = self.cooling_for()
             if left > 0:
-                raise self._refusal(left)
+                raise self._refusal(left, probing=False)
 
-    def acquire(self) -> Permit:
-        """Permission to hand one message to the agent's handler."""
-        if self._state == "closed":
-            return PERMIT
-        if self._state == "open":
-            left = self.cooldown - (self._clock() - self._opened_at)
-            if left > 0:
-                raise self._refusal(left)
-            self._set("half_open")
-        if self._probe_in_flight:
-            raise self._refusal(None)
-        self._probe_in_flight = True
-        return _PROBE
+    def _changed(self, old: BreakerState, new: BreakerState) -> None:
+        if self._on_change is not None:
+            self._on_change(self.session_id, self.agent, old, new)
 
-    def record_success(self, permit: Permit) -> None:
-        if permit.probe:
-            self._probe_in_flight = False
-        self._failures = 0
-        self._set("closed")
-
-    def record_failure(self, permit: Permit) -> None:
-        self._failures += 1
-        if permit.probe:
-            self._probe_in_flight = False
-            self._open()
-        elif self._state == "closed" and self._failures >= self.threshold:
-            self._open()
-
-    def record_neutral(self, permit: Permit) -> None:
-        if permit.probe:
-            self._probe_in_flight = False
-
-    def _open(self) -> None:
-        self._opened_at = self._clock()
-        self._set("open")
-
-    def _set(self, state: BreakerState) -> None:
-        old, self._state = self._state, state
-        if old != state and self._on_change is not None:
-            self._on_change(self.session_id, self.agent, old, state)
-
-    def _refusal(self, retry_after: float | None) -> AgentUnavailableError:
+    def _refusal(self, retry_after: float | None, *, probing: bool) -> AgentUnavailableError:
         return AgentUnavailableError(
             self.session_id, self.agent, failures=self._failures, retry_after=retry_after
         )

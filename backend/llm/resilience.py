@@ -26,15 +26,21 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from backend.circuit import BreakerState, CircuitState, Clock, Permit
 from backend.llm.errors import CircuitOpenError
 
-Clock = Callable[[], float]
+__all__ = [
+    "BreakerRegistry",
+    "BreakerState",
+    "CircuitBreaker",
+    "Permit",
+    "RetryPolicy",
+]
+
 Jitter = Literal["full", "decorrelated", "none"]
-BreakerState = Literal["closed", "open", "half_open"]
 
 
 @dataclass
@@ -99,74 +105,14 @@ class RetryPolicy:
         return max(0.0, wait)
 
 
-@dataclass(frozen=True)
-class Permit:
-    """A ticket to make one call; ``probe`` marks the half-open probe."""
+class CircuitBreaker(CircuitState):
+    """The breaker of one provider+model; refusals are :class:`CircuitOpenError`."""
 
-    probe: bool = False
-
-
-class CircuitBreaker:
     def __init__(
         self, key: str, *, threshold: int = 5, cooldown: float = 30.0, clock: Clock = time.monotonic
     ) -> None:
-        if threshold < 1:
-            raise ValueError("threshold must be at least 1")
+        super().__init__(threshold=threshold, cooldown=cooldown, clock=clock)
         self.key = key
-        self.threshold = threshold
-        self.cooldown = cooldown
-        self._clock = clock
-        self._state: BreakerState = "closed"
-        self._failures = 0
-        self._opened_at = 0.0
-        self._probe_in_flight = False
-
-    @property
-    def state(self) -> BreakerState:
-        return self._state
-
-    @property
-    def failures(self) -> int:
-        return self._failures
-
-    def acquire(self) -> Permit:
-        """Permission for one call, or :class:`CircuitOpenError`."""
-        if self._state == "closed":
-            return Permit()
-        if self._state == "open":
-            waited = self._clock() - self._opened_at
-            if waited < self.cooldown:
-                raise self._refusal(self.cooldown - waited)
-            self._state = "half_open"
-        if self._probe_in_flight:
-            raise self._refusal(None, probing=True)
-        self._probe_in_flight = True
-        return Permit(probe=True)
-
-    def record_success(self, permit: Permit) -> None:
-        # Any success is evidence of health, even from a call admitted earlier.
-        self._state = "closed"
-        self._failures = 0
-        if permit.probe:
-            self._probe_in_flight = False
-
-    def record_failure(self, permit: Permit) -> None:
-        self._failures += 1
-        if permit.probe:
-            self._probe_in_flight = False
-            self._open()
-        elif self._state == "closed" and self._failures >= self.threshold:
-            self._open()
-        # A straggler failing while open or half-open leaves the probe to decide.
-
-    def record_neutral(self, permit: Permit) -> None:
-        """Neither success nor failure (auth error, bad request, cancellation)."""
-        if permit.probe:
-            self._probe_in_flight = False
-
-    def _open(self) -> None:
-        self._state = "open"
-        self._opened_at = self._clock()
 
     def _refusal(self, retry_in: float | None, *, probing: bool = False) -> CircuitOpenError:
         why = (
