@@ -166,6 +166,11 @@ class SylkApp(EngineCalls, App[None]):
         message = appended.message
         self._cache.append(message)
         self._main.transcript.append(message)  # ignored unless it shows that session
+        if (
+            self._drafts.answered(message)
+            and message.session_id == self._main.transcript.session_id
+        ):
+            self._paint_draft()
         self._main.session_list.touch(message.session_id, message.timestamp)
         pending = self._pending_line
         if message.type is MessageType.USER_INPUT and pending and pending[0] == message.session_id:

@@ -108,6 +108,7 @@ async def test_a_real_sdk_answer_streams_into_the_tui(engine_config: EngineConfi
 
             await _until(pilot, partial, "the first words on screen")
             await _until(pilot, lambda: screen.transcript.draft is None, "the answer landed")
+            # The draft gave way to the recorded answer: never a moment without it.
             last = screen.transcript.messages[-1]
             assert last.type is MessageType.AGENT_REPLY and last.source == "architect"
             assert last.payload["text"] == "The flaky test races the file watcher."

@@ -167,3 +167,24 @@ def test_a_routed_request_shows_its_route() -> None:
     )
     assert route_line(command) == "→ guide · dsl"
     assert route_line(routed.model_copy(update={"payload": {"text": "old line"}})) is None
+
+
+def test_a_finished_draft_stays_until_the_recorded_answer_replaces_it() -> None:
+    from datetime import UTC, datetime
+
+    from backend.messages import Message, MessageType
+    from sylk_tui.answer_drafts import AnswerDrafts
+
+    drafts = AnswerDrafts(lambda: datetime(2026, 1, 1, tzinfo=UTC))
+    drafts.step("s", "architect", "text_delta", "Half")
+    assert drafts.working("s") == "architect"
+    drafts.step("s", "architect", "final", "")
+    assert drafts.working("s") is None  # no longer answering...
+    shown = drafts.message("s")
+    assert shown is not None and shown.payload["text"] == "Half"  # ...but still on screen
+    question = Message[dict[str, object]](
+        session_id="s", source="user", type=MessageType.USER_INPUT, payload={"text": "q"}
+    )
+    assert not drafts.answered(question)
+    reply = question.model_copy(update={"type": MessageType.AGENT_REPLY, "source": "architect"})
+    assert drafts.answered(reply) and drafts.message("s") is None
