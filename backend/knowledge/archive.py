@@ -9,9 +9,10 @@ waits on the disk.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
-from collections.abc import Iterable
-from datetime import datetime
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -34,6 +35,7 @@ from backend.knowledge.archive_schema import (
     APPLICATION_ID,
     SCHEMA_VERSION,
     TABLES,
+    PreferenceRow,
     SchemaMeta,
     SessionRow,
     SnapshotRow,
@@ -56,6 +58,8 @@ _snapshots = SnapshotRow.__table__  # type: ignore[attr-defined]
 _meta = SchemaMeta.__table__  # type: ignore[attr-defined]
 _steps = StepRow.__table__  # type: ignore[attr-defined]
 _usage = UsageRow.__table__  # type: ignore[attr-defined]
+_prefs = PreferenceRow.__table__  # type: ignore[attr-defined]
+ReadFn = Callable[[Connection], T]
 
 
 def _make_engine(path: Path, begin: str) -> Engine:
@@ -277,7 +281,48 @@ class Archive:
 
         self.write(fn)
 
+    def set_preference(self, key: str, value: Any) -> None:
+        """Store a global preference (JSON-serialisable ``value``), replacing any earlier one."""
+        row = {
+            "key": key,
+            "value": json.dumps(value, sort_keys=True),
+            "updated_at": datetime.now(UTC).isoformat(),
+        }
+
+        def fn(conn: Connection) -> None:
+            stmt = sqlite_insert(_prefs).values(row)
+            conn.execute(
+                stmt.on_conflict_do_update(
+                    index_elements=["key"],
+                    set_={"value": stmt.excluded.value, "updated_at": stmt.excluded.updated_at},
+                )
+            )
+
+        self.write(fn)
+
+    async def aset_preference(self, key: str, value: Any) -> None:
+        await asyncio.to_thread(self.set_preference, key, value)
+
     # -- reads ---------------------------------------------------------------
+    def read(self, fn: ReadFn[T]) -> T:
+        """Run ``fn`` on a read connection (its own snapshot; never blocks the writer)."""
+        with self._reader.connect() as conn:
+            return fn(conn)
+
+    async def aread(self, fn: ReadFn[T]) -> T:
+        return await asyncio.to_thread(self.read, fn)
+
+    def get_preference(self, key: str) -> Any | None:
+        query = select(_prefs.c.value).where(_prefs.c.key == key)
+        with self._reader.connect() as conn:
+            value = conn.execute(query).scalar()
+        return None if value is None else json.loads(value)
+
+    def preferences(self, prefix: str = "") -> dict[str, Any]:
+        query = select(_prefs.c.key, _prefs.c.value).where(_prefs.c.key.startswith(prefix))
+        with self._reader.connect() as conn:
+            return {k: json.loads(v) for k, v in conn.execute(query)}
+
     def load_sessions(self) -> list[Session]:
         with self._reader.connect() as conn:
             rows = conn.execute(select(_sessions.c.data).order_by(_sessions.c.created_at))

@@ -93,6 +93,15 @@ class UsageRow(SQLModel, table=True):
     at: str
 
 
+class PreferenceRow(SQLModel, table=True):
+    """A global user preference (e.g. a tool the user chose), shared by every session."""
+
+    __tablename__ = "preferences"
+    key: str = Field(primary_key=True)
+    value: str  # JSON
+    updated_at: str
+
+
 TABLES = [
     SchemaMeta.__table__,  # type: ignore[attr-defined]
     SessionRow.__table__,  # type: ignore[attr-defined]
@@ -100,6 +109,7 @@ TABLES = [
     SnapshotRow.__table__,  # type: ignore[attr-defined]
     StepRow.__table__,  # type: ignore[attr-defined]
     UsageRow.__table__,  # type: ignore[attr-defined]
+    PreferenceRow.__table__,  # type: ignore[attr-defined]
 ]
 
 

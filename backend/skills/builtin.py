@@ -15,12 +15,14 @@ role is to change things may write.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from backend.skills.builtin_academic import academic_skills
+from backend.skills.builtin_archivalist import archivalist_skills
 from backend.skills.builtin_engineer import engineer_skills
 from backend.skills.builtin_guide import GuideWiring, guide_skills
-from backend.skills.builtin_knowledge import academic_skills, archivalist_skills
 from backend.skills.builtin_librarian import librarian_skills
 from backend.skills.builtin_teams import (
     architect_skills,
@@ -60,27 +62,44 @@ _SCOPES: dict[str, frozenset[str]] = {
 _WRITERS = frozenset({"engineer", "tester", "architect", "orchestrator", "archivalist", "guide"})
 
 
-def builtin_skills(registry: Registry, wiring: GuideWiring | None = None) -> list[Skill]:
+@dataclass(frozen=True)
+class KnowledgeWiring:
+    """The knowledge services an engine runs; ops whose service is missing answer
+    not-available."""
+
+    chronicle: Any | None = None  # the Archivalist's chronicle
+    library: Any | None = None  # the Academic's fragment library
+
+
+def builtin_skills(
+    registry: Registry,
+    wiring: GuideWiring | None = None,
+    knowledge: KnowledgeWiring | None = None,
+) -> list[Skill]:
+    knowledge = knowledge or KnowledgeWiring()
     return [
         *guide_skills(registry, wiring),
         *architect_skills(),
         *orchestrator_skills(),
         *engineer_skills(),
         *librarian_skills(),
-        *archivalist_skills(),
-        *academic_skills(),
+        *archivalist_skills(knowledge.chronicle),
+        *academic_skills(knowledge.library),
         *inspector_skills(),
         *tester_skills(),
     ]
 
 
 def register_builtins(
-    registry: Registry | None = None, *, wiring: GuideWiring | None = None
+    registry: Registry | None = None,
+    *,
+    wiring: GuideWiring | None = None,
+    knowledge: KnowledgeWiring | None = None,
 ) -> Registry:
     registry = registry if registry is not None else Registry()
     for name, description in DOMAINS.items():
         registry.define_domain(name, description=description)
-    registry.register_all(builtin_skills(registry, wiring))
+    registry.register_all(builtin_skills(registry, wiring, knowledge))
     return registry
 
 
@@ -108,9 +127,10 @@ def agent_context(agent: str, session_id: str, workspace: Path, **overrides: Any
 def build_gateway(
     *,
     wiring: GuideWiring | None = None,
+    knowledge: KnowledgeWiring | None = None,
     hooks: HookRegistry | None = None,
     window: int = 3,
 ) -> Gateway:
     """A gateway over a fresh registry holding every builtin, with a context tracker."""
-    registry = register_builtins(wiring=wiring)
+    registry = register_builtins(wiring=wiring, knowledge=knowledge)
     return Gateway(registry, hooks, context_tracker=ContextTracker(registry, window=window))

@@ -1,9 +1,4 @@
-"""The Archivalist's (history) and Academic's (research) skills.
-
-Neither the chronicle nor the research pipeline exists yet, so every op here
-is declared with its full contract (params, examples, policy) and fails with a
-typed not-available error naming the part of Sylk that will provide it.
-"""
+"""The Archivalist's skills: the chronicle of what was done, across sessions."""
 
 from __future__ import annotations
 
@@ -24,7 +19,6 @@ from backend.skills.hooks_builtin import CROSS_SESSION_TAG
 from backend.skills.models import Policy, Skill
 
 CHRONICLE = "the Archivalist's chronicle (historical memory across sessions)"
-RESEARCH = "the Academic's research pipeline (external sources, papers, web)"
 Category = Literal[
     "decision", "insight", "pattern", "failure", "task_state", "timeline", "user_voice",
     "hypothesis", "open_thread", "general",
@@ -83,30 +77,12 @@ class EntriesParams(SessionScoped):
     entry_ids: list[str] = Field(default_factory=list)
 
 
-class ResearchParams(Params):
-    topic: str = Field(min_length=1)
-    depth: Literal["quick", "standard", "deep"] = "standard"
-
-
-class CompareParams(Params):
-    options: list[str] = Field(min_length=2)
-    criteria: list[str] = Field(default_factory=list)
-
-
-class IngestParams(Params):
-    url: str = Field(description="a GitHub repository, paper, article or RFC")
-
-
-class ProposalParams(Params):
-    topic: str
-    constraints: list[str] = Field(default_factory=list)
-
-
 def _arch(op: str, desc: str, params: Any, **kw: Any) -> Any:
     return declare(op, "archivalist", desc, params, provider=CHRONICLE, **kw)
 
 
-def archivalist_skills() -> list[Skill]:
+def archivalist_skills(chronicle: Any | None = None) -> list[Skill]:
+    """Without a ``chronicle`` service the ops are declared but answer not-available."""
     return [
         _arch("archivalist.chronicle.query", "Query the chronicle for stored decisions, "
               "insights, patterns and failures of this session.", QueryParams, tier=CORE,
@@ -154,35 +130,4 @@ def archivalist_skills() -> list[Skill]:
         _arch("archivalist.failure.record", "Record a failure and optionally its resolution.",
               RecordFailureParams, kind=WRITE, tags=("failure", "error", "record", "lesson"),
               examples=[("record a dead end", {"approach": "threads", "reason": "GIL"})]),
-    ]  # fmt: skip
-
-
-def _acad(op: str, desc: str, params: Any, **kw: Any) -> Any:
-    return declare(op, "academic", desc, params, provider=RESEARCH, **kw)
-
-
-def academic_skills() -> list[Skill]:
-    return [
-        _acad("academic.research.topic", "Research a topic and produce findings with sources.",
-              ResearchParams, tier=CORE,
-              tags=("research", "investigate", "study", "learn about", "papers"),
-              examples=[("quick research", {"topic": "CRDTs", "depth": "quick"})]),
-        _acad("academic.research.compare", "Compare approaches or technologies and their "
-              "tradeoffs.", CompareParams, tier=CORE,
-              tags=("compare", "vs", "versus", "tradeoffs", "alternatives"),
-              examples=[("compare two databases", {"options": ["SQLite", "Postgres"]})]),
-        _acad("academic.research.best_practices", "Find best practices for a topic.",
-              ResearchParams, tier=CORE,
-              tags=("best practice", "recommended", "standard", "how should"),
-              examples=[("retry best practice", {"topic": "HTTP retries"})]),
-        _acad("academic.source.ingest", "Ingest an external source (repository, paper, "
-              "article, RFC) for research.", IngestParams, tier=CONTEXTUAL,
-              triggers=(r"github", r"\bpaper", r"\barticle", r"\brfc\b", r"\bspec\b"),
-              tags=("github", "paper", "article", "rfc", "ingest"),
-              examples=[("ingest an RFC", {"url": "https://www.rfc-editor.org/rfc/rfc9110"})]),
-        _acad("academic.design.proposal", "Create a design proposal document.",
-              ProposalParams, tier=CONTEXTUAL,
-              triggers=(r"\bdesign\b", r"\barchitect", r"\bproposal"),
-              tags=("design", "architecture", "proposal"),
-              examples=[("propose a cache design", {"topic": "route cache"})]),
     ]  # fmt: skip
