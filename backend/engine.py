@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from backend.agents.conversation import HISTORY_LIMIT, conversation
 from backend.agents.dispatch import AgentDispatcher
+from backend.agents.knowledge_desk import KnowledgeDesk, Question
 from backend.agents.turns import TurnRunner
 from backend.clock import utc_now
 from backend.config import SylkConfig, load_config
@@ -26,6 +27,7 @@ from backend.events import (
     EngineEvent,
     EngineNotice,
     EventStream,
+    IndexProgress,
     MessageAppended,
     SessionChanged,
     SessionCreated,
@@ -44,8 +46,10 @@ from backend.guide.router import Router
 from backend.guide.routing import AGENT_TARGETS, RouteDecision
 from backend.guide.status import render_status
 from backend.knowledge.archive import Archive
+from backend.knowledge.code_hub import CodeKnowledgeHub
+from backend.knowledge.code_knowledge import IndexStatus
 from backend.llm.accounting import UsageSummary, summarise
-from backend.llm.offline import offline_answer
+from backend.llm.offline import how_to_configure, offline_answer
 from backend.mcp.client import McpHub
 from backend.mcp.session_skills import session_skills
 from backend.mcp.skills import to_skills
@@ -59,7 +63,7 @@ from backend.sessions.models import (
     SessionSnapshot,
     SessionState,
 )
-from backend.skills.builtin import build_gateway
+from backend.skills.builtin import KnowledgeWiring, build_gateway
 from backend.skills.builtin_guide import GuideWiring
 from backend.skills.hooks_builtin import FileTouch, file_tracking, result_logging
 
@@ -84,6 +88,8 @@ class EngineConfig(BaseModel):
     config_file: Path | None = None
     provider: str | None = None
     model: str | None = None
+    # Index workspaces and follow their edits (off only for tests that need neither).
+    watch_files: bool = True
 
     @field_validator("workspace")
     @classmethod
@@ -101,7 +107,11 @@ class Engine:
         self.redactor = Redactor(self.settings.secrets())
         self.archive = Archive(config.data_dir)
         self.events = EventStream()
+        self.code = CodeKnowledgeHub(
+            config.data_dir, on_status=self._on_index_status, watch=config.watch_files
+        )
         self.gateway = build_gateway(
+            knowledge=KnowledgeWiring(code=self.code),
             wiring=GuideWiring(
                 route=self.route,
                 list_sessions=lambda include_closed=False: self.list_sessions(
@@ -109,7 +119,7 @@ class Engine:
                 ),
                 switch_session=self.switch_session,
                 session_context=self.get_context,
-            )
+            ),
         )
         self.gateway.registry.register_all(session_skills(self.archive))
         self.gateway.hooks.install(file_tracking(self._track_file))
@@ -139,6 +149,9 @@ class Engine:
             session_of=self._manager.get,
             on_late_reply=self._late_reply,
         )
+        self.desk = KnowledgeDesk(
+            self.code, no_model_hint=lambda: how_to_configure(self.settings.source)
+        )
         self._changes: list[SessionChange] = []
         self._manager.add_listener(self._changes.append)
         self._lock = asyncio.Lock()
@@ -154,6 +167,7 @@ class Engine:
         await self.guide.aclose()
         await self.turns.aclose()
         await self.mcp.aclose()
+        await self.code.aclose()
         async with self._lock:
             await asyncio.to_thread(self.archive.close)
         self.events.close()
@@ -178,6 +192,25 @@ class Engine:
         self._mcp_started = True
         await self.mcp.start()
         self.gateway.registry.register_all(to_skills(self.mcp))
+
+    async def start_indexing(self, session_id: str | None = None) -> None:
+        """Index the session's workspace (the active one's by default) in the background."""
+        session = self._manager.get(session_id) if session_id else self.active_session()
+        workspace = Path(session.workspace) if session else self.config.workspace
+        await self.code.get(workspace)
+
+    def _on_index_status(self, status: IndexStatus) -> None:
+        self.events.publish(
+            IndexProgress(
+                workspace=status.workspace,
+                phase=status.phase,
+                done=status.done,
+                total=status.total,
+                changed=status.changed,
+                seconds=status.seconds,
+                error=status.error,
+            )
+        )
 
     async def __aenter__(self) -> Engine:
         return self
@@ -419,6 +452,11 @@ class Engine:
         role = decision.target.value
         routed = {"agent": role, "tier": decision.tier}
         choice = self.turns.choice(role)
+        known = await self.desk.answer(
+            role, self._question(session_id, decision), offline=choice.offline
+        )
+        if known is not None:
+            return await self._knowledge_reply(session_id, role, known, decision, choice.offline)
         if choice.offline:  # nothing to call: say honestly what to configure
             answer = offline_answer(decision.text, self.settings.source, role)
             return await self._notice(session_id, answer, offline=True, **routed)
@@ -448,6 +486,37 @@ class Engine:
         )
         await self.append(answer_message)
         return answer_message
+
+    def _question(self, session_id: str, decision: RouteDecision) -> Question:
+        return Question(
+            session_id=session_id,
+            workspace=Path(self._manager.get(session_id).workspace),
+            text=decision.text,
+            intent=decision.intent,
+            subject=decision.subject,
+            time_scope=decision.time_scope,
+        )
+
+    async def _knowledge_reply(
+        self, session_id: str, role: str, text: str, decision: RouteDecision, offline: bool
+    ) -> Message[dict[str, Any]]:
+        """An answer an agent gave from its own store (index, chronicle, library)."""
+        message = Message[dict[str, Any]](
+            session_id=session_id,
+            source=role,
+            target="user",
+            type=MessageType.AGENT_REPLY,
+            payload={
+                "text": text,
+                "agent": role,
+                "tier": decision.tier,
+                "intent": decision.intent,
+                "answered_from": "knowledge",
+                "offline": offline,
+            },
+        )
+        await self.append(message)
+        return message
 
     async def _late_reply(self, reply: Message[Any]) -> None:
         """An answer that arrived after its requester stopped waiting (e.g. a replay)."""

@@ -66,13 +66,27 @@ class AgentStepEvent(_Event):
     step: AgentStep
 
 
+class IndexProgress(_Event):
+    """The code index of a workspace: building (done/total files), ready, updated."""
+
+    kind: Literal["knowledge.index"] = "knowledge.index"
+    workspace: str
+    phase: str
+    done: int = 0
+    total: int = 0
+    changed: int = 0
+    seconds: float = 0.0
+    error: str | None = None
+
+
 EngineEvent = Annotated[
     SessionCreated
     | SessionChanged
     | ActiveSessionChanged
     | MessageAppended
     | EngineNotice
-    | AgentStepEvent,
+    | AgentStepEvent
+    | IndexProgress,
     Field(discriminator="kind"),
 ]
 EVENT_ADAPTER: TypeAdapter[EngineEvent] = TypeAdapter(EngineEvent)

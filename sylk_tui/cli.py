@@ -18,7 +18,13 @@ from pydantic import ValidationError
 
 from backend.engine import Engine, EngineConfig
 from backend.errors import SessionNotFoundError, SylkError
-from backend.events import AgentStepEvent, EngineEvent, MessageAppended, event_to_json
+from backend.events import (
+    AgentStepEvent,
+    EngineEvent,
+    IndexProgress,
+    MessageAppended,
+    event_to_json,
+)
 from backend.guide.routing import describe_route
 from backend.messages import Message, MessageType
 from sylk_tui import export, mcp_cli, paths
@@ -189,6 +195,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
             route = event.message.payload.get("route")
             if isinstance(route, dict):
                 print(describe_route(route), file=sys.stderr, flush=True)
+        elif isinstance(event, IndexProgress) and event.phase in ("ready", "failed"):
+            what = f"indexed {event.total} files in {event.seconds:.1f}s"
+            print(f"· {what if event.phase == 'ready' else event.error}", file=sys.stderr)
 
     async def body(engine: Engine) -> int:
         session_id = await _run_session(engine, args.session)
@@ -204,6 +213,9 @@ def _finish(reply: Message[dict[str, object]] | None, *, streamed: bool) -> int:
     if reply is None:
         return EXIT_OK
     text = str(reply.payload.get("text", ""))
+    if reply.type is MessageType.AGENT_REPLY and reply.payload.get("answered_from"):
+        print(text)  # answered from the index, chronicle or library: nothing was streamed
+        return EXIT_OK
     if reply.type is MessageType.AGENT_REPLY:
         if streamed:
             print()

@@ -452,6 +452,60 @@ class CodeIndex:
                 return hits
         return []
 
+    def find_symbols(
+        self, fragment: str, kinds: Iterable[str] = (), limit: int = 50
+    ) -> list[SymbolHit]:
+        """Definitions whose name contains ``fragment`` (case-insensitive), of ``kinds``."""
+        kinds = list(kinds)
+        where = "instr(lower(name), ?) > 0"
+        args: list[object] = [fragment.lower()]
+        if kinds:
+            where += f" AND kind IN ({','.join('?' * len(kinds))})"
+            args.extend(kinds)
+        rows = self._conn().execute(
+            "SELECT name, kind, path, line, end_line, parent, signature FROM symbols "
+            f"WHERE {where} ORDER BY length(name), {_DEF_RANK}, path, line LIMIT ?",
+            (*args, limit),
+        )
+        return [SymbolHit(*row) for row in rows]
+
+    def names_in(self, paths: Iterable[str]) -> set[str]:
+        """Normalised names of the symbols the index holds for ``paths`` (relative)."""
+        rels = list(paths)
+        conn = self._conn()
+        names: set[str] = set()
+        for start in range(0, len(rels), 500):
+            chunk = rels[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            names.update(
+                n
+                for (n,) in conn.execute(
+                    f"SELECT DISTINCT norm FROM symbols WHERE path IN ({marks})", chunk
+                )
+            )
+        return names
+
+    def reader(self) -> sqlite3.Connection:
+        """This thread's connection, for read-only queries over the index's tables."""
+        return self._conn()
+
+    def file_count(self) -> int:
+        return int(self._conn().execute("SELECT count(*) FROM files").fetchone()[0])
+
+    def lines(self, path: str, start: int, end: int) -> list[str]:
+        """Lines ``start``..``end`` (1-based, inclusive) of an indexed file, from the index."""
+        row = (
+            self._conn()
+            .execute(
+                "SELECT c.body FROM contents c JOIN files f ON f.id = c.rowid WHERE f.path = ?",
+                (self._rel(path),),
+            )
+            .fetchone()
+        )
+        if row is None:
+            return []
+        return str(row[0]).splitlines()[max(start - 1, 0) : end]
+
     def search(self, text: str, limit: int = 20) -> list[TextHit]:
         """Files whose text holds every word of ``text`` (adjacent words of an identifier
         such as ``read_text`` as a phrase), best first, with the first match's line."""
@@ -468,8 +522,14 @@ class CodeIndex:
         hits = []
         for path, snippet, marked in rows:
             first = marked.find("\x01")
-            line = marked.count("\n", 0, first) + 1 if first >= 0 else 1
-            hits.append(TextHit(path, line, " ".join(snippet.split())))
+            if first < 0:
+                hits.append(TextHit(path, 1, " ".join(snippet.split())))
+                continue
+            line = marked.count("\n", 0, first) + 1
+            start = marked.rfind("\n", 0, first) + 1
+            end = marked.find("\n", first)
+            text = marked[start : end if end >= 0 else len(marked)]
+            hits.append(TextHit(path, line, text.replace("\x01", "[").replace("\x02", "]").strip()))
         return hits
 
     def structure(self, path: str | Path = ".", limit: int = 500) -> list[FileOutline]:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from backend.knowledge.code_hub import CodeKnowledgeHub
 from backend.skills.builtin_academic import academic_skills
 from backend.skills.builtin_archivalist import archivalist_skills
 from backend.skills.builtin_engineer import engineer_skills
@@ -67,6 +68,7 @@ class KnowledgeWiring:
     """The knowledge services an engine runs; ops whose service is missing answer
     not-available."""
 
+    code: CodeKnowledgeHub | None = None  # the Librarian's code indexes
     chronicle: Any | None = None  # the Archivalist's chronicle
     library: Any | None = None  # the Academic's fragment library
 
@@ -82,7 +84,7 @@ def builtin_skills(
         *architect_skills(),
         *orchestrator_skills(),
         *engineer_skills(),
-        *librarian_skills(),
+        *librarian_skills(knowledge.code),
         *archivalist_skills(knowledge.chronicle),
         *academic_skills(knowledge.library),
         *inspector_skills(),

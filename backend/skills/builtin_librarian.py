@@ -1,29 +1,33 @@
-"""The Librarian's skills (local codebase knowledge), with real workspace handlers."""
+"""The Librarian's skills (local codebase knowledge).
+
+Given a :class:`~backend.knowledge.code_hub.CodeKnowledgeHub` the code ops answer
+from the workspace's index; without one they scan the workspace's files.
+"""
 
 from __future__ import annotations
 
-from pydantic import Field
-
+from backend.knowledge.code_hub import CodeKnowledgeHub
 from backend.skills import workspace_read_ops as ops
-from backend.skills.builtin_base import CONTEXTUAL, CORE, Params, declare
-from backend.skills.models import Policy, Skill
+from backend.skills.builtin_base import CONTEXTUAL, CORE, declare
+from backend.skills.librarian_index_ops import IndexedLibrarian, PatternParams
+from backend.skills.models import Handler, Policy, Skill
 
 AGENT = "librarian"
-INDEX = "the Librarian's code index (pattern detection over the codebase)"
+INDEX = "the Librarian's code index (given to the engine's skills)"
 
 
-class PatternParams(Params):
-    topic: str = Field(description="what kind of convention, e.g. 'error handling'")
-    path: str = "."
-
-
-def librarian_skills() -> list[Skill]:
+def librarian_skills(code: CodeKnowledgeHub | None = None) -> list[Skill]:
+    indexed = IndexedLibrarian(code) if code is not None else None
+    search: Handler = indexed.search_code if indexed else ops.search_code
+    context: Handler = indexed.symbol_context if indexed else ops.symbol_context
+    structure: Handler = indexed.structure if indexed else ops.structure
+    dependencies: Handler = indexed.dependencies if indexed else ops.dependencies
     return [
         declare(
             "librarian.code.search", AGENT,
             "Search the codebase for text, a regex or symbol definitions. Returns file, line "
             "and the matching line for each hit.",
-            ops.SearchCodeParams, ops.search_code, tier=CORE,
+            ops.SearchCodeParams, search, tier=CORE,
             tags=("search", "find", "grep", "where", "locate", "code", "symbol", "usage"),
             examples=[
                 ("find where a function is defined", {"query": "def route", "file_glob": "*.py"}),
@@ -61,7 +65,7 @@ def librarian_skills() -> list[Skill]:
             "librarian.code.structure", AGENT,
             "Get an overview of the codebase structure: a directory tree to a given depth with "
             "file counts.",
-            ops.StructureParams, ops.structure, tier=CORE,
+            ops.StructureParams, structure, tier=CORE,
             tags=("structure", "overview", "organization", "tree", "layout", "architecture"),
             examples=[("overview of the repository", {"depth": 2}),
                       ("tree of one package", {"path": "backend", "depth": 3})],
@@ -70,7 +74,7 @@ def librarian_skills() -> list[Skill]:
             "librarian.code.context", AGENT,
             "Get context about code: where a function, class or constant is defined, with its "
             "source lines.",
-            ops.SymbolContextParams, ops.symbol_context, tier=CORE,
+            ops.SymbolContextParams, context, tier=CORE,
             tags=("context", "explain", "definition", "what is", "how does", "symbol", "source"),
             examples=[("show the definition of a class", {"symbol": "Gateway"}),
                       ("a function in one file", {"symbol": "main", "path": "app.py"})],
@@ -81,20 +85,21 @@ def librarian_skills() -> list[Skill]:
         ),
         declare(
             "librarian.code.dependencies", AGENT,
-            "Analyse dependency relationships of a Python file: what it imports and which "
-            "files import it.",
-            ops.DependenciesParams, ops.dependencies, tier=CONTEXTUAL,
+            "Analyse dependency relationships of a file: what it imports and which files "
+            "import it (Python, JavaScript/TypeScript, Go and Rust with the code index).",
+            ops.DependenciesParams, dependencies, tier=CONTEXTUAL,
             triggers=(r"\bdepend", r"\bimport", r"\buses\b", r"\brequires?\b"),
             tags=("dependencies", "imports", "imported by", "uses", "graph", "requires"),
             examples=[("who imports this module", {"path": "backend/engine.py",
                                                    "direction": "imported_by"})],
-            notes=("Python only for now; other languages need the code index",),
+            notes=("without the code index only Python files are analysed",),
         ),
         declare(
             "librarian.code.patterns", AGENT,
             "Detect coding patterns and conventions in the codebase (naming, error handling, "
             "structure).",
-            PatternParams, provider=INDEX, tier=CONTEXTUAL,
+            PatternParams, indexed.patterns if indexed else None, provider=INDEX,
+            tier=CONTEXTUAL,
             triggers=(r"\bpattern", r"\bconvention", r"\bstyle\b", r"how do we"),
             tags=("patterns", "conventions", "style", "idioms"),
             examples=[("how errors are handled", {"topic": "error handling"})],

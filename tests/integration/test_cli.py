@@ -74,8 +74,9 @@ async def test_export_carries_the_transcript(data_dir: Path, workspace: Path) ->
         ).stdout
     )
     assert [m["type"] for m in doc["messages"]] == [
-        "USER_INPUT", "SYSTEM_NOTICE", "USER_INPUT", "SYSTEM_NOTICE",
+        "USER_INPUT", "AGENT_REPLY", "USER_INPUT", "SYSTEM_NOTICE",
     ]  # fmt: skip
+    assert doc["messages"][1]["payload"]["answered_from"] == "knowledge"
 
 
 @pytest.mark.parametrize(

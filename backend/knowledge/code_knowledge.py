@@ -1,0 +1,326 @@
+"""The Librarian's live knowledge of one workspace: index, watcher and cache together.
+
+:class:`CodeKnowledge` builds the :class:`~backend.knowledge.code_index.CodeIndex`
+in the background (publishing progress), keeps it current from the
+:class:`~backend.knowledge.file_watcher.FileWatcher`'s change batches, and drops
+exactly the :class:`~backend.knowledge.intent_cache.IntentCache` entries a batch
+makes stale, in the same step as the index update, so a query never sees a new
+index with an old cached answer. Queries work while the first build runs; their
+answers are not cached until it finishes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from backend.knowledge.code_index import CodeIndex, SymbolHit, TextHit
+from backend.knowledge.file_watcher import ChangeBatch, FileWatcher, FileWatcherError
+from backend.knowledge.intent_cache import Change, Intent, IntentCache, entity_key, query_key
+
+log = logging.getLogger("sylk.knowledge.code")
+
+Phase = Literal["building", "ready", "updated", "rebuilding", "failed"]
+CONTEXT_LINES = 30
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    """Progress of a workspace's index, as the UI shows it."""
+
+    workspace: str
+    phase: Phase
+    done: int = 0
+    total: int = 0
+    changed: int = 0
+    seconds: float = 0.0
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Snippet:
+    path: str
+    line: int
+    text: str  # one line, or a block of source lines
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the index knows about a question: definitions and ranked text matches."""
+
+    intent: Intent
+    subject: str
+    definitions: list[SymbolHit] = field(default_factory=list)
+    snippets: list[Snippet] = field(default_factory=list)
+    indexed_files: int = 0
+    complete: bool = True  # False while the first build is still running
+    cached: bool = False
+
+    @property
+    def files(self) -> set[str]:
+        return {d.path for d in self.definitions} | {s.path for s in self.snippets}
+
+
+StatusSink = Callable[[IndexStatus], None]
+
+
+def index_path_for(data_dir: Path, root: Path) -> Path:
+    digest = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
+    return data_dir / "index" / f"{root.resolve().name or 'root'}-{digest}.db"
+
+
+class CodeKnowledge:
+    def __init__(
+        self,
+        root: Path,
+        index_path: Path,
+        *,
+        on_status: StatusSink | None = None,
+        watch: bool = True,
+        debounce_s: float = 0.1,
+        cache: IntentCache | None = None,
+    ) -> None:
+        self.root = root.resolve()
+        self.index = CodeIndex(self.root, index_path)
+        self.cache = cache if cache is not None else IntentCache()  # an empty one is falsy
+        self._on_status = on_status
+        self._watch = watch
+        self._debounce_s = debounce_s
+        self.watcher: FileWatcher | None = None
+        self._build_task: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+        self._apply_lock = asyncio.Lock()
+        self.status = IndexStatus(str(self.root), "building")
+        self.batches_applied = 0
+
+    # -- lifecycle ------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Watch first (so no edit falls between scan and watch), then build in the background."""
+        if self._build_task is not None:
+            return
+        if self._watch:
+            self.watcher = FileWatcher(
+                self.root, on_changes=self.apply_changes, debounce_s=self._debounce_s
+            )
+            try:
+                await self.watcher.start()
+            except FileWatcherError as exc:
+                log.warning("%s; the index will not follow edits", exc)
+                self.watcher = None
+        self._build_task = asyncio.create_task(self._build("building"), name="sylk-index-build")
+
+    @property
+    def ready(self) -> bool:
+        return self._ready.is_set()
+
+    async def wait_ready(self) -> None:
+        """Until the first build (or a rebuild after a bulk change) has finished."""
+        await self._ready.wait()
+
+    async def aclose(self) -> None:
+        if self.watcher is not None:
+            await self.watcher.aclose()
+        if self._build_task is not None and not self._build_task.done():
+            self._build_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._build_task
+        await asyncio.to_thread(self.index.close)
+
+    def _publish(self, status: IndexStatus) -> None:
+        self.status = status
+        if self._on_status is not None:
+            try:
+                self._on_status(status)
+            except Exception:  # a broken listener must not stop indexing
+                log.exception("index status listener failed")
+
+    async def _build(self, phase: Phase) -> None:
+        loop = asyncio.get_running_loop()
+        started = time.perf_counter()
+
+        def progress(done: int, total: int) -> None:
+            status = IndexStatus(str(self.root), phase, done, total)
+            loop.call_soon_threadsafe(self._publish, status)
+
+        self._publish(IndexStatus(str(self.root), phase))
+        try:
+            stats = await asyncio.to_thread(self.index.build, progress)
+        except Exception as exc:
+            log.exception("indexing %s failed", self.root)
+            self._publish(IndexStatus(str(self.root), "failed", error=str(exc)))
+            return
+        self.cache.clear()  # nothing cached while building, but a rebuild starts afresh
+        self._ready.set()
+        seconds = time.perf_counter() - started
+        self._publish(
+            IndexStatus(str(self.root), "ready", stats.files, stats.files, stats.indexed, seconds)
+        )
+
+    # -- keeping current ---------------------------------------------------------------
+
+    async def apply_changes(self, batch: ChangeBatch) -> None:
+        """Update the index and drop the stale cache entries for one change batch."""
+        async with self._apply_lock:
+            if batch.bulk:
+                self.cache.clear()
+                self._ready.clear()  # answers stay uncached until the rebuild is done
+                if self._build_task is not None and not self._build_task.done():
+                    await self._build_task
+                self._build_task = asyncio.create_task(
+                    self._build("rebuilding"), name="sylk-index-rebuild"
+                )
+                self.batches_applied += 1
+                return
+            change = await asyncio.to_thread(self._update, batch)
+            self.cache.apply(change)
+            self.batches_applied += 1
+        self._publish(IndexStatus(str(self.root), "updated", changed=len(batch)))
+
+    def _update(self, batch: ChangeBatch) -> Change:
+        paths = sorted(batch.paths)
+        before = self.index.names_in(paths)
+        self.index.update_files(batch.created | batch.modified)
+        self.index.remove_files(batch.deleted)
+        after = self.index.names_in(paths)
+        return Change(
+            paths=frozenset(paths),
+            added_or_removed=batch.created | batch.deleted,
+            names=frozenset(before | after),
+        )
+
+    # -- queries ------------------------------------------------------------------------
+
+    def _cacheable(self) -> bool:
+        return self.ready
+
+    async def locate(self, entity: str, text: str = "") -> Evidence:
+        """Definitions of ``entity`` (``session_manager`` finds ``SessionManager``)."""
+        key = entity_key(entity)
+        cached = self.cache.get(Intent.LOCATE, key) if self._cacheable() else None
+        if isinstance(cached, Evidence):
+            return _as_cached(cached)
+        evidence = await asyncio.to_thread(self._locate, entity, text)
+        if self._cacheable():
+            self.cache.put(Intent.LOCATE, key, evidence, files=evidence.files, names=[key])
+        return evidence
+
+    def _locate(self, entity: str, text: str) -> Evidence:
+        # The user's own spelling first ("SessionManager"), then the normalised subject.
+        spelled = [
+            w for w in re.findall(r"[A-Za-z_][\w.]*", text) if entity_key(w) == entity_key(entity)
+        ]
+        hits: list[SymbolHit] = []
+        for name in [*spelled, entity]:
+            hits = self.index.locate(name.split(".")[-1], limit=20)
+            if hits:
+                break
+        snippets = [] if hits else self._text_snippets(entity.replace("_", " "), 8)
+        return Evidence(
+            Intent.LOCATE,
+            entity,
+            definitions=hits,
+            snippets=snippets,
+            indexed_files=self.index.file_count(),
+            complete=self.ready,
+        )
+
+    async def explain(self, subject: str) -> Evidence:
+        """The subject's definitions with their source, and where else it appears."""
+        return await self._cached(Intent.EXPLAIN, entity_key(subject), subject, self._explain)
+
+    def _explain(self, subject: str) -> Evidence:
+        hits = self.index.locate(subject, limit=5)
+        blocks = [
+            Snippet(h.path, h.line, "\n".join(self.index.lines(h.path, h.line, _end(h))))
+            for h in hits[:3]
+        ]
+        mentions = [s for s in self._text_snippets(subject.replace("_", " "), 6)
+                    if (s.path, s.line) not in {(b.path, b.line) for b in blocks}]  # fmt: skip
+        return Evidence(
+            Intent.EXPLAIN,
+            subject,
+            definitions=hits,
+            snippets=blocks + mentions,
+            indexed_files=self.index.file_count(),
+            complete=self.ready,
+        )
+
+    async def patterns(self, concept: str) -> Evidence:
+        """Ranked places in the code that show how ``concept`` is done."""
+        return await self._cached(Intent.PATTERN, entity_key(concept), concept, self._patterns)
+
+    def _patterns(self, concept: str) -> Evidence:
+        from backend.knowledge.code_patterns import concept_terms
+
+        snippets: list[Snippet] = []
+        seen: set[str] = set()
+        for term in concept_terms(concept):
+            for s in self._text_snippets(term, 10):
+                if s.path not in seen:
+                    seen.add(s.path)
+                    snippets.append(s)
+        return Evidence(
+            Intent.PATTERN,
+            concept,
+            snippets=snippets[:12],
+            indexed_files=self.index.file_count(),
+            complete=self.ready,
+        )
+
+    async def general(self, query: str) -> Evidence:
+        """Full-text matches for a free-form question."""
+        return await self._cached(Intent.GENERAL, query_key(query), query, self._general)
+
+    def _general(self, query: str) -> Evidence:
+        words = query_key(query)
+        return Evidence(
+            Intent.GENERAL,
+            query,
+            snippets=self._text_snippets(words, 10) if words else [],
+            indexed_files=self.index.file_count(),
+            complete=self.ready,
+        )
+
+    async def _cached(
+        self, intent: Intent, key: str, subject: str, compute: Callable[[str], Evidence]
+    ) -> Evidence:
+        cached = self.cache.get(intent, key) if self._cacheable() else None
+        if isinstance(cached, Evidence):
+            return _as_cached(cached)
+        evidence = await asyncio.to_thread(compute, subject)
+        if self._cacheable():
+            self.cache.put(intent, key, evidence, files=evidence.files)
+        return evidence
+
+    def _text_snippets(self, text: str, limit: int) -> list[Snippet]:
+        hits: list[TextHit] = self.index.search(text, limit=limit)
+        if not hits and len(text.split()) > 1:  # every word is too strict: try the rarest ones
+            hits = [h for w in sorted(text.split(), key=len, reverse=True)[:2]
+                    for h in self.index.search(w, limit=limit // 2)]  # fmt: skip
+        return [Snippet(h.path, h.line, h.snippet) for h in hits[:limit]]
+
+
+def _end(hit: SymbolHit) -> int:
+    end = hit.end_line or hit.line + CONTEXT_LINES
+    return min(end, hit.line + CONTEXT_LINES)
+
+
+def _as_cached(evidence: Evidence) -> Evidence:
+    return Evidence(
+        evidence.intent,
+        evidence.subject,
+        evidence.definitions,
+        evidence.snippets,
+        evidence.indexed_files,
+        evidence.complete,
+        cached=True,
+    )

@@ -1,0 +1,221 @@
+"""The Librarian's intent-aware query cache.
+
+Answers are cached by what was asked about, not by the words used, so "where is
+the Engine class" and "find Engine" share one entry. Each intent keeps its own
+key and invalidation rule (the seed's table):
+
+=========  ======================  ==============================================
+intent     key                     invalidated when
+=========  ======================  ==============================================
+LOCATE     entity                  a file in the result changes, or a changed file
+                                   defines (or defined) the entity; no TTL
+PATTERN    concept                 60 min TTL, or files are added to or removed
+                                   from a directory the answer drew on
+EXPLAIN    subject                 a file in the result changes, or 30 min TTL
+GENERAL    normalised query        15 min TTL, or a file in the result changes
+=========  ======================  ==============================================
+
+GENERAL also drops on a change to its files (the seed gives it a TTL only),
+because a cached answer quoting a file that has since changed is stale, and
+Sylk's caches are never stale.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Intent(StrEnum):
+    LOCATE = "LOCATE"
+    PATTERN = "PATTERN"
+    EXPLAIN = "EXPLAIN"
+    GENERAL = "GENERAL"
+
+
+TTL_S: dict[Intent, float | None] = {
+    Intent.LOCATE: None,
+    Intent.PATTERN: 60 * 60.0,
+    Intent.EXPLAIN: 30 * 60.0,
+    Intent.GENERAL: 15 * 60.0,
+}
+MAX_ENTRIES = 2048  # per intent; the oldest entry goes first
+_STOP_WORDS = (
+    "a an the is are was were be to of in on for and or how what where which who why does do "
+    "did can could should would we our my me i you it this that there please show tell find "
+    "about with from"
+)
+_STOP = frozenset(_STOP_WORDS.split())
+
+
+def entity_key(name: str) -> str:
+    """``SessionManager``, ``session_manager`` and ``session manager`` share a key."""
+    return re.sub(r"[\W_]+", "", name).lower()
+
+
+def query_key(text: str) -> str:
+    """A query reduced to its content words, sorted, so word order and filler don't matter."""
+    words = {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _STOP}
+    return " ".join(sorted(words))
+
+
+@dataclass
+class CacheEntry:
+    intent: Intent
+    key: str
+    value: Any
+    files: frozenset[str]  # workspace-relative paths the answer drew on
+    names: frozenset[str]  # entity keys whose definitions the answer depends on
+    created_at: float
+    hits: int = 0
+
+    @property
+    def dirs(self) -> frozenset[str]:
+        return frozenset(posixpath.dirname(f) for f in self.files)
+
+
+@dataclass
+class IntentStats:
+    hits: int = 0
+    misses: int = 0
+    invalidations: int = 0
+    expirations: int = 0
+    entries: int = 0
+
+    @property
+    def hit_rate(self) -> float:
+        asked = self.hits + self.misses
+        return self.hits / asked if asked else 0.0
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {
+            "hits": self.hits,
+            "misses": self.misses,
+            "invalidations": self.invalidations,
+            "expirations": self.expirations,
+            "entries": self.entries,
+            "hit_rate": round(self.hit_rate, 4),
+        }
+
+
+@dataclass(frozen=True)
+class Change:
+    """What a batch of file changes did, as the cache needs to know it."""
+
+    paths: frozenset[str]
+    added_or_removed: frozenset[str] = frozenset()
+    names: frozenset[str] = frozenset()  # entity keys defined in the changed files, before or after
+    everything: bool = False  # a bulk change: drop every entry
+
+
+@dataclass
+class _Store:
+    entries: dict[str, CacheEntry] = field(default_factory=dict)
+    stats: IntentStats = field(default_factory=IntentStats)
+
+
+Listener = Callable[[Intent, str], None]
+
+
+class IntentCache:
+    """Thread-safe: the index updates it from a worker thread while queries read it."""
+
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        ttl: dict[Intent, float | None] | None = None,
+    ) -> None:
+        self._clock = clock
+        self._ttl = {**TTL_S, **(ttl or {})}
+        self._stores = {intent: _Store() for intent in Intent}
+        self._lock = threading.Lock()
+        self._on_invalidate: list[Listener] = []
+
+    def on_invalidate(self, listener: Listener) -> None:
+        """Call ``listener(intent, key)`` whenever an entry is dropped for a change."""
+        self._on_invalidate.append(listener)
+
+    def get(self, intent: Intent, key: str) -> Any | None:
+        with self._lock:
+            store = self._stores[intent]
+            entry = store.entries.get(key)
+            ttl = self._ttl[intent]
+            if entry is not None and ttl is not None and self._clock() - entry.created_at > ttl:
+                del store.entries[key]
+                store.stats.expirations += 1
+                entry = None
+            if entry is None:
+                store.stats.misses += 1
+                return None
+            entry.hits += 1
+            store.stats.hits += 1
+            return entry.value
+
+    def put(
+        self,
+        intent: Intent,
+        key: str,
+        value: Any,
+        *,
+        files: Iterable[str] = (),
+        names: Iterable[str] = (),
+    ) -> None:
+        entry = CacheEntry(intent, key, value, frozenset(files), frozenset(names), self._clock())
+        with self._lock:
+            entries = self._stores[intent].entries
+            entries.pop(key, None)
+            entries[key] = entry
+            while len(entries) > MAX_ENTRIES:
+                entries.pop(next(iter(entries)))
+
+    def peek(self, intent: Intent, key: str) -> CacheEntry | None:
+        """The entry without counting a hit or a miss (tests and benchmarks)."""
+        with self._lock:
+            return self._stores[intent].entries.get(key)
+
+    def apply(self, change: Change) -> int:
+        """Drop every entry ``change`` makes stale; returns how many."""
+        dropped: list[tuple[Intent, str]] = []
+        with self._lock:
+            for intent, store in self._stores.items():
+                for key, entry in list(store.entries.items()):
+                    if change.everything or self._stale(entry, change):
+                        del store.entries[key]
+                        store.stats.invalidations += 1
+                        dropped.append((intent, key))
+        for intent, key in dropped:
+            for listener in self._on_invalidate:
+                listener(intent, key)
+        return len(dropped)
+
+    @staticmethod
+    def _stale(entry: CacheEntry, change: Change) -> bool:
+        if entry.files & change.paths:
+            return True
+        if entry.intent is Intent.LOCATE:
+            return bool(entry.names & change.names)
+        if entry.intent is Intent.PATTERN and change.added_or_removed:
+            touched = {posixpath.dirname(p) for p in change.added_or_removed}
+            return bool(touched & entry.dirs) or not entry.files
+        return False
+
+    def clear(self) -> int:
+        return self.apply(Change(frozenset(), everything=True))
+
+    def stats(self) -> dict[str, dict[str, float | int]]:
+        with self._lock:
+            out = {}
+            for intent, store in self._stores.items():
+                store.stats.entries = len(store.entries)
+                out[intent.value] = store.stats.as_dict()
+            return out
+
+    def __len__(self) -> int:
+        with self._lock:
+            return sum(len(s.entries) for s in self._stores.values())

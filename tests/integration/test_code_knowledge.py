@@ -1,0 +1,201 @@
+"""The Librarian's index, watcher and intent cache together, with real file writes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+
+from backend.knowledge.code_index import CodeIndex
+from backend.knowledge.code_knowledge import CodeKnowledge, IndexStatus
+from backend.knowledge.intent_cache import Intent, entity_key
+from tests.integration.test_file_watcher import git
+
+SERVICE = '''"""Accounts."""
+
+
+class AccountService:
+    def open(self, name: str) -> None:
+        pass
+
+
+def helper() -> int:
+    return 1
+'''
+
+
+async def until(check: Callable[[], bool], within: float = 10.0) -> None:
+    deadline = time.monotonic() + within
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(0.02)
+
+
+_markers = iter(range(10**6))
+
+
+async def settle(knowledge: CodeKnowledge) -> None:
+    """Write a marker file and wait until the index has it: everything before is applied."""
+    name = f"MARKER_{next(_markers)}"
+    (knowledge.root / f"zz_{name.lower()}.py").write_text(f"{name} = 1\n")
+    await until(lambda: knowledge.ready and bool(knowledge.index.locate(name)), within=20)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    (root / "app").mkdir(parents=True)
+    (root / "app" / "service.py").write_text(SERVICE)
+    (root / "app" / "other.py").write_text("from app.service import AccountService\n")
+    (root / "web").mkdir()
+    (root / "web" / "main.ts").write_text("export class Widget {}\nexport function draw() {}\n")
+    return root
+
+
+@pytest.fixture
+async def knowledge(workspace: Path, tmp_path: Path) -> AsyncIterator[CodeKnowledge]:
+    statuses: list[IndexStatus] = []
+    k = CodeKnowledge(workspace, tmp_path / "index.db", on_status=statuses.append)
+    await k.start()
+    await asyncio.wait_for(k.wait_ready(), 20)
+    k.statuses = statuses  # type: ignore[attr-defined]
+    yield k
+    await k.aclose()
+
+
+async def test_build_publishes_progress_and_locates(knowledge: CodeKnowledge) -> None:
+    phases = [s.phase for s in knowledge.statuses]  # type: ignore[attr-defined]
+    assert phases[0] == "building" and phases[-1] == "ready"
+    found = await knowledge.locate("account_service", "where is AccountService defined")
+    assert [(d.path, d.line, d.kind) for d in found.definitions] == [("app/service.py", 4, "class")]
+    assert not found.cached
+
+
+async def test_locate_is_cached_until_its_file_changes(knowledge: CodeKnowledge) -> None:
+    await knowledge.locate("AccountService")
+    again = await knowledge.locate("account service")  # another spelling: the same entity
+    assert again.cached
+    # A touch and an identical rewrite change nothing; an unrelated edit keeps the entry.
+    service = knowledge.root / "app" / "service.py"
+    os.utime(service)
+    service.write_text(SERVICE)
+    (knowledge.root / "web" / "main.ts").write_text("export class Widget {}\n")
+    await settle(knowledge)
+    assert knowledge.cache.peek(Intent.LOCATE, entity_key("AccountService")) is not None
+    # Moving the class down three lines drops the entry; the next answer has the new line.
+    service.write_text("\n\n\n" + SERVICE)
+    await until(lambda: knowledge.cache.peek(Intent.LOCATE, "accountservice") is None)
+    moved = await knowledge.locate("AccountService")
+    assert not moved.cached and [d.line for d in moved.definitions] == [7]
+    stats = knowledge.cache.stats()["LOCATE"]
+    assert stats["hits"] == 1 and stats["invalidations"] == 1
+
+
+async def test_a_new_definition_elsewhere_invalidates_locate(knowledge: CodeKnowledge) -> None:
+    await knowledge.locate("Widget")
+    (knowledge.root / "app" / "widget.py").write_text("class Widget:\n    pass\n")
+    await until(lambda: knowledge.cache.peek(Intent.LOCATE, "widget") is None)
+    found = await knowledge.locate("Widget")
+    assert {d.path for d in found.definitions} == {"web/main.ts", "app/widget.py"}
+
+
+async def test_atomic_replace_rename_and_delete(knowledge: CodeKnowledge) -> None:
+    root = knowledge.root
+    await knowledge.locate("helper")
+    tmp = root / "app" / ".service.py.tmp"
+    tmp.write_text(SERVICE.replace("def helper", "def helper_two"))
+    os.replace(tmp, root / "app" / "service.py")  # an editor's temp-then-rename save
+    await until(lambda: knowledge.cache.peek(Intent.LOCATE, "helper") is None)
+    assert (await knowledge.locate("helper")).definitions == []
+    assert [d.name for d in (await knowledge.locate("helper_two")).definitions] == ["helper_two"]
+
+    await knowledge.locate("draw")
+    os.rename(root / "web" / "main.ts", root / "web" / "canvas.ts")
+    await until(lambda: knowledge.cache.peek(Intent.LOCATE, "draw") is None)
+    assert [d.path for d in (await knowledge.locate("draw")).definitions] == ["web/canvas.ts"]
+
+    (root / "web" / "canvas.ts").unlink()
+    await settle(knowledge)
+    assert (await knowledge.locate("draw")).definitions == []
+
+
+async def test_pattern_entries_drop_on_structural_change(knowledge: CodeKnowledge) -> None:
+    first = await knowledge.patterns("account service")
+    assert first.snippets and not first.cached
+    assert (await knowledge.patterns("account_service")).cached
+    (knowledge.root / "app" / "billing.py").write_text("class Billing:\n    pass\n")
+    await until(lambda: knowledge.cache.peek(Intent.PATTERN, "accountservice") is None)
+
+
+async def test_explain_gives_source_and_expires(workspace: Path, tmp_path: Path) -> None:
+    now = [0.0]
+    from backend.knowledge.intent_cache import IntentCache
+
+    k = CodeKnowledge(workspace, tmp_path / "i.db", watch=False, cache=IntentCache(lambda: now[0]))
+    await k.start()
+    await asyncio.wait_for(k.wait_ready(), 20)
+    try:
+        explained = await k.explain("AccountService")
+        assert "def open(self, name: str)" in explained.snippets[0].text
+        assert (await k.explain("AccountService")).cached
+        now[0] += 31 * 60  # the seed's 30-minute TTL
+        assert not (await k.explain("AccountService")).cached
+        assert k.cache.stats()["EXPLAIN"]["expirations"] == 1
+    finally:
+        await k.aclose()
+
+
+def _rows(index: CodeIndex) -> tuple[set[tuple[str, str]], set[tuple[str, str, int]]]:
+    conn = index.reader()
+    files = set(conn.execute("SELECT path, hash FROM files"))
+    symbols = set(conn.execute("SELECT name, path, line FROM symbols"))
+    return files, symbols
+
+
+@pytest.mark.slow
+async def test_git_checkout_leaves_no_stale_rows_or_entries(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    for d in range(20):
+        (repo / f"pkg{d:02}").mkdir()
+        for i in range(100):
+            (repo / f"pkg{d:02}" / f"m{i:03}.py").write_text(f"def fn_{d}_{i}():\n    pass\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "main")
+    git(repo, "checkout", "-q", "-b", "other")
+    for d in range(20):
+        for i in range(100):
+            body = f"# moved\n\ndef fn_{d}_{i}():\n    pass\n"
+            (repo / f"pkg{d:02}" / f"m{i:03}.py").write_text(body)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "other")
+    git(repo, "checkout", "-q", "main")
+
+    k = CodeKnowledge(repo, tmp_path / "live.db")
+    await k.start()
+    await asyncio.wait_for(k.wait_ready(), 60)
+    try:
+        for d in range(0, 20, 4):
+            assert [h.line for h in (await k.locate(f"fn_{d}_7")).definitions] == [1]
+        await asyncio.to_thread(git, repo, "checkout", "-q", "other")
+        await until(lambda: k.status.phase == "rebuilding" or not k.ready, within=20)
+        await settle(k)
+        fresh = CodeIndex(repo, tmp_path / "fresh.db")
+        await asyncio.to_thread(fresh.build)
+        assert _rows(k.index) == _rows(fresh)  # zero stale index rows
+        fresh.close()
+        for d in range(0, 20, 4):  # and every answer is the new one
+            assert [h.line for h in (await k.locate(f"fn_{d}_7")).definitions] == [3]
+        for intent in Intent:  # zero stale cache entries: each one equals a fresh answer
+            for key in list(k.cache._stores[intent].entries):
+                entry = k.cache.peek(intent, key)
+                assert entry is not None
+                assert entry.value.definitions == k.index.locate(entry.value.subject)
+    finally:
+        await k.aclose()
