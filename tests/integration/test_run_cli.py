@@ -144,3 +144,24 @@ def test_route_uses_the_model_tier_when_unsure(
     assert result.returncode == 0, result.stderr
     decision = json.loads(result.stdout)
     assert (decision["tier"], decision["target"]) == ("model", "academic")
+
+
+def test_offline_locate_answers_from_the_index_and_follows_edits(
+    data_dir: Path, workspace: Path
+) -> None:
+    (workspace / "billing").mkdir()
+    source = workspace / "billing" / "ledger.py"
+    source.write_text("import os\n\n\nclass LedgerBook:\n    pass\n")
+    (workspace / "web.ts").write_text("export class LedgerView {}\n")
+    first = run(["--provider", "offline", "where is LedgerBook defined"], {}, data_dir, workspace)
+    assert first.returncode == 0, first.stderr
+    assert "`billing/ledger.py:4` class `LedgerBook`" in first.stdout
+    assert "no model used" in first.stdout
+    assert "→ librarian · pattern · LOCATE" in first.stderr
+    source.write_text("import os\n\n# moved down\n\n\n\nclass LedgerBook:\n    pass\n")
+    again = run(["--provider", "offline", "where's the LedgerBook class?"], {}, data_dir, workspace)
+    assert again.returncode == 0, again.stderr
+    assert "`billing/ledger.py:7` class `LedgerBook`" in again.stdout
+    assert "ledger.py:4" not in again.stdout
+    ts = run(["--provider", "offline", "find the definition of LedgerView"], {}, data_dir, workspace)
+    assert "`web.ts:1` class `LedgerView`" in ts.stdout
