@@ -47,7 +47,7 @@ from backend.guide.routing import AGENT_TARGETS, RouteDecision
 from backend.guide.status import render_status
 from backend.knowledge.archive import Archive
 from backend.knowledge.code_hub import CodeKnowledgeHub
-from backend.knowledge.code_knowledge import IndexStatus
+from backend.knowledge.code_knowledge import CodeKnowledge, IndexStatus
 from backend.llm.accounting import UsageSummary, summarise
 from backend.llm.offline import how_to_configure, offline_answer
 from backend.mcp.client import McpHub
@@ -193,11 +193,11 @@ class Engine:
         await self.mcp.start()
         self.gateway.registry.register_all(to_skills(self.mcp))
 
-    async def start_indexing(self, session_id: str | None = None) -> None:
+    async def start_indexing(self, session_id: str | None = None) -> CodeKnowledge:
         """Index the session's workspace (the active one's by default) in the background."""
         session = self._manager.get(session_id) if session_id else self.active_session()
         workspace = Path(session.workspace) if session else self.config.workspace
-        await self.code.get(workspace)
+        return await self.code.get(workspace)
 
     def _on_index_status(self, status: IndexStatus) -> None:
         self.events.publish(

@@ -178,7 +178,12 @@ class MainScreen(Screen[None]):
         return self.query_one("#composer", Composer)
 
     def describe(
-        self, session: Session | None, number: int | None, *, working: str | None = None
+        self,
+        session: Session | None,
+        number: int | None,
+        *,
+        working: str | None = None,
+        index: str | None = None,
     ) -> None:
         """Title the transcript with the session on screen and hint what typing does."""
         transcript = self.transcript
@@ -188,7 +193,7 @@ class MainScreen(Screen[None]):
         else:
             prefix = f"{number} · " if number is not None else ""
             transcript.border_title = f"{prefix}{session.name}"
-            state = session.state.value
+            state = session.state.value if not index else f"{session.state.value} · {index}"
             transcript.border_subtitle = f"{working} is answering · esc stops" if working else state
         self.composer.placeholder = _placeholder(session)
         count = len(self.session_list.sessions)

@@ -38,6 +38,7 @@ from widgets.messages import (
     AgentStepped,
     EngineNoticePosted,
     ForegroundChanged,
+    IndexChanged,
     SessionAdded,
     SessionsLoaded,
     SessionUpdated,
@@ -110,6 +111,8 @@ class SylkApp(EngineCalls, App[None]):
         self._unsubscribe: Callable[[], None] | None = None
         self._drafts = AnswerDrafts(clock)
         self._draft_paint_due = False
+        self._index_status: dict[str, str] = {}
+        """What each workspace's code index is doing, by workspace path."""
 
     # -- lifecycle -----------------------------------------------------------------
     async def on_mount(self) -> None:
@@ -201,6 +204,11 @@ class SylkApp(EngineCalls, App[None]):
         self._main.transcript.set_draft(self._drafts.message(shown))
         self._describe_viewed()
 
+    @on(IndexChanged)
+    def _index_changed(self, changed: IndexChanged) -> None:
+        self._index_status[changed.workspace] = changed.text
+        self._describe_viewed()
+
     @on(EngineNoticePosted)
     def _engine_notice(self, notice: EngineNoticePosted) -> None:
         self.notify(notice.text, severity=NOTICE_SEVERITY[notice.level], markup=False)
@@ -279,7 +287,8 @@ class SylkApp(EngineCalls, App[None]):
         session = self.sessions.get(self._main.transcript.session_id or "")
         number = list(self.sessions).index(session.id) + 1 if session is not None else None
         working = self._drafts.working(self._main.transcript.session_id)
-        self._main.describe(session, number, working=working)
+        index = self._index_status.get(session.workspace) if session is not None else None
+        self._main.describe(session, number, working=working, index=index)
 
     # -- actions (the keys of MainScreen and the command palette) -------------------
     def action_new_session(self) -> None:

@@ -37,6 +37,14 @@ class EngineCalls:
         async with self._ops:
             front = await self.engine.ensure_session()
         self.post_message(SessionsLoaded(self.engine.list_sessions(), front.id))
+        self._index(front.id)
+
+    @work(group="index", exit_on_error=False, description="index the workspace")
+    async def _index(self, session_id: str) -> None:
+        """Build the Librarian's index of the session's workspace; its progress arrives
+        as IndexChanged messages. The worker lasts until the first build is done."""
+        knowledge = await self.engine.start_indexing(session_id)
+        await knowledge.wait_ready()
 
     @work(group="transcript", exit_on_error=False, description="read a transcript")
     async def _load_transcript(self, session_id: str) -> None:

@@ -17,6 +17,7 @@ from backend.events import (
     AgentStepEvent,
     EngineEvent,
     EngineNotice,
+    IndexProgress,
     MessageAppended,
     SessionChanged,
     SessionCreated,
@@ -106,6 +107,25 @@ class SubmitSettled(Message):
     accepted: bool
 
 
+@dataclass
+class IndexChanged(Message):
+    """The code index of a workspace made progress, finished, or followed an edit."""
+
+    workspace: str
+    text: str  # what the status line shows, e.g. "indexing 340/2,275 files"
+
+
+def index_text(event: IndexProgress) -> str:
+    if event.phase in ("building", "rebuilding"):
+        verb = "indexing" if event.phase == "building" else "re-indexing"
+        return f"{verb} {event.done:,}/{event.total:,} files" if event.total else f"{verb}…"
+    if event.phase == "failed":
+        return f"index failed: {event.error}"
+    if event.phase == "ready":
+        return f"{event.total:,} files indexed"
+    return f"index updated ({event.changed} changed)"
+
+
 def engine_event_message(event: EngineEvent, *, follow: bool = True) -> Message | None:
     """The app-wide message for an engine event (``None``: the UI ignores it)."""
     if isinstance(event, MessageAppended):
@@ -118,6 +138,8 @@ def engine_event_message(event: EngineEvent, *, follow: bool = True) -> Message 
         return ForegroundChanged(event.session_id, event.previous_id, follow=follow)
     if isinstance(event, EngineNotice):
         return EngineNoticePosted(event.level, event.text)
+    if isinstance(event, IndexProgress):
+        return IndexChanged(event.workspace, index_text(event))
     if isinstance(event, AgentStepEvent):
         step = event.step
         text = step.data.get("text") if step.kind == "text_delta" else None

@@ -59,7 +59,7 @@ async def test_the_answer_streams_then_lands_in_the_transcript(
         last = screen.transcript.messages[-1]
         assert last.type is MessageType.AGENT_REPLY
         assert last.payload["text"] == ANSWER
-        assert str(screen.transcript.border_subtitle) == "active"
+        assert str(screen.transcript.border_subtitle) == "active · 0 files indexed"
 
 
 async def test_escape_stops_the_answer(
