@@ -35,6 +35,8 @@ from backend.knowledge.archive_schema import (
     APPLICATION_ID,
     SCHEMA_VERSION,
     TABLES,
+    ChronicleEntryRow,
+    ChronicleFileRow,
     PreferenceRow,
     SchemaMeta,
     SessionRow,
@@ -42,6 +44,7 @@ from backend.knowledge.archive_schema import (
     StepRow,
     TranscriptRow,
     UsageRow,
+    ensure_fts,
     probe,
 )
 from backend.knowledge.archive_writer import ArchiveWriter, WriteFn
@@ -59,6 +62,8 @@ _meta = SchemaMeta.__table__  # type: ignore[attr-defined]
 _steps = StepRow.__table__  # type: ignore[attr-defined]
 _usage = UsageRow.__table__  # type: ignore[attr-defined]
 _prefs = PreferenceRow.__table__  # type: ignore[attr-defined]
+_chronicle = ChronicleEntryRow.__table__  # type: ignore[attr-defined]
+_chronicle_files = ChronicleFileRow.__table__  # type: ignore[attr-defined]
 ReadFn = Callable[[Connection], T]
 
 
@@ -137,6 +142,7 @@ class Archive:
             # Tables added since a file was created appear here (additive only).
             for table in TABLES:
                 table.create(conn, checkfirst=True)
+            ensure_fts(conn)
             if found is None:
                 conn.exec_driver_sql(f"PRAGMA application_id={APPLICATION_ID}")
                 conn.execute(
@@ -275,9 +281,15 @@ class Archive:
 
     def delete_session(self, session_id: str) -> None:
         def fn(conn: Connection) -> None:
-            for table in (_transcript, _snapshots, _sessions):
+            for table in (_transcript, _snapshots, _sessions, _chronicle_files):
                 key = table.c.id if table is _sessions else table.c.session_id
                 conn.execute(delete(table).where(key == session_id))
+            # Promoted entries are shared knowledge and outlive the session that wrote them.
+            conn.execute(
+                delete(_chronicle).where(
+                    _chronicle.c.session_id == session_id, _chronicle.c.promoted.is_(False)
+                )
+            )
 
         self.write(fn)
 

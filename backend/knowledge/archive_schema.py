@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from sqlalchemy import Index
+from sqlalchemy import Connection, Index
 from sqlmodel import Field, SQLModel
 
 from backend.errors import ArchiveCorruptError, ArchiveVersionError
@@ -102,6 +102,48 @@ class PreferenceRow(SQLModel, table=True):
     updated_at: str
 
 
+class ChronicleEntryRow(SQLModel, table=True):
+    """One entry of the Archivalist's chronicle ("what was done"), written by one session.
+
+    ``seq`` is the rowid the full-text index points at; ``promoted`` entries are
+    readable from every session, the others only from the session that wrote them.
+    """
+
+    __tablename__ = "chronicle_entries"
+    __table_args__ = (
+        Index("ix_chronicle_session_time", "session_id", "created_at"),
+        Index("ix_chronicle_pattern_key", "pattern_key"),
+    )
+    seq: int | None = Field(default=None, primary_key=True)
+    id: str = Field(unique=True)
+    session_id: str
+    category: str = Field(index=True)
+    title: str | None = None
+    content: str
+    agent: str | None = None
+    data: str = "{}"  # JSON
+    pattern_key: str | None = None  # patterns: normalised category/name, for N-uses promotion
+    created_at: str = Field(index=True)
+    promoted: bool = False
+    promoted_at: str | None = None
+    promoted_reason: str | None = None
+
+
+class ChronicleFileRow(SQLModel, table=True):
+    """A file a session read, modified or created, as the chronicle records it."""
+
+    __tablename__ = "chronicle_files"
+    __table_args__ = (Index("ix_chronicle_files_session_at", "session_id", "at"),)
+    seq: int | None = Field(default=None, primary_key=True)
+    session_id: str
+    path: str
+    operation: str
+    summary: str | None = None
+    changes: str = "[]"  # JSON list of strings
+    agent: str | None = None
+    at: str
+
+
 TABLES = [
     SchemaMeta.__table__,  # type: ignore[attr-defined]
     SessionRow.__table__,  # type: ignore[attr-defined]
@@ -110,7 +152,55 @@ TABLES = [
     StepRow.__table__,  # type: ignore[attr-defined]
     UsageRow.__table__,  # type: ignore[attr-defined]
     PreferenceRow.__table__,  # type: ignore[attr-defined]
+    ChronicleEntryRow.__table__,  # type: ignore[attr-defined]
+    ChronicleFileRow.__table__,  # type: ignore[attr-defined]
 ]
+
+# Full-text indexes over the chronicle and the conversation. External-content
+# FTS5 tables store only the index; triggers keep them in step with their rows.
+_TOKENIZE = "tokenize='porter unicode61 remove_diacritics 2'"
+
+
+def _fts_ddl(fts: str, table: str, columns: tuple[str, ...]) -> list[str]:
+    cols = ", ".join(columns)
+    new = ", ".join(f"new.{c}" for c in columns)
+    old = ", ".join(f"old.{c}" for c in columns)
+    delete = f"INSERT INTO {fts}({fts}, rowid, {cols}) VALUES ('delete', old.seq, {old});"
+    insert = f"INSERT INTO {fts}(rowid, {cols}) VALUES (new.seq, {new});"
+    return [
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5({cols}, content='{table}', "
+        f"content_rowid='seq', {_TOKENIZE})",
+        f"CREATE TRIGGER IF NOT EXISTS {fts}_ai AFTER INSERT ON {table} BEGIN {insert} END",
+        f"CREATE TRIGGER IF NOT EXISTS {fts}_ad AFTER DELETE ON {table} BEGIN {delete} END",
+        f"CREATE TRIGGER IF NOT EXISTS {fts}_au AFTER UPDATE ON {table} "
+        f"BEGIN {delete} {insert} END",
+    ]
+
+
+FTS_TABLES: dict[str, list[str]] = {
+    "chronicle_fts": _fts_ddl("chronicle_fts", "chronicle_entries", ("title", "content")),
+    "transcript_fts": _fts_ddl("transcript_fts", "transcript", ("text",)),
+}
+
+
+def ensure_fts(conn: Connection) -> list[str]:
+    """Create the full-text indexes that are missing; back-fill each new one.
+
+    An archive written before an index existed already holds rows (a transcript
+    of earlier sessions): ``rebuild`` indexes them, so old conversations are
+    searchable from the first open. Returns the names of the indexes created.
+    """
+    existing = {
+        r[0] for r in conn.exec_driver_sql("SELECT name FROM sqlite_master WHERE type='table'")
+    }
+    created = []
+    for name, ddl in FTS_TABLES.items():
+        for statement in ddl:
+            conn.exec_driver_sql(statement)
+        if name not in existing:
+            conn.exec_driver_sql(f"INSERT INTO {name}({name}) VALUES ('rebuild')")
+            created.append(name)
+    return created
 
 
 def _read_only_uri(path: Path) -> str:

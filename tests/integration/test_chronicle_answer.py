@@ -1,0 +1,255 @@
+"""Searching past conversations, briefings, and the offline answer to a history question."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from backend.knowledge.archive import Archive
+from backend.knowledge.chronicle import Chronicle
+from backend.knowledge.chronicle_answer import FOUND, NOTHING, answer_history
+from backend.knowledge.chronicle_briefing import BUDGET, build_briefing, build_summary
+from backend.messages import Message, MessageType
+from backend.sessions.models import Session
+
+A, B = "sess-a-0001", "sess-b-0002"
+NOW = datetime(2025, 3, 12, 15, 0, tzinfo=UTC)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = NOW
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def say(
+    session: str, text: str, at: datetime, source: str = "user", **payload: Any
+) -> Message[dict[str, Any]]:
+    return Message[dict[str, Any]](
+        session_id=session,
+        source=source,
+        target="guide" if source == "user" else "user",
+        type=MessageType.USER_INPUT if source == "user" else MessageType.AGENT_REPLY,
+        payload={"text": text, **payload},
+        timestamp=at,
+    )
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def archive(data_dir: Path, tmp_path: Path) -> Iterator[Archive]:
+    archive = Archive(data_dir)
+    archive.save_sessions(
+        [
+            Session(id=A, name="auth-work", workspace=str(tmp_path)),
+            Session(id=B, name="cache-work", workspace=str(tmp_path)),
+        ]
+    )
+    yield archive
+    archive.close()
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def chronicle(archive: Archive, clock: Clock) -> Chronicle:
+    return Chronicle(archive, clock=clock, tz=UTC)
+
+
+async def ask(chronicle: Chronicle, text: str, **kw: Any) -> str:
+    fields: dict[str, Any] = {"intent": None, "subject": None, "time_scope": None}
+    fields.update(kw)
+    fields.setdefault("session_id", A)
+    return await answer_history(chronicle, text=text, **fields)
+
+
+# -- the conversation index ------------------------------------------------------------
+def test_an_archive_from_before_the_index_is_backfilled(data_dir: Path) -> None:
+    archive = Archive(data_dir)
+    archive.append_messages([say(A, "we chose argon2 for password hashing", NOW)])
+    archive.close()
+    conn = sqlite3.connect(data_dir / "sylk.db")  # make it look like an older archive
+    for trigger in ("ai", "ad", "au"):
+        conn.execute(f"DROP TRIGGER transcript_fts_{trigger}")
+    conn.execute("DROP TABLE transcript_fts")
+    conn.commit()
+    conn.close()
+    archive = Archive(data_dir)
+    try:
+        hits = archive.read(
+            lambda c: c.exec_driver_sql(
+                "SELECT rowid FROM transcript_fts WHERE transcript_fts MATCH 'argon2'"
+            ).all()
+        )
+        assert len(hits) == 1
+        archive.append_messages([say(A, "argon2 parameters: m=64MiB", NOW)])
+        assert archive.integrity_check() == "ok"
+    finally:
+        archive.close()
+
+
+async def test_past_messages_are_searchable_across_sessions(
+    chronicle: Chronicle, archive: Archive
+) -> None:
+    archive.append_messages(
+        [
+            say(A, "Should the rate limiter use a token bucket?", NOW - timedelta(days=3)),
+            say(B, "The rate limiting middleware returns 429", NOW - timedelta(hours=2)),
+            say(B, "unrelated chatter about lunch", NOW - timedelta(hours=1)),
+        ]
+    )
+    hits = await chronicle.search_transcript("rate limiting")
+    assert {h.session_name for h in hits} == {"auth-work", "cache-work"}
+    assert all("**" in h.snippet for h in hits)  # the matching words are marked
+    today = chronicle.time_range("today")
+    assert [h.session_id for h in await chronicle.search_transcript("rate", time=today)] == [B]
+    archive.delete_session(B)
+    assert [h.session_id for h in await chronicle.search_transcript("rate")] == [A]
+
+
+# -- briefings -------------------------------------------------------------------------
+async def test_briefings_grow_by_tier_and_stay_bounded(chronicle: Chronicle) -> None:
+    await chronicle.store(A, "task_state", "Implementing token refresh in auth/refresh.py")
+    await chronicle.store(A, "decision", "Refresh tokens rotate on every use")
+    await chronicle.store(A, "open_thread", "What happens when two tabs refresh at once?")
+    await chronicle.record_failure(A, approach="sliding sessions", reason="broke SSO")
+    await chronicle.record_file(A, "auth/refresh.py", "created", summary="refresh endpoint")
+    await chronicle.record_file(A, "auth/models.py", "read")
+    for n in range(200):
+        await chronicle.store(A, "timeline", f"step {n}: " + "detail " * 30)
+    shared = await chronicle.store(B, "pattern", "all endpoints return problem+json errors")
+    await chronicle.promote(shared.id)
+
+    micro = await build_briefing(chronicle, A, "micro")
+    assert len(micro.text) <= BUDGET["micro"]
+    assert "token refresh" in micro.text and "1 created" in micro.text
+    assert "1 open thread" in micro.text and "sliding sessions" in micro.text
+
+    standard = await build_briefing(chronicle, A, "standard")
+    text = standard.text
+    assert len(text) <= BUDGET["standard"] + 100
+    assert text.index("Current task") < text.index("Open threads") < text.index("Decisions")
+    assert "`auth/refresh.py`" in text and "problem+json" in text
+    assert "step 1" not in text  # the timeline is for the full briefing
+
+    full = await build_briefing(chronicle, A, "full")
+    assert len(full.text) <= BUDGET["full"] + 100
+    assert full.truncated and "more item(s) left out" in full.text
+    assert full.counts["timeline"] == 200 and full.files == {"created": 1, "read": 1}
+
+    summary = await build_summary(chronicle, A, "standard")
+    assert summary["session_name"] == "auth-work" and summary["entries"] == 204
+
+
+async def test_an_empty_session_says_so(chronicle: Chronicle) -> None:
+    briefing = await build_briefing(chronicle, A, "standard")
+    assert "Nothing has been recorded" in briefing.text
+    assert (await build_briefing(chronicle, A, "micro")).text.endswith("no task recorded.")
+
+
+# -- the offline answer ----------------------------------------------------------------
+async def test_a_history_question_lists_what_matched(
+    chronicle: Chronicle, archive: Archive
+) -> None:
+    await chronicle.store(B, "decision", "The auth migration moves users to JWT in two steps")
+    archive.append_messages(
+        [say(B, "how risky is the auth migration for mobile clients?", NOW - timedelta(days=1))]
+    )
+    question = "how did we handle the auth migration"
+    archive.append_messages([say(A, question, NOW)])  # the question itself is never an answer
+    answer = await ask(chronicle, question, intent="HISTORICAL", subject="auth_migration")
+    assert answer.startswith(f"**{FOUND}**")
+    assert "1 chronicle entry, 1 message about" in answer
+    assert "decision · session *cache-work* (`sess-b-0`)" in answer
+    assert "**auth** **migration**" in answer  # the message snippet, words marked
+    assert answer.count(question) == 0
+
+
+async def test_nothing_found_says_so_and_suggests_what_to_try(chronicle: Chronicle) -> None:
+    answer = await ask(
+        chronicle, "what did we decide about kubernetes", subject="kubernetes",
+        time_scope="last_week",
+    )  # fmt: skip
+    assert answer.startswith(f"**{NOTHING}**")
+    assert "without the time limit" in answer and "configure a model" in answer
+
+
+async def test_the_time_scope_limits_the_answer(chronicle: Chronicle, clock: Clock) -> None:
+    clock.now = NOW - timedelta(days=10)
+    await chronicle.store(A, "decision", "billing uses Stripe webhooks")
+    clock.now = NOW - timedelta(hours=20)  # yesterday, 19:00
+    await chronicle.store(A, "insight", "billing webhooks arrive out of order")
+    clock.now = NOW
+    answer = await ask(chronicle, "billing", subject="billing", time_scope="yesterday")
+    assert "out of order" in answer and "Stripe" not in answer
+    answer = await ask(chronicle, "billing", subject="billing", time_scope="next_full_moon")
+    assert "Stripe" in answer and "did not recognise the time 'next_full_moon'" in answer
+
+
+async def test_activity_lists_file_records(chronicle: Chronicle) -> None:
+    await chronicle.record_file(B, "api/routes.py", "modified", summary="added /health")
+    answer = await ask(chronicle, "what changed in the api recently", intent="ACTIVITY",
+                       subject="api", time_scope="recently")  # fmt: skip
+    assert "**Files**" in answer and "modified `api/routes.py`: added /health" in answer
+    assert "from the last 7 days" in answer
+    answer = await ask(chronicle, "what changed today?", intent="ACTIVITY", time_scope="today")
+    assert answer.startswith(f"**{FOUND}**: 1 file record from today.")
+    answer = await ask(chronicle, "what happened with billing today?", intent="ACTIVITY",
+                       subject="billing", time_scope="today")  # fmt: skip
+    assert 'Nothing about "billing"; all activity instead.' in answer
+    assert "`api/routes.py`" in answer
+
+
+async def test_resume_briefs_this_session_or_the_last_active_one(
+    chronicle: Chronicle, archive: Archive
+) -> None:
+    nothing = await ask(chronicle, "where did we leave off", intent="RESUME")
+    assert nothing.startswith(f"**{NOTHING}**")
+    await chronicle.store(B, "task_state", "Half-way through the cache eviction rewrite")
+    archive.append_messages([say(B, "next: benchmark LRU against LFU", NOW)])
+    answer = await ask(chronicle, "where did we leave off", intent="RESUME", session_id=A)
+    assert "where session *cache-work*" in answer and "cache eviction rewrite" in answer
+    assert "benchmark LRU" in answer
+
+
+async def test_answers_are_cached_and_dropped_when_the_topic_moves(
+    chronicle: Chronicle,
+) -> None:
+    await chronicle.store(A, "decision", "Search uses SQLite FTS5")
+    first = await ask(chronicle, "what did we decide about search", subject="search")
+    again = await ask(chronicle, "search: what was decided?", subject="search")
+    assert again == first
+    stats = chronicle.cache.stats()["HISTORICAL"]
+    assert (stats["hits"], stats["misses"]) == (1, 1)
+    await chronicle.store(B, "decision", "Search results are paged by 20")
+    fresh = await ask(chronicle, "what did we decide about search", subject="search")
+    assert "paged by 20" in fresh
+    assert chronicle.cache.stats()["HISTORICAL"]["invalidations"] == 1
+
+
+async def test_earlier_archive_answers_are_not_found_again(
+    chronicle: Chronicle, archive: Archive
+) -> None:
+    archive.append_messages(
+        [
+            say(A, "the deploy script needs a dry-run flag", NOW - timedelta(hours=3)),
+            say(A, "Found: the deploy script ...", NOW - timedelta(hours=2),
+                source="archivalist", answered_from="knowledge"),
+        ]
+    )  # fmt: skip
+    answer = await ask(chronicle, "deploy script", subject="deploy_script")
+    assert "dry-run flag" in answer and "Found: the deploy" not in answer
