@@ -1,0 +1,231 @@
+"""Which files tool discovery looks at, reading them confined, and their fingerprint.
+
+Discovery reads config files and manifests in the target's directory and every
+directory above it up to the workspace root (so ``web/src/app.ts`` sees both
+``web/package.json`` and the root's ``.pre-commit-config.yaml``), plus CI and
+editor settings at the root. The fingerprint covers every file it *could*
+read there: each candidate's (size, mtime_ns), and each scanned directory's
+own mtime, which changes when a file is created, deleted or renamed in it. So
+a newly created ``.eslintrc.json`` changes the fingerprint even though no
+earlier call read it.
+
+A config file that is a symlink to somewhere outside the workspace is never
+read (nor stat'ed through): it is skipped with a warning.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import tomllib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from backend.workspace.files import Workspace
+
+CANDIDATE_NAMES = frozenset(
+    {
+        "pyproject.toml", "setup.cfg", "setup.py", "tox.ini", ".flake8", ".pylintrc", "pylintrc",
+        "mypy.ini", ".mypy.ini", "pytest.ini", "ruff.toml", ".ruff.toml", "pyrightconfig.json",
+        "Pipfile", "uv.lock", "poetry.lock", "conftest.py", ".isort.cfg", ".pre-commit-config.yaml",
+        "package.json", "package-lock.json", "pnpm-lock.yaml", "yarn.lock", "bun.lockb", "bun.lock",
+        "tsconfig.json", "jsconfig.json", "biome.json", "biome.jsonc", ".oxlintrc.json", "go.mod",
+        ".golangci.yml", ".golangci.yaml", ".golangci.toml", ".golangci.json", "Cargo.toml",
+        "rustfmt.toml", ".rustfmt.toml", "clippy.toml", ".clippy.toml", "rust-toolchain",
+        "rust-toolchain.toml", "Makefile", "makefile", "GNUmakefile", "Gemfile", ".rubocop.yml",
+        ".rspec", "composer.json", "phpstan.neon", "phpunit.xml", "phpunit.xml.dist",
+        ".clang-format", ".clang-tidy", "CMakeLists.txt", ".shellcheckrc", "pom.xml",
+        "build.gradle", "build.gradle.kts",
+    }
+)  # fmt: skip
+CANDIDATE_GLOBS = (
+    "requirements*.txt", ".eslintrc*", "eslint.config.*", ".prettierrc*", "prettier.config.*",
+    "jest.config.*", "vitest.config.*", "vitest.workspace.*", ".mocharc*", "playwright.config.*",
+    "*.csproj",
+)  # fmt: skip
+ROOT_EXTRAS = (".github/workflows", ".gitlab-ci.yml", ".vscode/settings.json")
+# Installing a tool changes these directories: is_installed must not come from a stale cache.
+BIN_DIRS = ("node_modules/.bin", ".venv/bin", "venv/bin")
+MAX_CONFIG_BYTES = 512 * 1024
+MAX_LOCK_BYTES = 4 * 1024 * 1024
+
+EXTENSIONS = {
+    ".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript",
+    ".cjs": "javascript", ".jsx": "javascript", ".ts": "typescript", ".tsx": "typescript",
+    ".mts": "typescript", ".go": "go", ".rs": "rust", ".rb": "ruby", ".java": "java",
+    ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp", ".sh": "bash",
+    ".php": "php", ".cs": "csharp",
+}  # fmt: skip
+SKIP_DIRS = frozenset(
+    {".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", "target",
+     ".pytest_cache", ".ruff_cache", ".tox", "dist", "build", ".sylk", "vendor"}
+)  # fmt: skip
+CENSUS_LIMIT = 3000
+
+
+def is_candidate(name: str) -> bool:
+    return name in CANDIDATE_NAMES or any(fnmatch.fnmatch(name, g) for g in CANDIDATE_GLOBS)
+
+
+@dataclass
+class ConfinedReader:
+    """Reads workspace files for one discovery pass, refusing anything outside the root."""
+
+    ws: Workspace
+    warnings: list[str] = field(default_factory=list)
+    read: set[str] = field(default_factory=set)  # relative paths actually opened
+
+    @property
+    def root(self) -> Path:
+        return self.ws.root
+
+    def inside(self, rel: str) -> Path | None:
+        """The real path of ``rel`` if it exists inside the workspace; warns on escapes."""
+        path = self.root / rel
+        if not os.path.lexists(path):
+            return None
+        real = path.resolve()
+        if real != self.root and self.root not in real.parents:
+            message = f"ignored {rel}: it is a symlink to a place outside the workspace"
+            if message not in self.warnings:
+                self.warnings.append(message)
+            return None
+        return real
+
+    def text(self, rel: str, limit: int = MAX_CONFIG_BYTES) -> str | None:
+        real = self.inside(rel)
+        if real is None or not real.is_file():
+            return None
+        try:
+            if real.stat().st_size > limit:
+                self.warnings.append(f"skipped {rel}: larger than {limit // 1024} KiB")
+                return None
+            self.read.add(rel)
+            return real.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+
+    def toml(self, rel: str, limit: int = MAX_CONFIG_BYTES) -> dict[str, Any] | None:
+        text = self.text(rel, limit)
+        if text is None:
+            return None
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            self.warnings.append(f"could not parse {rel}: {exc}")
+            return None
+
+    def json(self, rel: str, limit: int = MAX_CONFIG_BYTES) -> Any:
+        text = self.text(rel, limit)
+        if text is None:
+            return None
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            self.warnings.append(f"could not parse {rel}: {exc}")
+            return None
+
+    def yaml(self, rel: str) -> Any:
+        text = self.text(rel)
+        if text is None:
+            return None
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            self.warnings.append(f"could not parse {rel}: {str(exc).splitlines()[0]}")
+            return None
+
+    def exists(self, rel: str) -> bool:
+        return self.inside(rel) is not None
+
+    def listdir(self, rel: str) -> list[str]:
+        real = self.inside(rel) if rel not in ("", ".") else self.root
+        if real is None or not real.is_dir():
+            return []
+        try:
+            return sorted(os.listdir(real))
+        except OSError:
+            return []
+
+
+def scan_dirs(ws: Workspace, target: str) -> list[str]:
+    """Workspace-relative directories from the root down to the target's directory."""
+    real = ws.resolve(target)  # raises PathOutsideWorkspaceError for escapes
+    if not real.is_dir():
+        real = real.parent
+    rel = ws.relative(real)
+    dirs = [""]
+    if rel != ".":
+        parts = rel.split("/")
+        dirs.extend("/".join(parts[: i + 1]) for i in range(len(parts)))
+    return dirs
+
+
+def join(directory: str, name: str) -> str:
+    return f"{directory}/{name}" if directory else name
+
+
+def candidates_in(reader: ConfinedReader, directory: str) -> list[str]:
+    return [join(directory, n) for n in reader.listdir(directory) if is_candidate(n)]
+
+
+def _stat(root: Path, rel: str) -> tuple[str, int, int] | tuple[str, str]:
+    path = root / rel
+    try:
+        if path.is_symlink():
+            real = path.resolve()
+            if real != root and root not in real.parents:
+                return (rel, "outside")
+        st = path.stat()
+    except OSError:
+        return (rel, "missing")
+    return (rel, st.st_size, st.st_mtime_ns)
+
+
+def fingerprint(ws: Workspace, dirs: list[str]) -> tuple[object, ...]:
+    """Cheap identity of everything discovery could read for these directories."""
+    root = ws.root
+    parts: list[object] = []
+    watched = [*dirs, *(join(d, b) for d in dirs for b in BIN_DIRS), *ROOT_EXTRAS]
+    for rel in watched:
+        parts.append(_stat(root, rel))
+    for directory in [*dirs, ".github/workflows"]:
+        try:
+            names = sorted(os.listdir(root / directory))
+        except OSError:
+            continue
+        wanted = directory == ".github/workflows"
+        parts.extend(_stat(root, join(directory, n)) for n in names if wanted or is_candidate(n))
+    return tuple(parts)
+
+
+def census(ws: Workspace, start: str) -> dict[str, int]:
+    """Source files per language under ``start`` (bounded walk; ignored trees skipped)."""
+    counts: dict[str, int] = {}
+    seen = 0
+    base = ws.resolve(start)
+    if not base.is_dir():
+        base = base.parent
+    for _dirpath, dirnames, filenames in os.walk(base, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        for name in filenames:
+            language = EXTENSIONS.get(os.path.splitext(name)[1])
+            if language:
+                counts[language] = counts.get(language, 0) + 1
+            seen += 1
+            if seen >= CENSUS_LIMIT:
+                return counts
+    return counts
+
+
+def workflow_files(reader: ConfinedReader) -> Iterator[str]:
+    for name in reader.listdir(".github/workflows"):
+        if name.endswith((".yml", ".yaml")):
+            yield f".github/workflows/{name}"
+    if reader.exists(".gitlab-ci.yml"):
+        yield ".gitlab-ci.yml"
