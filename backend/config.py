@@ -115,7 +115,14 @@ class SylkConfig(_Model):
     retry: RetrySettings = Field(default_factory=RetrySettings)
     guide: GuideSettings = Field(default_factory=GuideSettings)
     mcp_servers: McpSettings = Field(default_factory=McpSettings)
+    # Extra fragment folders for the Academic's library (sub-folders are categories).
+    library_paths: list[Path] = Field(default_factory=list)
     source: Path | None = Field(default=None, exclude=True)
+
+    def library_folders(self) -> list[Path]:
+        """``library_paths`` with ``~`` expanded, relative ones taken from the config's folder."""
+        base = self.source.parent if self.source is not None else Path.cwd()
+        return [(base / p.expanduser()).resolve() for p in self.library_paths]
 
     def provider(self, name: str) -> ProviderSettings:
         try:
@@ -193,6 +200,9 @@ def _with_builtins(raw: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any
         merged["default_provider"] = env["SYLK_PROVIDER"]
     if env.get("SYLK_MODEL"):
         merged["default_model"] = env["SYLK_MODEL"]
+    if env.get("SYLK_LIBRARY_PATHS"):
+        extra = [p for p in env["SYLK_LIBRARY_PATHS"].split(os.pathsep) if p]
+        merged["library_paths"] = [*merged.get("library_paths", []), *extra]
     return merged
 
 

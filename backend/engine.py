@@ -17,17 +17,17 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from backend.agents.conversation import HISTORY_LIMIT, conversation
 from backend.agents.dispatch import AgentDispatcher
-from backend.agents.knowledge_desk import KnowledgeDesk, Question
+from backend.agents.knowledge_desk import Question
 from backend.agents.turns import TurnRunner
 from backend.clock import utc_now
 from backend.config import SylkConfig, load_config
+from backend.engine_knowledge import EngineKnowledge
 from backend.errors import CommandError, SessionNotActiveError, SylkError
 from backend.events import (
     ActiveSessionChanged,
     EngineEvent,
     EngineNotice,
     EventStream,
-    IndexProgress,
     MessageAppended,
     SessionChanged,
     SessionCreated,
@@ -46,10 +46,9 @@ from backend.guide.router import Router
 from backend.guide.routing import AGENT_TARGETS, RouteDecision
 from backend.guide.status import render_status
 from backend.knowledge.archive import Archive
-from backend.knowledge.code_hub import CodeKnowledgeHub
-from backend.knowledge.code_knowledge import CodeKnowledge, IndexStatus
+from backend.knowledge.code_knowledge import CodeKnowledge
 from backend.llm.accounting import UsageSummary, summarise
-from backend.llm.offline import how_to_configure, offline_answer
+from backend.llm.offline import offline_answer
 from backend.mcp.client import McpHub
 from backend.mcp.session_skills import session_skills
 from backend.mcp.skills import to_skills
@@ -63,7 +62,7 @@ from backend.sessions.models import (
     SessionSnapshot,
     SessionState,
 )
-from backend.skills.builtin import KnowledgeWiring, build_gateway
+from backend.skills.builtin import build_gateway
 from backend.skills.builtin_guide import GuideWiring
 from backend.skills.hooks_builtin import FileTouch, file_tracking, result_logging
 
@@ -107,11 +106,16 @@ class Engine:
         self.redactor = Redactor(self.settings.secrets())
         self.archive = Archive(config.data_dir)
         self.events = EventStream()
-        self.code = CodeKnowledgeHub(
-            config.data_dir, on_status=self._on_index_status, watch=config.watch_files
+        self.knowledge = EngineKnowledge(
+            data_dir=config.data_dir,
+            settings=self.settings,
+            archive=self.archive,
+            redactor=self.redactor,
+            events=self.events,
+            watch=config.watch_files,
         )
         self.gateway = build_gateway(
-            knowledge=KnowledgeWiring(code=self.code),
+            knowledge=self.knowledge.wiring(),
             wiring=GuideWiring(
                 route=self.route,
                 list_sessions=lambda include_closed=False: self.list_sessions(
@@ -124,7 +128,7 @@ class Engine:
         self.gateway.registry.register_all(session_skills(self.archive))
         self.gateway.hooks.install(file_tracking(self._track_file))
         self.gateway.hooks.install(result_logging(log, redactor=self.redactor))
-        self._background: set[asyncio.Task[None]] = set()
+        self._background: set[asyncio.Task[Any]] = set()
         self.mcp = McpHub(self.settings.mcp_servers, cwd=config.workspace)
         self._mcp_started = False
         self.turns = TurnRunner(
@@ -149,9 +153,6 @@ class Engine:
             session_of=self._manager.get,
             on_late_reply=self._late_reply,
         )
-        self.desk = KnowledgeDesk(
-            self.code, no_model_hint=lambda: how_to_configure(self.settings.source)
-        )
         self._changes: list[SessionChange] = []
         self._manager.add_listener(self._changes.append)
         self._lock = asyncio.Lock()
@@ -167,7 +168,7 @@ class Engine:
         await self.guide.aclose()
         await self.turns.aclose()
         await self.mcp.aclose()
-        await self.code.aclose()
+        await self.knowledge.aclose()
         async with self._lock:
             await asyncio.to_thread(self.archive.close)
         self.events.close()
@@ -179,11 +180,15 @@ class Engine:
             files = ctx.created_files if touch.operation == "created" else ctx.modified_files
             files[touch.path] = FileRecord(path=touch.path, source=touch.op)
 
-        task = asyncio.get_running_loop().create_task(
-            self.update_context(touch.session_id, note), name="sylk-file-tracking"
-        )
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        loop = asyncio.get_running_loop()
+        chronicle = self.knowledge.chronicle
+        for job in (
+            self.update_context(touch.session_id, note),
+            chronicle.record_file(touch.session_id, touch.path, touch.operation, agent=touch.agent),
+        ):
+            task = loop.create_task(job, name="sylk-file-tracking")
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
 
     async def start_tools(self) -> None:
         """Start the configured MCP servers once and register their tools as hidden ops."""
@@ -197,20 +202,7 @@ class Engine:
         """Index the session's workspace (the active one's by default) in the background."""
         session = self._manager.get(session_id) if session_id else self.active_session()
         workspace = Path(session.workspace) if session else self.config.workspace
-        return await self.code.get(workspace)
-
-    def _on_index_status(self, status: IndexStatus) -> None:
-        self.events.publish(
-            IndexProgress(
-                workspace=status.workspace,
-                phase=status.phase,
-                done=status.done,
-                total=status.total,
-                changed=status.changed,
-                seconds=status.seconds,
-                error=status.error,
-            )
-        )
+        return await self.knowledge.index(workspace)
 
     async def __aenter__(self) -> Engine:
         return self
@@ -334,6 +326,7 @@ class Engine:
         target = self._ref_or_active(ref)
         done = await self._run(lambda: self._manager.complete(target, summary))
         await self._release(target)
+        await self.knowledge.chronicle.complete_session(target)  # promotes its decisions
         return done
 
     async def fail_session(self, ref: str, reason: str) -> Session:
@@ -452,7 +445,7 @@ class Engine:
         role = decision.target.value
         routed = {"agent": role, "tier": decision.tier}
         choice = self.turns.choice(role)
-        known = await self.desk.answer(
+        known = await self.knowledge.desk.answer(
             role, self._question(session_id, decision), offline=choice.offline
         )
         if known is not None:
@@ -485,6 +478,8 @@ class Engine:
             correlation_id=reply.correlation_id,
         )
         await self.append(answer_message)
+        if role != "archivalist":  # something was done: history answers may be stale now
+            self.knowledge.chronicle.note_activity(session_id)
         return answer_message
 
     def _question(self, session_id: str, decision: RouteDecision) -> Question:

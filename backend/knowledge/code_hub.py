@@ -9,15 +9,26 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from backend.knowledge.code_knowledge import CodeKnowledge, StatusSink, index_path_for
+from backend.knowledge.code_knowledge import (
+    ChangeSink,
+    CodeKnowledge,
+    StatusSink,
+    index_path_for,
+)
 
 
 class CodeKnowledgeHub:
     def __init__(
-        self, data_dir: Path, *, on_status: StatusSink | None = None, watch: bool = True
+        self,
+        data_dir: Path,
+        *,
+        on_status: StatusSink | None = None,
+        on_changes: ChangeSink | None = None,
+        watch: bool = True,
     ) -> None:
         self._data_dir = data_dir
         self._on_status = on_status
+        self._on_changes = on_changes
         self._watch = watch
         self._known: dict[Path, CodeKnowledge] = {}
         self._lock = asyncio.Lock()
@@ -35,6 +46,7 @@ class CodeKnowledgeHub:
                     root,
                     index_path_for(self._data_dir, root),
                     on_status=self._on_status,
+                    on_changes=self._on_changes,
                     watch=self._watch,
                 )
                 self._known[root] = found

@@ -70,6 +70,8 @@ class Evidence:
 
 
 StatusSink = Callable[[IndexStatus], None]
+# Others who derive things from the workspace's files (tool discovery) hear of each batch.
+ChangeSink = Callable[[Path, ChangeBatch], None]
 
 
 def index_path_for(data_dir: Path, root: Path) -> Path:
@@ -87,8 +89,10 @@ class CodeKnowledge:
         watch: bool = True,
         debounce_s: float = 0.1,
         cache: IntentCache | None = None,
+        on_changes: ChangeSink | None = None,
     ) -> None:
         self.root = root.resolve()
+        self._on_changes = on_changes
         self.index = CodeIndex(self.root, index_path)
         self.cache = cache if cache is not None else IntentCache()  # an empty one is falsy
         self._on_status = on_status
@@ -169,6 +173,11 @@ class CodeKnowledge:
 
     async def apply_changes(self, batch: ChangeBatch) -> None:
         """Update the index and drop the stale cache entries for one change batch."""
+        if self._on_changes is not None:
+            try:
+                self._on_changes(self.root, batch)
+            except Exception:
+                log.exception("file change listener failed")
         async with self._apply_lock:
             if batch.bulk:
                 self.cache.clear()

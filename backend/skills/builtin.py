@@ -20,8 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from backend.knowledge.code_hub import CodeKnowledgeHub
+from backend.knowledge.fragment_library import FragmentLibrary
+from backend.knowledge.tool_discovery import ToolDiscovery
 from backend.skills.builtin_academic import academic_skills
 from backend.skills.builtin_archivalist import archivalist_skills
+from backend.skills.builtin_discovery import discovery_skills
 from backend.skills.builtin_engineer import engineer_skills
 from backend.skills.builtin_guide import GuideWiring, guide_skills
 from backend.skills.builtin_librarian import librarian_skills
@@ -70,7 +73,8 @@ class KnowledgeWiring:
 
     code: CodeKnowledgeHub | None = None  # the Librarian's code indexes
     chronicle: Any | None = None  # the Archivalist's chronicle
-    library: Any | None = None  # the Academic's fragment library
+    library: FragmentLibrary | None = None  # the Academic's fragment library
+    tools: ToolDiscovery | None = None  # dynamic tool discovery (linters, tests, ...)
 
 
 def builtin_skills(
@@ -87,6 +91,7 @@ def builtin_skills(
         *librarian_skills(knowledge.code),
         *archivalist_skills(knowledge.chronicle),
         *academic_skills(knowledge.library),
+        *discovery_skills(knowledge.tools),
         *inspector_skills(),
         *tester_skills(),
     ]

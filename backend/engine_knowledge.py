@@ -1,0 +1,110 @@
+"""The knowledge services an engine runs, and how they hear of each other.
+
+The Librarian's code indexes (one per workspace, following file edits), the
+Archivalist's chronicle, the Academic's fragment library and tool discovery.
+File change batches reach tool discovery; index progress becomes an engine
+event; the knowledge desk answers what needs no model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from backend.agents.knowledge_desk import KnowledgeDesk, Question
+from backend.config import SylkConfig
+from backend.events import EventStream, IndexProgress
+from backend.knowledge.archive import Archive
+from backend.knowledge.chronicle import Chronicle
+from backend.knowledge.chronicle_answer import answer_history
+from backend.knowledge.code_hub import CodeKnowledgeHub
+from backend.knowledge.code_knowledge import CodeKnowledge, IndexStatus
+from backend.knowledge.file_watcher import ChangeBatch
+from backend.knowledge.fragment_library import FragmentLibrary
+from backend.knowledge.library_answers import answer_best_practice
+from backend.knowledge.tool_discovery import ToolDiscovery
+from backend.llm.offline import how_to_configure
+from backend.redaction import Redactor
+from backend.skills.builtin import KnowledgeWiring
+
+
+class EngineKnowledge:
+    def __init__(
+        self,
+        *,
+        data_dir: Path,
+        settings: SylkConfig,
+        archive: Archive,
+        redactor: Redactor,
+        events: EventStream,
+        watch: bool = True,
+    ) -> None:
+        self._settings = settings
+        self._events = events
+        self.chronicle = Chronicle(archive, redactor=redactor)
+        self.tools = ToolDiscovery(archive)
+        self.code = CodeKnowledgeHub(
+            data_dir, on_status=self._on_index_status, on_changes=self._on_changes, watch=watch
+        )
+        self.library = FragmentLibrary(settings.library_folders(), watch=watch)
+        self.desk = KnowledgeDesk(
+            self.code,
+            no_model_hint=self.no_model_hint,
+            history=self._history_answer,
+            library=self._library_answer,
+        )
+
+    def wiring(self) -> KnowledgeWiring:
+        return KnowledgeWiring(
+            code=self.code, chronicle=self.chronicle, library=self.library, tools=self.tools
+        )
+
+    async def index(self, workspace: Path) -> CodeKnowledge:
+        """The workspace's code knowledge; its first build runs in the background."""
+        return await self.code.get(workspace)
+
+    async def aclose(self) -> None:
+        await self.code.aclose()
+        await asyncio.to_thread(self.library.close)
+
+    def no_model_hint(self) -> str:
+        return how_to_configure(self._settings.source)
+
+    async def _history_answer(self, q: Question) -> str:
+        return await answer_history(
+            self.chronicle,
+            text=q.text,
+            intent=q.intent,
+            subject=q.subject,
+            time_scope=q.time_scope,
+            session_id=q.session_id,
+        )
+
+    async def _library_answer(self, q: Question) -> str:
+        return await asyncio.to_thread(
+            answer_best_practice,
+            self.library,
+            q.text,
+            q.subject,
+            no_model_hint=self.no_model_hint(),
+        )
+
+    def _on_changes(self, root: Path, batch: ChangeBatch) -> None:
+        """Tool discovery read this workspace's config files: drop what changed."""
+        if batch.bulk:
+            self.tools.clear()
+        else:
+            self.tools.invalidate(batch.paths, root)
+
+    def _on_index_status(self, status: IndexStatus) -> None:
+        self._events.publish(
+            IndexProgress(
+                workspace=status.workspace,
+                phase=status.phase,
+                done=status.done,
+                total=status.total,
+                changed=status.changed,
+                seconds=status.seconds,
+                error=status.error,
+            )
+        )
