@@ -27,6 +27,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
 from backend.errors import SylkError
+from backend.mcp.library_resources import LibraryResources
 from backend.mcp.ports import (
     BatchArgs,
     DescribeArgs,
@@ -51,7 +52,8 @@ INSTRUCTIONS = (
     "Sylk's operations are not listed one by one. Use `search` to find ops by what they "
     "do, `describe` to read an op's parameters, then `execute` it (or `batch` several). "
     "Results may carry guidance naming a next op. Sessions and their transcripts are "
-    "resources under sylk://sessions; other indexed content under sylk://ops."
+    "resources under sylk://sessions, best-practice fragments under sylk://library, other "
+    "indexed content under sylk://ops."
 )
 
 Verb = Callable[[GatewayPort, SkillContext, Any], Any]
@@ -254,6 +256,7 @@ async def serve_engine(
         gateway = engine.gateway
     providers: list[ResourceProvider] = [
         SessionResources(engine.archive),
+        LibraryResources(engine.knowledge.library),
         RegistryResources(gateway, context),
     ]
     await serve_stdio(SylkMcpServer(gateway, context, providers).build())

@@ -8,6 +8,7 @@ indexed so far and carry a warning saying so.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal
@@ -33,6 +34,8 @@ KINDS: dict[str, tuple[str, ...]] = {
     "all": (),
 }
 INDEX_BUILDING = "the code index is still being built: results may be incomplete"
+# A call waits this long for a workspace's first build, then answers from what is indexed.
+READY_WAIT_S = 10.0
 
 
 class PatternParams(Params):
@@ -47,11 +50,15 @@ def _symbol(hit: SymbolHit) -> dict[str, Any]:
 class IndexedLibrarian:
     """Handlers bound to a hub: each call finds its workspace's index."""
 
-    def __init__(self, hub: CodeKnowledgeHub) -> None:
+    def __init__(self, hub: CodeKnowledgeHub, ready_wait_s: float = READY_WAIT_S) -> None:
         self.hub = hub
+        self._ready_wait_s = ready_wait_s
 
     async def _knowledge(self, ctx: SkillContext) -> tuple[CodeKnowledge, list[str]]:
         knowledge = await self.hub.get(Path(ctx.workspace))
+        if not knowledge.ready:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(knowledge.wait_ready(), self._ready_wait_s)
         return knowledge, [] if knowledge.ready else [INDEX_BUILDING]
 
     @staticmethod

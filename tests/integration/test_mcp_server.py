@@ -62,6 +62,8 @@ async def test_sylk_mcp_serve_end_to_end(data_dir: Path, workspace: Path) -> Non
     sid = made.stdout.split("\t")[0]
     ran = sylk("run", "--session", "alpha", "/help", data_dir=data_dir, workspace=workspace)
     assert ran.returncode == 0, ran.stderr
+    (workspace / "books").mkdir()
+    (workspace / "books" / "ledger.py").write_text("\nclass Ledger:\n    pass\n")
 
     server = StdioServerParameters(
         command=sys.executable,
@@ -90,9 +92,23 @@ async def test_sylk_mcp_serve_end_to_end(data_dir: Path, workspace: Path) -> Non
 
         resources = {str(r.uri) for r in (await client.list_resources()).resources}
         transcript_uri = f"sylk://sessions/{sid}/transcript"
-        assert resources == {"sylk://sessions", transcript_uri}
+        assert {"sylk://sessions", transcript_uri} <= resources
+        fragment = "sylk://library/errors/retries-backoff"
+        assert fragment in resources  # the Academic's library, one resource per fragment
+        assert "jitter" in text_of(await client.read_resource(fragment))
         templates = (await client.list_resource_templates()).resource_templates
-        assert [t.uri_template for t in templates] == ["sylk://sessions/{session_id}/transcript"]
+        assert [t.uri_template for t in templates] == [
+            "sylk://sessions/{session_id}/transcript",
+            "sylk://library/{category}/{id}",
+        ]
+
+        # The Librarian answers from the workspace's code index.
+        located = await client.call_tool(
+            "execute",
+            {"op": "librarian.code.search", "args": {"query": "Ledger", "symbol_type": "type"}},
+        )
+        definitions = located.structured_content["result"]["definitions"]
+        assert [(d["path"], d["line"]) for d in definitions] == [("books/ledger.py", 2)]
 
         listing = json.loads(text_of(await client.read_resource("sylk://sessions")))
         assert listing["sessions"][0]["id"] == sid
