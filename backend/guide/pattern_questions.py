@@ -131,7 +131,7 @@ QUESTION_RULES: tuple[Rule, ...] = (
         4,
         r"\bhow do we(?: (?:usually|normally|typically))?(?: (?:handle|deal with|do|structure"
         r"|manage|organi[sz]e|name|write|test|approach))?\b",
-        r"\bhow are\b(?= (?:\S+ ){1,3}usually\b)|\bwhat (?:\S+ )?patterns?\b",
+        r"\bhow are\b(?= (?:\S+ ){1,3}usually\b)|\bwhat\b(?= (?:\S+ )?patterns?\b)",
         r"\bdesign patterns?\b|\bconventions? for\b|\bnaming conventions?\b|\bstandard way\b",
         r"\bdo we (?:have|use|follow)\b|\bwhat approach does\b",
         intent=LI.PATTERN,
@@ -229,7 +229,7 @@ QUESTION_RULES: tuple[Rule, ...] = (
         r"\bsimilar\b|\blike (?:this|that|it) before\b|\blike before\b",
         r"\bsame (?:\S+ )?(?:issue|problem|error|bug|failure|thing) as\b",
         r"\bsame (?:kind|sort|type) of\b|\bcomparable\b",
-        r"\b(?:seen|hit|had|encountered|faced) (?:\S+ ){0,3}before\b",
+        r"\b(?:seen|hit|had|encountered|faced)\b(?= (?:\S+ ){0,3}before\b)",
         r"\bever (?:hit|seen|had|encountered)\b|\bhappen(?:ed)? before\b",
         r"\b(?:anything|something|problems?|issues?|errors?) like (?:this|that)\b",
         r"\blooks familiar\b",

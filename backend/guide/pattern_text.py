@@ -265,7 +265,7 @@ _STOP = _words(
     goes went make makes made take takes took work works worked working write writes
     written writing read reads import imports call calls called put puts structure
     set keep kept end up out turn turned succeed succeeded pass passed fail failed
-    resolved solved fixed decide decided choose chose chosen settle settled
+    resolved solved fixed decide decided choose chose chosen pick picked settle settled
     usually typically normally generally currently exactly overall
     codebase repo repository project code base app sylk
     summary summarize overview history result results status outcome
@@ -286,6 +286,9 @@ _GENERIC = _words(
     "convention conventions framework frameworks library libraries tool tools stuff thing "
     "things part parts bit bits setup problem problems"
 )
+# Heads that open a compound name when a content word follows at once ("the code
+# index", "the file watcher", "the history cache"), though alone they are no subject.
+_COMPOUND_HEADS = _GENERIC | _words("code history status result results")
 _WORD_RE = re.compile(r"[a-z0-9][a-z0-9_+#-]*(?:\.[a-z0-9_]+)*")
 _MAX_WORDS = 3
 
@@ -296,7 +299,13 @@ def subject_from(text: str, spans: Iterable[tuple[int, int]]) -> str | None:
     for start, end in spans:
         chars[start:end] = " " * (end - start)
     words: list[str] = []
-    for word in _WORD_RE.findall("".join(chars)):
+    compound = False  # the subject opens with a head word that names something with the next
+    found = _WORD_RE.findall("".join(chars))
+    for at, word in enumerate(found):
+        if not words and word in _COMPOUND_HEADS and _opens_compound(found, at):
+            words.append(word)
+            compound = True
+            continue
         if word in _QUALIFIERS or word in _STOP:
             if words:
                 break
@@ -308,9 +317,17 @@ def subject_from(text: str, spans: Iterable[tuple[int, int]]) -> str | None:
             break
     while words and words[-1] in _GENERIC:
         words.pop()
-    while words and words[0] in _GENERIC:
+    while not compound and words and words[0] in _GENERIC:
         words.pop(0)
     return snake("_".join(words)) or None
+
+
+def _opens_compound(found: list[str], at: int) -> bool:
+    """A head word starts a name when the next word is a content word of its own."""
+    if at + 1 >= len(found):
+        return False
+    after = found[at + 1]
+    return after not in _STOP and after not in _QUALIFIERS and after not in _COMPOUND_HEADS
 
 
 # -- rules ----------------------------------------------------------------------------

@@ -163,5 +163,6 @@ def test_offline_locate_answers_from_the_index_and_follows_edits(
     assert again.returncode == 0, again.stderr
     assert "`billing/ledger.py:7` class `LedgerBook`" in again.stdout
     assert "ledger.py:4" not in again.stdout
-    ts = run(["--provider", "offline", "find the definition of LedgerView"], {}, data_dir, workspace)
+    asked = ["--provider", "offline", "find the definition of LedgerView"]
+    ts = run(asked, {}, data_dir, workspace)
     assert "`web.ts:1` class `LedgerView`" in ts.stdout
