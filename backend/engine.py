@@ -21,7 +21,7 @@ from backend.agents.knowledge_desk import Question
 from backend.agents.turns import TurnRunner
 from backend.clock import utc_now
 from backend.config import SylkConfig, load_config
-from backend.engine_knowledge import EngineKnowledge
+from backend.engine_knowledge import EngineKnowledge, tools_answer
 from backend.errors import CommandError, SessionNotActiveError, SylkError
 from backend.events import (
     ActiveSessionChanged,
@@ -53,6 +53,7 @@ from backend.mcp.client import McpHub
 from backend.mcp.session_skills import session_skills
 from backend.mcp.skills import to_skills
 from backend.messages import Message, MessageType
+from backend.questions import Prompter
 from backend.redaction import Redactor
 from backend.sessions.manager import SessionChange, SessionManager
 from backend.sessions.models import (
@@ -153,6 +154,8 @@ class Engine:
             session_of=self._manager.get,
             on_late_reply=self._late_reply,
         )
+        # Set by a front end that can put questions to the user (the TUI).
+        self.ask_user: Prompter | None = None
         self._changes: list[SessionChange] = []
         self._manager.add_listener(self._changes.append)
         self._lock = asyncio.Lock()
@@ -481,6 +484,11 @@ class Engine:
         if role != "archivalist":  # something was done: history answers may be stale now
             self.knowledge.chronicle.note_activity(session_id)
         return answer_message
+
+    async def tools_command(self, session_id: str, args: dict[str, str]) -> str:
+        """``/tools``: the session's workspace's linters, formatters and test tools."""
+        workspace = Path(self._manager.get(session_id).workspace)
+        return await tools_answer(self.knowledge, workspace, args, self.ask_user)
 
     def _question(self, session_id: str, decision: RouteDecision) -> Question:
         return Question(

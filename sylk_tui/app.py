@@ -26,7 +26,9 @@ from backend.engine import Engine
 from backend.errors import SylkError
 from backend.events import EngineEvent
 from backend.messages import Message, MessageType
+from backend.questions import ChoiceQuestion
 from backend.sessions.models import Session
+from screens.choice import ChoiceScreen
 from screens.main_screen import MainScreen
 from screens.new_session import NewSessionScreen
 from sylk_tui.answer_drafts import AnswerDrafts
@@ -36,6 +38,7 @@ from sylk_tui.transcript_cache import TranscriptCache
 from themes import APP_STYLESHEET, DEFAULT_THEME, register_themes
 from widgets.messages import (
     AgentStepped,
+    ChoiceRequested,
     EngineNoticePosted,
     ForegroundChanged,
     IndexChanged,
@@ -117,6 +120,7 @@ class SylkApp(EngineCalls, App[None]):
     # -- lifecycle -----------------------------------------------------------------
     async def on_mount(self) -> None:
         self._unsubscribe = self.engine.events.add_listener(self._on_engine_event)
+        self.engine.ask_user = self._ask_user
         await self.push_screen(self._main)
         self.set_interval(ACTIVITY_REFRESH_SECONDS, self._main.session_list.refresh)
         self._start()
@@ -203,6 +207,20 @@ class SylkApp(EngineCalls, App[None]):
         shown = self._main.transcript.session_id
         self._main.transcript.set_draft(self._drafts.message(shown))
         self._describe_viewed()
+
+    async def _ask_user(self, question: ChoiceQuestion) -> str | None:
+        """The engine's questions: shown as a dialog; the engine waits for the answer."""
+        answer: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self.post_message(ChoiceRequested(question, answer))
+        return await answer
+
+    @on(ChoiceRequested)
+    def _choice_requested(self, request: ChoiceRequested) -> None:
+        def answered(value: str | None) -> None:
+            if not request.answer.done():
+                request.answer.set_result(value)
+
+        self.push_screen(ChoiceScreen(request.question), answered)
 
     @on(IndexChanged)
     def _index_changed(self, changed: IndexChanged) -> None:

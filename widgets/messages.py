@@ -7,6 +7,7 @@ one widget (a row picked in the session list) are nested in that widget.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -23,6 +24,7 @@ from backend.events import (
     SessionCreated,
 )
 from backend.messages import Message as EngineMessage
+from backend.questions import ChoiceQuestion
 from backend.sessions.models import Session, SessionState
 
 Transcript = list[EngineMessage[dict[str, Any]]]
@@ -105,6 +107,14 @@ class SubmitSettled(Message):
     session_id: str
     text: str
     accepted: bool
+
+
+@dataclass
+class ChoiceRequested(Message):
+    """The engine asks the user to pick an option; the answer resolves ``answer``."""
+
+    question: ChoiceQuestion
+    answer: asyncio.Future[str | None]
 
 
 @dataclass

@@ -37,6 +37,7 @@ class SessionOps(Protocol):
     ) -> Session: ...
     def describe_sessions(self) -> str: ...
     def status_text(self, session_id: str) -> str: ...
+    async def tools_command(self, session_id: str, args: dict[str, str]) -> str: ...
 
 
 Answer = tuple[str, bool]  # (text, laid out in columns)
@@ -57,6 +58,8 @@ async def run_command(
         return await _dead_letters(guide, session_id, args), True
     if verb == "help":
         return dsl.help_text(args.get("topic")), True
+    if verb == "tools":
+        return await ops.tools_command(session_id, args), False
     return GREETING + dsl.help_text(None), True
 
 

@@ -63,8 +63,31 @@ class DeadLetterCommand:
     letter_id: str | None = None
 
 
+@dataclass(frozen=True)
+class ToolsCommand:
+    """``/tools [CATEGORY] [PATH]`` or ``/tools choose LANGUAGE CATEGORY TOOL [COMMAND]``."""
+
+    verb: Literal["discover", "choose"]
+    category: str | None = None
+    path: str = "."
+    language: str | None = None
+    tool: str | None = None
+    run_command: str | None = None
+
+
 DslCommand = (
-    SessionCommand | TaskCommand | AgentMention | StatusCommand | HelpCommand | DeadLetterCommand
+    SessionCommand
+    | TaskCommand
+    | AgentMention
+    | StatusCommand
+    | HelpCommand
+    | DeadLetterCommand
+    | ToolsCommand
+)
+TOOL_CATEGORIES = ("linter", "formatter", "type_checker", "test_framework", "lsp")
+TOOLS_USAGE = (
+    "/tools [linter|formatter|type_checker|test_framework|lsp] [PATH]  ·  "
+    "/tools choose LANGUAGE CATEGORY TOOL [RUN COMMAND]"
 )
 DEAD_LETTER_USAGE = "/deadletters [list] · /deadletters replay ID · /deadletters purge"
 
@@ -74,6 +97,8 @@ HELP_TOPICS: dict[str, str] = {
     "session": session_commands.HELP_TEXT,
     "task": "Steer a running pipeline:\n  " + TASK_USAGE,
     "agents": "Address one agent directly:\n  " + MENTION_USAGE,
+    "tools": "Which linters, formatters, type checkers and test frameworks this project "
+    "uses:\n  " + TOOLS_USAGE,
 }
 HELP_TEXT = "\n".join(
     [
@@ -82,7 +107,8 @@ HELP_TEXT = "\n".join(
         "  @AGENT MESSAGE     (agents: " + ", ".join(sorted(t.value for t in AGENT_TARGETS)) + ")",
         "  /status            routing, sessions and agent health",
         "  /deadletters [list|replay ID|purge]   messages no agent could take",
-        "  /help [session|task|agents]",
+        "  /tools [CATEGORY] [PATH]   linters, formatters, tests: found, recommended or chosen",
+        "  /help [session|task|agents|tools]",
         "Anything else is routed by the Guide to the agent best placed to answer.",
     ]
 )
@@ -118,6 +144,26 @@ def _parse_dead_letters(words: list[str]) -> DeadLetterCommand:
     raise CommandError(f"unknown /deadletters verb {words[1]!r}", help_hint=DEAD_LETTER_USAGE)
 
 
+def _parse_tools(words: list[str]) -> ToolsCommand:
+    rest = words[1:]
+    if rest and rest[0].lower() == "choose":
+        if len(rest) < 4:
+            raise CommandError(
+                "/tools choose needs a language, a category and a tool", help_hint=TOOLS_USAGE
+            )
+        chosen = rest[2].lower().replace("-", "_")
+        if chosen not in TOOL_CATEGORIES:
+            raise CommandError(f"unknown tool category {rest[2]!r}", help_hint=TOOLS_USAGE)
+        command = " ".join(rest[4:]) or None
+        return ToolsCommand("choose", chosen, language=rest[1], tool=rest[3], run_command=command)
+    category: str | None = None
+    if rest and rest[0].lower().replace("-", "_") in TOOL_CATEGORIES:
+        category = rest.pop(0).lower().replace("-", "_")
+    if len(rest) > 1:
+        raise CommandError("/tools takes at most a category and one path", help_hint=TOOLS_USAGE)
+    return ToolsCommand("discover", category, rest[0] if rest else ".")
+
+
 def _parse_mention(match: re.Match[str]) -> AgentMention:
     name, text = match.group(1).lower(), match.group(2).strip()
     try:
@@ -148,6 +194,8 @@ def parse(text: str) -> DslCommand:
         return StatusCommand()
     if head in ("/deadletters", "/dlq"):
         return _parse_dead_letters(words)
+    if head == "/tools":
+        return _parse_tools(words)
     if head in ("/help", "/?"):
         topic = words[1].lower() if len(words) > 1 else None
         if topic is not None and topic not in HELP_TOPICS:

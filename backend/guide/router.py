@@ -19,6 +19,7 @@ from backend.guide.dsl import (
     HelpCommand,
     StatusCommand,
     TaskCommand,
+    ToolsCommand,
 )
 from backend.guide.flow_log import FlowLog
 from backend.guide.model_classifier import ClassificationError, ModelClassifier
@@ -77,6 +78,20 @@ def dsl_decision(text: str) -> RouteDecision:
             letters["id"] = command.letter_id
         return RouteDecision(
             target=Target.GUIDE, confidence=1.0, tier="dsl", command=letters, text=text
+        )
+    if isinstance(command, ToolsCommand):
+        fields = {
+            "action": command.verb,
+            "category": command.category,
+            "path": command.path,
+            "language": command.language,
+            "tool": command.tool,
+            "run_command": command.run_command,
+        }
+        tools: dict[str, str] = {"verb": "tools"}
+        tools.update({k: v for k, v in fields.items() if v is not None})
+        return RouteDecision(
+            target=Target.GUIDE, confidence=1.0, tier="dsl", command=tools, text=text
         )
     verb = "status" if isinstance(command, StatusCommand) else "help"
     guide_args: dict[str, str] = {"verb": verb}

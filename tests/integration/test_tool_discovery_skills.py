@@ -165,3 +165,29 @@ async def test_choose_without_an_archive(ws: Path) -> None:
                         category="linter", tool="golangci-lint")  # fmt: skip
     assert failed.code is ErrorCode.INTERNAL
     assert failed.error is not None and failed.error.details["reason"] == "not_available"
+
+
+async def test_tools_command_without_a_dialog_says_how_to_choose(
+    data_dir: Path, workspace: Path
+) -> None:
+    """`sylk run "/tools"` has nobody to ask: the answer names the command that decides."""
+    from backend.engine import Engine, EngineConfig
+
+    (workspace / "package.json").write_text('{"devDependencies": {"typescript": "5.4.0"}}')
+    (workspace / "index.ts").write_text("export const a = 1;\n")
+    engine = Engine(EngineConfig(data_dir=data_dir, workspace=workspace, watch_files=False))
+    try:
+        session = await engine.ensure_session()
+        asked = await engine.submit(session.id, "/tools linter")
+        text = str(asked[-1].payload["text"])
+        assert "Your choice is needed" in text
+        assert "/tools choose typescript linter eslint" in text
+        chose = await engine.submit(session.id, "/tools choose typescript linter oxlint")
+        assert "Stored your choice: oxlint" in str(chose[-1].payload["text"])
+        again = await engine.submit(session.id, "/tools linter")
+        assert "oxlint" in str(again[-1].payload["text"])
+        assert "Your choice is needed" not in str(again[-1].payload["text"])
+        wrong = await engine.submit(session.id, "/tools choose typescript linter notepad")
+        assert wrong[-1].payload.get("error")  # a typed error, shown as such
+    finally:
+        await engine.aclose()

@@ -11,6 +11,7 @@ from backend.guide.dsl import (
     HelpCommand,
     StatusCommand,
     TaskCommand,
+    ToolsCommand,
     help_text,
     is_dsl,
     parse,
@@ -36,6 +37,18 @@ from backend.guide.session_commands import SessionCommand
         ("/deadletters", DeadLetterCommand("list")),
         ("/dlq replay dl-3", DeadLetterCommand("replay", "dl-3")),
         ("/deadletters purge", DeadLetterCommand("purge")),
+        ("/tools", ToolsCommand("discover")),
+        ("/tools linter", ToolsCommand("discover", "linter")),
+        ("/tools test-framework web", ToolsCommand("discover", "test_framework", "web")),
+        ("/tools src/app", ToolsCommand("discover", None, "src/app")),
+        (
+            "/tools choose typescript linter biome",
+            ToolsCommand("choose", "linter", language="typescript", tool="biome"),
+        ),
+        (
+            "/tools choose go linter custom make vet",
+            ToolsCommand("choose", "linter", language="go", tool="custom", run_command="make vet"),
+        ),
     ],
 )
 def test_parses(text: str, expected: object) -> None:
@@ -57,6 +70,9 @@ def test_parses(text: str, expected: object) -> None:
         ("/frobnicate", "unknown command"),
         ("/deadletters replay", "needs one id"),
         ("/deadletters eat", "unknown /deadletters verb"),
+        ("/tools choose python linter", "needs a language, a category and a tool"),
+        ("/tools choose python painter ruff", "unknown tool category 'painter'"),
+        ("/tools linter a b", "at most a category and one path"),
     ],
 )
 def test_errors_carry_usage(text: str, fragment: str) -> None:

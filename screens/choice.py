@@ -1,0 +1,65 @@
+"""A question from the engine with a few options (e.g. which linter to use).
+
+Returns the chosen option's value with ``dismiss``, or ``None`` on Escape.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Label, OptionList
+from textual.widgets.option_list import Option
+
+from backend.questions import ChoiceQuestion
+
+
+class ChoiceScreen(ModalScreen[str | None]):
+    CSS_PATH = Path(__file__).with_name("choice.tcss")
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "escape",
+            "cancel",
+            "Decide later",
+            id="choice.cancel",
+            tooltip="Close without choosing; nothing is stored.",
+        ),
+    ]
+
+    def __init__(self, question: ChoiceQuestion) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        options = []
+        for choice in self.question.options:
+            label = Text(choice.label, style="bold")
+            if choice.recommended:
+                label.append("  (recommended)", style="italic")
+            if choice.detail:
+                label.append(f"\n  {choice.detail}", style="dim")
+            options.append(Option(label, id=choice.value))
+        with Vertical(id="choice-dialog"):
+            yield Label(self.question.title, id="choice-title")
+            yield Label(self.question.prompt, id="choice-prompt")
+            yield OptionList(*options, id="choice-options")
+            yield Label("Enter chooses (kept for every session) · Escape decides later",
+                        id="choice-help")  # fmt: skip
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).focus()
+
+    @on(OptionList.OptionSelected, "#choice-options")
+    def _chosen(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(event.option.id)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
