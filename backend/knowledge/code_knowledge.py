@@ -24,12 +24,21 @@ from typing import Literal
 
 from backend.knowledge.code_index import CodeIndex, SymbolHit, TextHit
 from backend.knowledge.file_watcher import ChangeBatch, FileWatcher, FileWatcherError
-from backend.knowledge.intent_cache import Change, Intent, IntentCache, entity_key, query_key
+from backend.knowledge.intent_cache import (
+    Change,
+    Intent,
+    IntentCache,
+    concept_key,
+    entity_key,
+    query_key,
+)
 
 log = logging.getLogger("sylk.knowledge.code")
 
 Phase = Literal["building", "ready", "updated", "rebuilding", "failed"]
 CONTEXT_LINES = 30
+# GENERAL questions reuse an answer whose key words overlap this much (Jaccard).
+GENERAL_SIMILARITY = 0.6
 
 
 @dataclass(frozen=True)
@@ -265,7 +274,7 @@ class CodeKnowledge:
 
     async def patterns(self, concept: str) -> Evidence:
         """Ranked places in the code that show how ``concept`` is done."""
-        return await self._cached(Intent.PATTERN, entity_key(concept), concept, self._patterns)
+        return await self._cached(Intent.PATTERN, concept_key(concept), concept, self._patterns)
 
     def _patterns(self, concept: str) -> Evidence:
         from backend.knowledge.code_patterns import concept_terms
@@ -302,7 +311,13 @@ class CodeKnowledge:
     async def _cached(
         self, intent: Intent, key: str, subject: str, compute: Callable[[str], Evidence]
     ) -> Evidence:
-        cached = self.cache.get(intent, key) if self._cacheable() else None
+        cached = None
+        if self._cacheable():
+            cached = (
+                self.cache.get_similar(intent, key, GENERAL_SIMILARITY)
+                if intent is Intent.GENERAL
+                else self.cache.get(intent, key)
+            )
         if isinstance(cached, Evidence):
             return _as_cached(cached)
         evidence = await asyncio.to_thread(compute, subject)

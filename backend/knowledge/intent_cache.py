@@ -59,10 +59,45 @@ def entity_key(name: str) -> str:
     return re.sub(r"[\W_]+", "", name).lower()
 
 
+# Words that say "how we do X" without naming X: a concept is keyed by the X alone.
+_GENERIC_WORDS = (
+    "handling handle handled approach strategy strategies pattern patterns convention "
+    "conventions way ways style practice practices usage use used work works working "
+    "code codebase here"
+)
+_GENERIC = frozenset(_GENERIC_WORDS.split())
+_ALIASES = {
+    "config": "configuration",
+    "auth": "authentication",
+    "db": "database",
+    "err": "error",
+    "errs": "errors",
+    "env": "environment",
+    "deps": "dependencies",
+}
+
+
+def concept_key(text: str) -> str:
+    """``error_handling``, ``handling errors`` and ``errors`` share a key (stemmed words)."""
+    from backend.skills.text import stem
+
+    words = re.findall(r"[a-z0-9]+", text.lower().replace("_", " "))
+    content = [w for w in words if w not in _STOP and w not in _GENERIC] or words
+    return " ".join(sorted({stem(_ALIASES.get(w, w)) for w in content}))
+
+
+def similarity(a: str, b: str) -> float:
+    """Jaccard overlap of two keys' words (a lexical stand-in for the seed's embeddings)."""
+    left, right = set(a.split()), set(b.split())
+    return len(left & right) / len(left | right) if left and right else 0.0
+
+
 def query_key(text: str) -> str:
-    """A query reduced to its content words, sorted, so word order and filler don't matter."""
+    """A query reduced to its stemmed content words, sorted: order and filler don't matter."""
+    from backend.skills.text import stem
+
     words = {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _STOP}
-    return " ".join(sorted(words))
+    return " ".join(sorted({stem(_ALIASES.get(w, w)) for w in words}))
 
 
 @dataclass
@@ -156,6 +191,16 @@ class IntentCache:
             entry.hits += 1
             store.stats.hits += 1
             return entry.value
+
+    def get_similar(self, intent: Intent, key: str, threshold: float) -> Any | None:
+        """The value of an exact key, else of the most similar key at or above ``threshold``
+        (GENERAL questions: the seed matches them by similarity, not by exact key)."""
+        with self._lock:
+            entries = self._stores[intent].entries
+            best = max(entries, key=lambda k: similarity(k, key), default=None)
+            if best is not None and best != key and similarity(best, key) >= threshold:
+                key = best
+        return self.get(intent, key)
 
     def put(
         self,
