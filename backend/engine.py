@@ -65,7 +65,12 @@ from backend.sessions.models import (
 )
 from backend.skills.builtin import build_gateway
 from backend.skills.builtin_guide import GuideWiring
-from backend.skills.hooks_builtin import FileTouch, file_tracking, result_logging
+from backend.skills.hooks_builtin import (
+    FileTouch,
+    file_tracking,
+    result_logging,
+    route_cache_hooks,
+)
 
 Transcript = list[Message[dict[str, Any]]]
 log = logging.getLogger("sylk.tools")
@@ -143,7 +148,7 @@ class Engine:
         )
         self._manager = SessionManager(self.archive.load_sessions())
         self.guide = Guide(
-            router=Router(classifier=self._model_classifier),
+            router=self._router(),
             settings=self.settings.guide,
             state_of=lambda sid: self._manager.get(sid).state.value,
             on_health=self._on_health,
@@ -571,6 +576,13 @@ class Engine:
         return render_status(
             self.guide, session_id, self.describe_sessions(), self.usage(session_id), model
         )
+
+    def _router(self) -> Router:
+        """The Guide's router, its route cache behind the seed's prompt hooks."""
+        router = Router(classifier=self._model_classifier, hooks=self.gateway.hooks)
+        for hook in route_cache_hooks(router.cache):
+            self.gateway.hooks.install(hook)
+        return router
 
     def _model_classifier(self) -> ModelClassifier | None:
         choice = self.turns.choice("guide")

@@ -27,6 +27,8 @@ from backend.guide.route_cache import RouteCache
 from backend.guide.routing import CONFIDENT, Classification, RouteDecision, Target, Tier
 from backend.guide.session_commands import SessionCommand
 from backend.llm.errors import ProviderError
+from backend.llm.types import ChatMessage, ChatOptions, ChatRequest
+from backend.skills.hooks import HookRegistry, PromptData
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +104,9 @@ def dsl_decision(text: str) -> RouteDecision:
     )
 
 
+GUIDE = "guide"
+
+
 class Router:
     def __init__(
         self,
@@ -109,6 +114,7 @@ class Router:
         cache: RouteCache | None = None,
         flow_log: FlowLog | None = None,
         classifier: ClassifierFactory | None = None,
+        hooks: HookRegistry | None = None,
     ) -> None:
         # Only confident decisions are cached: an unsure guess is asked again.
         # "is None", not "or": an empty cache is falsy (it has a length).
@@ -119,6 +125,9 @@ class Router:
         )
         self.flow_log = FlowLog() if flow_log is None else flow_log
         self._classifier = classifier or (lambda: None)
+        # With hooks, the route cache is consulted and filled by the Guide's prompt hooks
+        # (route_cache_lookup / route_cache_store), as the seed lays them out.
+        self.hooks = hooks
 
     async def route(self, text: str) -> RouteDecision:
         started = time.perf_counter()
@@ -134,7 +143,8 @@ class Router:
         return decision.model_copy(update={"latency_us": latency_us})
 
     async def _classify(self, text: str) -> RouteDecision:
-        cached = self.cache.get(text)
+        prompt = self._before(text)
+        cached = prompt.cached_result if prompt is not None else self.cache.get(text)
         if cached is not None:
             return _with_session_command(
                 _decision(Classification(**_fields(cached)), "cache", text)
@@ -149,8 +159,22 @@ class Router:
                 except (ClassificationError, ProviderError) as exc:
                     # The pattern decision stands; the failure is logged, not hidden.
                     log.warning("model routing failed, keeping the pattern tier: %s", exc)
-        self.cache.put(text, Classification(**_fields(decision)))
+        found_now = Classification(**_fields(decision))
+        if prompt is not None and self.hooks is not None:
+            prompt.result = found_now
+            self.hooks.run_post_prompt(prompt)
+        else:
+            self.cache.put(text, found_now)
         return _with_session_command(decision)
+
+    def _before(self, text: str) -> PromptData | None:
+        """The Guide's pre-prompt hooks on ``text``; ``cached_result`` set on a cache hit."""
+        if self.hooks is None:
+            return None
+        request = ChatRequest(
+            messages=[ChatMessage.user(text)], options=ChatOptions(model="guide-router")
+        )
+        return self.hooks.run_pre_prompt(PromptData(GUIDE, "", request))
 
 
 def _with_session_command(decision: RouteDecision) -> RouteDecision:

@@ -173,3 +173,14 @@ async def test_completing_a_session_stops_its_agents(engine: Engine) -> None:
     await engine.complete_session(session.id)
     assert not engine.guide.bus.has_session(session.id)
     assert engine.guide.health.report(session.id) == []
+
+
+async def test_the_route_cache_works_through_the_guides_prompt_hooks(engine: Engine) -> None:
+    hooks = engine.gateway.hooks
+    assert "route_cache_lookup" in hooks and "route_cache_store" in hooks
+    first = await engine.route("where is the SessionManager class defined")
+    again = await engine.route("where is the SessionManager class defined")
+    assert (first.tier, again.tier) == ("pattern", "cache")
+    assert again.subject == first.subject and again.intent == "LOCATE"
+    hooks.remove("route_cache_lookup")  # without the lookup hook nothing is read back
+    assert (await engine.route("where is the SessionManager class defined")).tier == "pattern"
