@@ -23,8 +23,11 @@ def how_to_configure(config_path: Path | None) -> str:
 
 OFFLINE_ABILITIES = (
     "Offline, Sylk keeps every session and transcript, routes what you type, and these "
-    "work: /session new|list|switch|suspend|resume|complete, /status, /help, session "
-    "export, and keyboard switching between sessions."
+    "work: /session new|list|switch|suspend|resume|complete, /status, /tools, /help, "
+    "session export, and keyboard switching between sessions. The Librarian answers "
+    "'where is X defined' from its code index, the Archivalist answers from the archive "
+    "what was done and said, and the Academic answers best-practice questions from its "
+    "built-in library."
 )
 
 _ABOUT = ("what can you do", "help", "what works", "commands")
