@@ -1,0 +1,68 @@
+"""Which questions the knowledge agents answer from their stores, with and without a model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from backend.engine import Engine, EngineConfig
+from backend.messages import MessageType
+
+MODEL_ANSWER = "The ledger keeps entries in insertion order and balances on close."
+
+
+def _project(workspace: Path) -> None:
+    (workspace / "ledger.py").write_text(
+        '"""Books."""\n\n\nclass Ledger:\n    def close(self) -> None:\n        pass\n'
+    )
+
+
+async def test_with_a_model_locate_still_needs_none_but_explain_goes_to_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine_config: EngineConfig
+) -> None:
+    _project(engine_config.workspace)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [{"text": MODEL_ANSWER}]}))
+    monkeypatch.setenv("SYLK_SCRIPT", str(script))
+    engine = Engine(engine_config.model_copy(update={"provider": "scripted"}))
+    try:
+        session = await engine.ensure_session()
+        located = (await engine.submit(session.id, "where is the Ledger class defined"))[-1]
+        assert located.type is MessageType.AGENT_REPLY
+        assert located.payload["answered_from"] == "knowledge"
+        assert "`ledger.py:4` class `Ledger`" in located.payload["text"]
+        assert engine.usage(session.id).calls == 0  # no model call for a location
+        explained = (await engine.submit(session.id, "explain how the Ledger works"))[-1]
+        assert explained.payload.get("answered_from") is None
+        assert explained.payload["text"] == MODEL_ANSWER
+    finally:
+        await engine.aclose()
+
+
+async def test_offline_each_knowledge_agent_answers_from_its_store(
+    engine_config: EngineConfig,
+) -> None:
+    _project(engine_config.workspace)
+    engine = Engine(engine_config.model_copy(update={"provider": "offline"}))
+    try:
+        session = await engine.ensure_session()
+        await engine.submit(session.id, "@librarian how does the ledger close its books")
+        chronicle = engine.knowledge.chronicle
+        await chronicle.store(session.id, "decision", "Keep the ledger in SQLite, WAL mode")
+        history = (await engine.submit(session.id, "what did we decide about the ledger"))[-1]
+        assert history.source == "archivalist" and history.payload["answered_from"] == "knowledge"
+        assert "Keep the ledger in SQLite" in history.payload["text"]
+        practice = (
+            await engine.submit(session.id, "what are the best practices for retries in python")
+        )[-1]
+        assert practice.source == "academic"
+        assert "sylk://library/errors/retries-backoff" in practice.payload["text"]
+        assert "no model used" in practice.payload["text"]
+        pattern = (await engine.submit(session.id, "how do we handle errors here"))[-1]
+        assert pattern.source == "librarian"
+        assert "not a summary" in pattern.payload["text"]  # evidence, honestly labelled
+        assert "Configure a model" in pattern.payload["text"]
+    finally:
+        await engine.aclose()
