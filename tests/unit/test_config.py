@@ -109,3 +109,19 @@ def test_an_unreadable_config_is_a_config_error(tmp_path: Path) -> None:
     folder.mkdir()
     with pytest.raises(ConfigError, match="cannot read config file"):
         load_config(folder, env={})
+
+
+def test_library_paths_from_the_file_and_the_environment(tmp_path: Path) -> None:
+    config_file = tmp_path / "conf" / "config.toml"
+    config_file.parent.mkdir()
+    config_file.write_text('library_paths = ["notes", "~/shared-library"]\n')
+    extra = tmp_path / "team"
+    config = load_config(config_file, env={"SYLK_LIBRARY_PATHS": str(extra)})
+    folders = config.library_folders()
+    assert folders[0] == (tmp_path / "conf" / "notes").resolve()  # relative to the config
+    assert folders[1] == (Path.home() / "shared-library").resolve()
+    assert folders[2] == extra.resolve()
+    bad = tmp_path / "bad.toml"
+    bad.write_text("library_paths = 3\n")
+    with pytest.raises(ConfigError, match="library_paths"):
+        load_config(bad, env={})
