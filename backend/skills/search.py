@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from backend.skills.search_expansion import VocabularyFallback, feedback_terms
 from backend.skills.text import tokenize, tokenize_query
 
 if TYPE_CHECKING:
@@ -50,6 +51,18 @@ class BM25Config:
     k1: float = 2.0
     b: float = 0.2
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    # Query expansion (backend/skills/search_expansion.py), chosen on the even-numbered
+    # MetaTool queries only: an unknown query word falls back to indexed words sharing a
+    # prefix of at least ``fallback_min`` characters at ``fallback_weight`` (0 turns it
+    # off); the best ``feedback_docs`` hits lend their ``feedback_terms`` strongest terms
+    # at up to ``feedback_weight`` of a query word (0 docs turns feedback off). Ten
+    # feedback terms scored 0.2 points higher on the tuning half but took search at
+    # 10,000 ops to 2.5x the unexpanded time; five stay under 2x.
+    fallback_weight: float = 0.5
+    fallback_min: int = 4
+    feedback_docs: int = 1
+    feedback_terms: int = 5
+    feedback_weight: float = 0.3
 
 
 class BM25Index:
@@ -65,6 +78,7 @@ class BM25Index:
         self._length_sums: list[int] = []
         self._weights: dict[str, dict[str, float]] = {}  # lazy, dropped on change
         self._max: dict[str, float] = {}  # term -> its largest weight (MaxScore bound)
+        self._fallback = VocabularyFallback(self._postings.keys, self.config.fallback_min)
 
     def __len__(self) -> int:
         return len(self._lengths)
@@ -106,8 +120,7 @@ class BM25Index:
         self._lengths[doc_id] = lengths
         self._doc_terms[doc_id] = tuple({t for _, c in counted for t in c})
         self._groups[doc_id] = group
-        self._weights.clear()
-        self._max.clear()
+        self._changed()
 
     def remove(self, doc_id: str) -> bool:
         lengths = self._lengths.pop(doc_id, None)
@@ -121,9 +134,13 @@ class BM25Index:
             if not docs:
                 del self._postings[term]
         del self._groups[doc_id]
+        self._changed()
+        return True
+
+    def _changed(self) -> None:
         self._weights.clear()
         self._max.clear()
-        return True
+        self._fallback.clear()
 
     def _term_weights(self, term: str) -> dict[str, float]:
         cached = self._weights.get(term)
@@ -180,11 +197,45 @@ class BM25Index:
 
         if not terms:
             return self._first(limit, accept)
-        scores = self._score(Counter(terms), limit, accept)
+        config = self.config
+        weighted = self._fallback.expand(terms, self._postings.__contains__, config.fallback_weight)
+        scores = self._score(weighted, limit, accept) if weighted else {}
+        if scores and config.feedback_docs > 0 and config.feedback_weight > 0:
+            scores = self._feedback(weighted, scores, limit, accept)
         return self._top(scores, limit, accept) if scores else []
 
+    def _feedback(
+        self,
+        weighted: dict[str, float],
+        scores: dict[str, float],
+        limit: int,
+        accept: Callable[[str], bool],
+    ) -> dict[str, float]:
+        """Score again with the best hits' strongest terms added (see search_expansion)."""
+        config = self.config
+        best = self._top(scores, config.feedback_docs, accept)
+        extra = feedback_terms(
+            best,
+            self._doc_terms,
+            lambda term, doc_id: self._term_weights(term).get(doc_id, 0.0),
+            weighted,
+            config.feedback_terms,
+        )
+        if not extra:
+            return scores
+        # The first pass's scores are kept and only the new terms are scored on top of
+        # them (with the same MaxScore pruning), so the query's own posting lists are not
+        # walked twice. Documents the first pass pruned keep a partial score: they could
+        # not reach its top anyway.
+        added = {term: config.feedback_weight * weight for term, weight in extra}
+        return self._score(added, limit, accept, start=scores)
+
     def _score(
-        self, terms: Counter[str], limit: int, accept: Callable[[str], bool]
+        self,
+        terms: Mapping[str, float],
+        limit: int,
+        accept: Callable[[str], bool],
+        start: Mapping[str, float] | None = None,
     ) -> dict[str, float]:
         """Term-at-a-time BM25 with MaxScore pruning.
 
@@ -200,7 +251,7 @@ class BM25Index:
                 lists.append((weights, qtf, self._max[term] * qtf))
         lists.sort(key=lambda item: -item[2])
         remaining = sum(item[2] for item in lists)
-        scores: dict[str, float] = {}
+        scores: dict[str, float] = dict(start) if start else {}  # ``start``: earlier terms
         closed = False  # no new document can reach the top any more
         for weights, qtf, bound in lists:
             if not closed and scores and len(weights) > 2 * len(scores):
