@@ -39,7 +39,9 @@ async def _until(pilot: Pilot[Any], condition: Callable[[], bool], what: str) ->
 async def test_the_answer_streams_then_lands_in_the_transcript(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine_config: EngineConfig
 ) -> None:
-    engine = _scripted_engine(tmp_path, monkeypatch, engine_config, delay=0.02)
+    # 0.1 s a word: "races" is word 4 of 13, so the draft shows it for ~0.9 s, long enough
+    # for the poll below to see it on a loaded machine (at 0.02 s it missed 1 run in 4).
+    engine = _scripted_engine(tmp_path, monkeypatch, engine_config, delay=0.1)
     app = SylkApp(engine)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
