@@ -8,17 +8,20 @@ which makes it several times faster than ``rich.text.Text.wrap``.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from rich.cells import cell_len, chop_cells
 
 _WORDS = re.compile(r"\s*\S+\s*")
 
 
-def wrap_plain(text: str, width: int) -> list[str]:
+def wrap_plain(text: str, width: int, hang: Callable[[str], int] | None = None) -> list[str]:
     """Lines of at most ``width`` cells; breaks at spaces, folds longer words.
 
     Newlines start new lines, a paragraph's leading indentation is kept and
     trailing spaces at a break are dropped. Tabs should be expanded first.
+    ``hang`` gives the columns a paragraph's wrapped lines are indented by
+    (a list item's text hangs under its first word).
     """
     width = max(1, width)
     lines: list[str] = []
@@ -27,6 +30,8 @@ def wrap_plain(text: str, width: int) -> list[str]:
         if cell_len(paragraph) <= width:
             lines.append(paragraph)
             continue
+        indent = " " * min(hang(paragraph) if hang else 0, width // 2)
+        first = len(lines)
         line, used = "", 0
         for word in _WORDS.findall(paragraph):
             bare = word.rstrip()
@@ -36,7 +41,8 @@ def wrap_plain(text: str, width: int) -> list[str]:
                 continue
             if line:
                 lines.append(line.rstrip())
-            start = word
+            start = indent + word.lstrip() if indent and len(lines) > first else word
+            bare = start.rstrip()
             if cell_len(bare) > width:
                 *full, rest = chop_cells(bare, width)
                 lines.extend(full)

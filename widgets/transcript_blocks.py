@@ -19,6 +19,7 @@ from textual.strip import Strip
 from backend.guide.routing import describe_route
 from backend.messages import Message, MessageType, message_text
 from widgets.line_wrap import wrap_plain
+from widgets.markdown_reflow import list_indent, reflow_markdown
 
 TIME_WIDTH = 5  # "14:03"
 LABEL_WIDTH = 9  # "you", "sylk", "architect"
@@ -62,6 +63,9 @@ def body_lines(message: EngineMessage, width: int) -> list[str]:
     if _preformatted(message):
         # Columns must stay aligned: fold over-long lines, never re-flow them.
         return [part for line in text.split("\n") for part in chop_cells(line, width) or [""]]
+    if message_kind(message) == "agent":
+        # Answers are markdown, often hard-wrapped narrower than the screen.
+        return wrap_plain(reflow_markdown(text), width, hang=list_indent)
     return wrap_plain(text, width)
 
 

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from rich.console import Console
+from rich.style import Style
 from rich.text import Text
 from textual.app import App, ComposeResult
 
@@ -49,6 +50,55 @@ def test_wrap_plain_keeps_indents_newlines_and_folds_long_words() -> None:
     assert wrap_plain("a\n\nb", 5) == ["a", "", "b"]
     assert wrap_plain("abcdefghij xy", 4) == ["abcd", "efgh", "ij", "xy"]
     assert wrap_plain("日本語のテキスト", 6) == ["日本語", "のテキ", "スト"]
+
+
+def test_markdown_answers_reflow_soft_breaks_but_keep_blocks() -> None:
+    from widgets.markdown_reflow import reflow_markdown
+
+    source = (
+        "## Catch narrowly\n\n"
+        "Keep `try` blocks small so you do not\ncatch unrelated errors.\n"
+        "- one item that\n  goes on\n- another\n\n"
+        "```py\nx = 1\ny = 2\n```\n"
+        "| a | b |\n|---|---|\n"
+        "hard break  \nkept\n\n"
+        "    code one\n    code two\nafter"
+    )
+    assert reflow_markdown(source).split("\n") == [
+        "## Catch narrowly",
+        "",
+        "Keep `try` blocks small so you do not catch unrelated errors.",
+        "- one item that goes on",
+        "- another",
+        "",
+        "```py", "x = 1", "y = 2", "```",
+        "| a | b |", "|---|---|",
+        "hard break  ", "kept",
+        "",
+        "    code one", "    code two", "after",
+    ]  # fmt: skip
+
+
+def test_an_answer_wraps_at_the_screen_not_at_its_source_breaks() -> None:
+    from widgets.transcript_blocks import GUTTER
+
+    answer = _message(2, "Use `with` for files, locks and\nconnections.\n- a list item that is\n"
+                         "  long enough to wrap under its text")  # fmt: skip
+    lines = [
+        s.text.rstrip() for s in render_block(answer, None, GUTTER + 30, UTC, lambda _: Style())
+    ]
+    body = [line[GUTTER:] for line in lines[1:]]  # after the day rule
+    assert body == [
+        "Use `with` for files, locks",
+        "and connections.",  # the source's break after "and" is gone
+        "- a list item that is long",
+        "  enough to wrap under its",  # hangs under the item's text
+        "  text",
+    ]
+    # The user's own lines are shown as typed.
+    typed = _message(1, "line one\nline two")
+    user = [s.text.rstrip()[GUTTER:] for s in render_block(typed, None, 60, UTC, lambda _: Style())]
+    assert user[-2:] == ["line one", "line two"]
 
 
 def test_ago_is_short_and_never_negative() -> None:
