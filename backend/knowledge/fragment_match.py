@@ -52,6 +52,12 @@ ALIASES = {
     "test": "testing",
 }
 _WORD = re.compile(r"[a-z0-9][a-z0-9+#]*")
+# Tags that name a programming language (after ALIASES): a question naming one of
+# them is not answered with a fragment written for another.
+LANGUAGES = frozenset(
+    "python go rust javascript typescript java kotlin c c++ c# ruby php swift scala "
+    "elixir haskell lua zig bash shell".split()
+)
 
 
 def stem(word: str) -> str:
@@ -146,6 +152,22 @@ def rank(
             out.append(Scored(frag, value))
     out.sort(key=lambda s: (-s.score, s.fragment.estimated_tokens, s.fragment.uri))
     return out
+
+
+def asked_languages(words: Iterable[str]) -> frozenset[str]:
+    """The programming languages a query's keywords name."""
+    return frozenset(w for w in words if w in LANGUAGES)
+
+
+def for_other_language(fragment: Fragment, asked: frozenset[str]) -> bool:
+    """True when ``fragment`` is written for languages, none of which was asked about.
+
+    Language-neutral fragments (retries, SQL injection) are never "other".
+    """
+    if not asked:
+        return False
+    own = {ALIASES.get(t, t) for t in fragment._tags_lc} & LANGUAGES
+    return bool(own) and not own & asked
 
 
 def select_within_budget(scored: Sequence[Scored], max_tokens: int) -> list[Scored]:

@@ -10,7 +10,13 @@ says so and how to configure a model, rather than guessing.
 from __future__ import annotations
 
 from backend.knowledge.fragment_library import FragmentLibrary
-from backend.knowledge.fragment_match import MIN_SCORE, keywords, rank
+from backend.knowledge.fragment_match import (
+    MIN_SCORE,
+    asked_languages,
+    for_other_language,
+    keywords,
+    rank,
+)
 from backend.knowledge.library_render import excerpt
 from backend.llm.offline import how_to_configure
 
@@ -31,6 +37,9 @@ def answer_best_practice(
     hint = no_model_hint or how_to_configure(None)
     question = f"{subject} {text}" if subject and subject.lower() not in text.lower() else text
     ranked = rank(library.fragments(), question, min_score=MIN_SCORE)
+    # "error handling in python" is not answered with Go's and Rust's error handling.
+    asked = asked_languages(keywords(question))
+    ranked = [s for s in ranked if not for_other_language(s.fragment, asked)]
     # A fragment that matches only on one generic word is noise next to one that
     # matches the subject; keep those within reach of the best score.
     if ranked:

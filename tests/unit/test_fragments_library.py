@@ -167,6 +167,19 @@ def test_the_offline_answer_quotes_the_best_fragment_labelled_and_within_budget(
     assert "load the URI for the rest" in tight
 
 
+def test_the_offline_answer_keeps_to_the_language_asked_about(library: FragmentLibrary) -> None:
+    python = answer_best_practice(
+        library, "what are best practices for error handling in python", "error_handling"
+    )
+    assert "sylk://library/errors/python-exceptions" in python
+    assert "errors/go-errors" not in python and "errors/rust-result" not in python
+    # Without a language every language's fragment may answer; neutral ones always can.
+    anywhere = answer_best_practice(library, "error handling best practices", "error_handling")
+    assert "errors/go-errors" in anywhere or "errors/rust-result" in anywhere
+    golang = answer_best_practice(library, "how should golang code handle errors", None)
+    assert "sylk://library/errors/go-errors" in golang and "python-exceptions" not in golang
+
+
 def test_the_offline_answer_says_when_the_library_has_nothing(library: FragmentLibrary) -> None:
     text = answer_best_practice(
         library, "how do I tune kubernetes autoscaling", "kubernetes", no_model_hint="HINT"
