@@ -99,16 +99,34 @@ async def run_batch_items(verbs: Verbs, ctx: SkillContext, calls: list[Any]) -> 
         elif isinstance(outcome, asyncio.CancelledError):
             raise outcome
         else:
-            op = raw.get("op") if isinstance(raw, dict) else None
+            op, help_path = _blame(raw)
             envelopes.append(
                 failure(
-                    str(op or "batch"),
+                    op,
                     ErrorCode.INTERNAL,
                     f"{type(outcome).__name__}: {outcome}",
                     trace_id=_trace(ctx),
+                    details={"reason": type(outcome).__name__},
+                    help_path=help_path,
                 )
             )
     return envelopes
+
+
+def _blame(raw: Any) -> tuple[str, str]:
+    """The op an item that raised is reported under, and where its caller finds help.
+
+    An execute points at its op's help so the caller can check what it sent; a
+    search or describe at its verb; anything unreadable at ``batch``.
+    """
+    item = raw if isinstance(raw, dict) else {}
+    op = item.get("op") or item.get("path")
+    verb = item.get("verb")
+    if verb == "execute" and isinstance(op, str) and op:
+        return op, op
+    if verb in ("search", "describe"):
+        return str(op or verb), str(verb)
+    return str(op or "batch"), "batch"
 
 
 async def run_batch(verbs: Verbs, ctx: SkillContext, calls: list[Any]) -> Envelope:

@@ -1,0 +1,88 @@
+"""``batch`` when a verb raises instead of answering with an error envelope.
+
+The Gateway turns a failing skill handler into an envelope itself; other
+``Verbs`` (a gateway subclass, a bridge to another process) may let the
+exception through. The batch still answers every item, and the one that
+raised points its caller at help like any other error does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from backend.skills.envelopes import Envelope, ErrorCode, Meta
+from backend.skills.gateway import Gateway
+from backend.skills.gateway_batch import run_batch
+from backend.skills.models import Skill, SkillContext
+from backend.skills.registry import Registry
+
+
+class NoParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+async def fine(_ctx: SkillContext, _p: NoParams) -> str:
+    return "fine"
+
+
+async def broken(_ctx: SkillContext, _p: NoParams) -> str:
+    raise RuntimeError("the ledger is locked")
+
+
+class RawVerbs(Gateway):
+    """Runs handlers without wrapping their exceptions, and breaks describe on purpose."""
+
+    async def execute(
+        self,
+        ctx: SkillContext,
+        op: str,
+        args: dict[str, Any] | None = None,
+        *,
+        dry_run: bool | None = None,
+        idempotency_key: str | None = None,
+    ) -> Envelope:
+        skill = self.registry.get(op)
+        assert skill is not None
+        result = await skill.handler(ctx, skill.params.model_validate(args or {}))
+        return Envelope(op=op, ok=True, result=result, meta=Meta(trace_id=ctx.trace_id))
+
+    def describe(self, ctx: SkillContext, path: str = "", level: str = "summary") -> Envelope:
+        raise LookupError(f"no help for {path!r} today")
+
+
+def verbs() -> RawVerbs:
+    registry = Registry()
+    registry.register_all(
+        [
+            Skill(op="books.ledger.read", agent="librarian", description="Read the ledger.",
+                  params=NoParams, handler=fine),
+            Skill(op="books.ledger.close", agent="librarian", description="Close the ledger.",
+                  params=NoParams, handler=broken),
+        ]
+    )  # fmt: skip
+    return RawVerbs(registry)
+
+
+async def test_an_item_whose_handler_raises_points_at_the_ops_help(tmp_path: Path) -> None:
+    ctx = SkillContext(session_id="s1", agent="librarian", workspace=tmp_path)
+    env = await run_batch(
+        verbs(),
+        ctx,
+        [
+            {"verb": "execute", "op": "books.ledger.read"},
+            {"verb": "execute", "op": "books.ledger.close"},
+            {"verb": "describe", "op": "books"},
+        ],
+    )
+    read, close, describe = env.result["results"]
+    assert read["ok"] and read["result"] == "fine"
+    assert close["op"] == "books.ledger.close" and not close["ok"]
+    assert close["error"]["code"] == ErrorCode.INTERNAL.value
+    assert close["error"]["message"] == "RuntimeError: the ledger is locked"
+    assert close["error"]["help_path"] == "books.ledger.close"
+    assert close["error"]["details"] == {"reason": "RuntimeError"}
+    assert describe["error"]["help_path"] == "describe"
+    assert env.result["summary"] == {"total": 3, "ok": 1, "failed": 2}
