@@ -1,13 +1,15 @@
 """The gateway as the agent loop's :class:`~backend.agents.tools.ToolExecutor`.
 
-Tool budget. A model first sees at most six tools: the four gateway verbs
-(``search``, ``describe``, ``execute``, ``batch``) plus the agent's first
-``core_budget`` (default 2) CORE ops in registration order that the caller may
-run and that are actually available (ops registered with
-:func:`~backend.skills.handlers.not_available` are not pinned). The builtin
-registrations list each agent's most-used core op first. Every other op,
-core ones beyond the budget included, is reached with ``execute``. Contextual
-and specialised ops the tracker has loaded are added as tools while loaded.
+Tool budget. A model never sees more than six tools: the four gateway verbs
+(``search``, ``describe``, ``execute``, ``batch``) plus ``op_slots`` (at most
+2) ops as direct tools. The slots go first to contextual and specialised ops
+the tracker has loaded, most recently used first (they are what the
+conversation is about now), then to the agent's CORE ops in registration
+order (the builtin registrations list each agent's most-used core op first).
+Only ops the caller may run and that are actually available are pinned (ops
+registered with :func:`~backend.skills.handlers.not_available` never are).
+Every op without a slot, loaded or core, is still one ``execute`` away, and
+:meth:`GatewayToolExecutor.unpinned_note` names them for the system prompt.
 
 Tool names. An op becomes a tool named with ``.`` replaced by ``__``
 (``engineer.file.read`` -> ``engineer__file__read``), which matches
@@ -108,37 +110,58 @@ class GatewayToolExecutor:
         ctx: SkillContext,
         agent: str | None = None,
         *,
-        core_budget: int = MAX_INITIAL_TOOLS - len(VERBS),
+        op_slots: int = MAX_INITIAL_TOOLS - len(VERBS),
     ) -> None:
         if agent is not None and agent != ctx.agent:
             ctx = dataclasses.replace(ctx, agent=agent)
         self.gateway = gateway
         self.ctx = ctx
         self.agent = ctx.agent
-        self.core_budget = max(0, min(core_budget, MAX_INITIAL_TOOLS - len(VERBS)))
+        self.op_slots = max(0, min(op_slots, MAX_INITIAL_TOOLS - len(VERBS)))
         self._turns_seen = 0
 
     # -- what the model sees ------------------------------------------------------------
+    def _pinnable(self, op: str) -> bool:
+        skill = self.gateway.registry.get(op)
+        return (
+            skill is not None
+            and not is_not_available(skill.handler)
+            and self.gateway.registry.allowed(op, self.ctx)
+        )
+
     def core_ops(self) -> list[str]:
+        """The agent's available CORE ops the caller may run, in registration order."""
         registry = self.gateway.registry
-        picked: list[str] = []
-        for skill in registry.list(agent=self.agent, tier=SkillTier.CORE):
-            if len(picked) == self.core_budget:
-                break
-            if registry.allowed(skill.op, self.ctx) and not is_not_available(skill.handler):
-                picked.append(skill.op)
-        return picked
+        return [
+            s.op
+            for s in registry.list(agent=self.agent, tier=SkillTier.CORE)
+            if self._pinnable(s.op)
+        ]
 
     def loaded_ops(self) -> list[str]:
+        """Loaded contextual/specialised ops the caller may run, most recently used first."""
         tracker = self.gateway.tracker
         if tracker is None:
             return []
-        ops = tracker.loaded(self.ctx.session_id, self.agent)
-        return [op for op in ops if self.gateway.registry.allowed(op, self.ctx)]
+        ops = reversed(tracker.loaded(self.ctx.session_id, self.agent))
+        return [op for op in ops if self._pinnable(op)]
+
+    def pinned_ops(self) -> list[str]:
+        """The ops offered as direct tools: loaded ones first, then core, ``op_slots`` in all."""
+        ops = list(dict.fromkeys([*self.loaded_ops(), *self.core_ops()]))
+        return ops[: self.op_slots]
+
+    def unpinned_note(self) -> str:
+        """One line for the system prompt naming the ready ops that got no tool slot."""
+        pinned = set(self.pinned_ops())
+        ready = dict.fromkeys([*self.loaded_ops(), *self.core_ops()])
+        rest = [op for op in ready if op not in pinned]
+        if not rest:
+            return ""
+        return "Also ready through `execute`: " + ", ".join(f"`{op}`" for op in rest) + "."
 
     def _op_tools(self) -> dict[str, str]:
-        ops = list(dict.fromkeys([*self.core_ops(), *self.loaded_ops()]))
-        return {tool_name(op): op for op in ops}
+        return {tool_name(op): op for op in self.pinned_ops()}
 
     def specs(self) -> list[ToolSpec]:
         specs = list(_verb_specs())
@@ -168,7 +191,11 @@ class GatewayToolExecutor:
         for text in turns[self._turns_seen :]:
             self.observe(text)
         self._turns_seen = len(turns)
-        return request.model_copy(update={"tools": self.specs()})
+        update: dict[str, Any] = {"tools": self.specs()}
+        note = self.unpinned_note()
+        if note:
+            update["system"] = "\n\n".join(filter(None, [request.system, note]))
+        return request.model_copy(update=update)
 
     # -- calls --------------------------------------------------------------------------
     async def execute(self, call: ToolCall) -> ToolOutcome:

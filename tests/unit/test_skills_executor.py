@@ -45,14 +45,18 @@ def test_each_agent_first_sees_at_most_six_valid_tools(agent: str, tmp_path: Pat
 
 
 def test_pinned_core_ops_follow_registration_order_and_skip_unavailable(tmp_path: Path) -> None:
-    assert executor("engineer", tmp_path).core_ops() == ["engineer.file.read", "engineer.file.edit"]
-    assert executor("librarian", tmp_path).core_ops() == [
+    engineer = executor("engineer", tmp_path)
+    assert engineer.core_ops() == [
+        "engineer.file.read", "engineer.file.edit", "engineer.file.write", "engineer.shell.run",
+    ]  # fmt: skip
+    assert engineer.pinned_ops() == ["engineer.file.read", "engineer.file.edit"]
+    assert executor("librarian", tmp_path).pinned_ops() == [
         "librarian.code.search",
         "librarian.file.read",
     ]
-    assert executor("archivalist", tmp_path).core_ops() == []  # nothing real to pin yet
-    assert executor("tester", tmp_path).core_ops() == ["tester.tests.run"]
-    assert executor("tester", tmp_path, scopes=frozenset()).core_ops() == []  # lacks 'shell'
+    assert executor("archivalist", tmp_path).pinned_ops() == []  # no chronicle wired here
+    assert executor("tester", tmp_path).pinned_ops() == ["tester.tests.run"]
+    assert executor("tester", tmp_path, scopes=frozenset()).pinned_ops() == []  # lacks 'shell'
 
 
 def test_tool_names_are_valid_even_for_long_ops() -> None:
@@ -112,21 +116,54 @@ async def test_verbs_dispatch_and_bad_input_is_an_error_envelope(tmp_path: Path)
     assert unknown["error"]["code"] == "NOT_FOUND" and unknown["error"]["suggestions"]
 
 
-async def test_loaded_contextual_skills_become_tools_then_leave(tmp_path: Path) -> None:
+def _request(*texts: str, system: str | None = None) -> ChatRequest:
+    return ChatRequest(system=system, messages=[ChatMessage.user(t) for t in texts],
+                       options=ChatOptions(model="m"))  # fmt: skip
+
+
+async def test_loaded_contextual_skills_take_a_slot_then_leave(tmp_path: Path) -> None:
     ex = executor("librarian", tmp_path)
     before = {s.name for s in ex.specs()}
+    assert before == {"search", "describe", "execute", "batch",
+                      "librarian__code__search", "librarian__file__read"}  # fmt: skip
 
-    def request(*texts: str) -> ChatRequest:
-        return ChatRequest(messages=[ChatMessage.user(t) for t in texts],
-                           options=ChatOptions(model="m"))  # fmt: skip
-
-    amended = ex.prompt_hook(request("which modules import the engine?"))
+    amended = ex.prompt_hook(_request("which modules import the engine?", system="Be brief."))
     names = {t.name for t in amended.tools}
+    # The loaded op takes the first slot; the core op it displaced stays one call away.
+    assert len(names) == MAX_INITIAL_TOOLS
     assert names - before == {"librarian__code__dependencies"}
-    again = ex.prompt_hook(request("which modules import the engine?"))  # same turn: no change
+    assert before - names == {"librarian__file__read"}
+    assert amended.system is not None and amended.system.startswith("Be brief.")
+    assert "`librarian.file.read`" in amended.system and "execute" in amended.system
+    again = ex.prompt_hook(_request("which modules import the engine?"))  # same turn: no change
     assert {t.name for t in again.tools} == names
-    later = ex.prompt_hook(request("which modules import the engine?", "ok", "thanks", "bye"))
+    later = ex.prompt_hook(_request("which modules import the engine?", "ok", "thanks", "bye"))
     assert {t.name for t in later.tools} == before
-    # Naming an op explicitly loads it too.
-    await call(ex, "describe", op="librarian.code.patterns")
-    assert "librarian__code__patterns" in {s.name for s in ex.specs()}
+    # Naming an op explicitly loads it too, unless it is not built yet.
+    await call(ex, "describe", op="librarian.code.dependencies")
+    assert "librarian__code__dependencies" in {s.name for s in ex.specs()}
+    await call(ex, "describe", op="librarian.code.patterns")  # no index wired: a placeholder
+    assert "librarian__code__patterns" not in {s.name for s in ex.specs()}
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+async def test_no_agent_is_ever_offered_more_than_six_tools(agent: str, tmp_path: Path) -> None:
+    """Every trigger fired and every op described at once: still six tools, all reachable."""
+    ex = executor(agent, tmp_path, scopes=ALL_SCOPES, can_write=True)
+    registry = ex.gateway.registry
+    triggers = " ".join(t.strip("\\b()?") for s in registry for t in s.triggers)
+    for skill in registry:
+        await call(ex, "describe", op=skill.op)
+    request = ex.prompt_hook(_request(triggers))
+    names = [t.name for t in request.tools]
+    assert len(names) <= MAX_INITIAL_TOOLS and names[:4] == [
+        "search",
+        "describe",
+        "execute",
+        "batch",
+    ]
+    if agent in ("engineer", "librarian"):  # they have real contextual ops to load
+        assert ex.loaded_ops() and len(names) == MAX_INITIAL_TOOLS
+    # Whatever lost a slot is named in the prompt, and execute reaches it.
+    for op in ex.loaded_ops() + ex.core_ops():
+        assert tool_name(op) in names or f"`{op}`" in (request.system or ""), op
