@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from backend.agents.conversation import HISTORY_LIMIT, conversation
 from backend.agents.dispatch import AgentDispatcher
 from backend.agents.knowledge_desk import Question
-from backend.agents.turns import TurnRunner
+from backend.agents.turns import TurnRunner, session_brief
 from backend.clock import utc_now
 from backend.config import SylkConfig, load_config
 from backend.engine_knowledge import EngineKnowledge, tools_answer
@@ -70,6 +70,7 @@ from backend.skills.hooks_builtin import (
     file_tracking,
     result_logging,
     route_cache_hooks,
+    session_context_injection,
 )
 
 Transcript = list[Message[dict[str, Any]]]
@@ -132,6 +133,7 @@ class Engine:
             ),
         )
         self.gateway.registry.register_all(session_skills(self.archive))
+        self.gateway.hooks.install(session_context_injection(self._session_brief))
         self.gateway.hooks.install(file_tracking(self._track_file))
         self.gateway.hooks.install(result_logging(log, redactor=self.redactor))
         self._background: set[asyncio.Task[Any]] = set()
@@ -180,6 +182,13 @@ class Engine:
         async with self._lock:
             await asyncio.to_thread(self.archive.close)
         self.events.close()
+
+    def _session_brief(self, session_id: str) -> str | None:
+        """Pre-prompt hook provider: the session's brief, or nothing for an unknown id."""
+        try:
+            return session_brief(self._manager.get(session_id))
+        except SylkError:
+            return None
 
     def _track_file(self, touch: FileTouch) -> None:
         """Post-tool hook: a write op touched a file; remember it in the session's context."""

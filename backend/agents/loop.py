@@ -65,6 +65,7 @@ class AgentStep(BaseModel):
 
 StepSink = Callable[[AgentStep], Awaitable[None]]
 PrePromptHook = Callable[[ChatRequest], ChatRequest]
+PostPromptHook = Callable[[ChatRequest, ChatResult], None]
 
 
 class AgentOutcome(BaseModel):
@@ -88,6 +89,7 @@ class AgentLoop:
         tools: ToolExecutor | None = None,
         max_steps: int = 8,
         pre_prompt_hooks: list[PrePromptHook] | None = None,
+        post_prompt_hooks: list[PostPromptHook] | None = None,
     ) -> None:
         self.role = role
         self.client = client
@@ -97,6 +99,7 @@ class AgentLoop:
         self.tools = tools
         self.max_steps = max_steps
         self.pre_prompt_hooks = list(pre_prompt_hooks or [])
+        self.post_prompt_hooks = list(post_prompt_hooks or [])
 
     def _request(self, messages: list[ChatMessage]) -> ChatRequest:
         request = ChatRequest(
@@ -119,7 +122,10 @@ class AgentLoop:
             for _ in range(self.max_steps):
                 state.step += 1
                 await state.emit("model_call", model=self.options.model)
-                result = await self.client.run(self._request(messages), state.on_event)
+                request = self._request(messages)
+                result = await self.client.run(request, state.on_event)
+                for hook in self.post_prompt_hooks:
+                    hook(request, result)
                 state.usage = state.usage + result.usage
                 await state.emit(
                     "usage",

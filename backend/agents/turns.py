@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from backend.agents.loop import AgentLoop, AgentOutcome, AgentStep, PrePromptHook
+from backend.agents.loop import AgentLoop, AgentOutcome, AgentStep
 from backend.clock import utc_now
 from backend.config import SylkConfig
 from backend.events import AgentStepEvent, EventStream
@@ -18,7 +18,7 @@ from backend.knowledge.archive import Archive
 from backend.llm.accounting import cost_usd
 from backend.llm.provider import Provider
 from backend.llm.selection import ModelChoice, build_provider, choose_model
-from backend.llm.types import ChatMessage, ChatOptions, ChatRequest, Usage
+from backend.llm.types import ChatMessage, ChatOptions, Usage
 from backend.redaction import Redactor
 from backend.sessions.models import Session
 from backend.skills.builtin import agent_context
@@ -43,20 +43,20 @@ DEFAULT_PROMPT = (
 )
 
 
-def session_context_hook(session: Session) -> PrePromptHook:
-    """Pre-prompt hook: tell the model which session and workspace it works in."""
-
-    def hook(request: ChatRequest) -> ChatRequest:
-        ctx = session.context
-        lines = [f"Session: {session.name}. Workspace root: {session.workspace}."]
-        if ctx.current_objective:
-            lines.append(f"Current objective: {ctx.current_objective}.")
-        if ctx.blockers:
-            lines.append("Blockers: " + "; ".join(ctx.blockers))
-        system = "\n".join(filter(None, [request.system, " ".join(lines)]))
-        return request.model_copy(update={"system": system})
-
-    return hook
+def session_brief(session: Session) -> str:
+    """What an agent is told of its session: where it works and what it is after."""
+    ctx = session.context
+    lines = [f"Session: {session.name}. Workspace root: {session.workspace}."]
+    if ctx.current_objective:
+        lines.append(f"Current objective: {ctx.current_objective}.")
+    if ctx.blockers:
+        lines.append("Blockers: " + "; ".join(ctx.blockers))
+    touched = [*ctx.created_files, *ctx.modified_files]
+    if touched:
+        shown = ", ".join(touched[-8:])
+        more = f" (and {len(touched) - 8} more)" if len(touched) > 8 else ""
+        lines.append(f"Files changed in this session: {shown}{more}.")
+    return "\n".join(lines)
 
 
 class TurnRunner:
@@ -130,7 +130,10 @@ class TurnRunner:
             options=ChatOptions(model=choice.model, deadline_s=self.settings.retry.deadline_s),
             system=SYSTEM_PROMPTS.get(role, DEFAULT_PROMPT.format(role=role)),
             tools=tools,
-            pre_prompt_hooks=[session_context_hook(session), tools.prompt_hook],
+            # The registry's prompt hooks (session context injection first) run for
+            # every agent turn; the executor's hook then settles the tool list.
+            pre_prompt_hooks=[self.gateway.hooks.loop_hook(role, session.id), tools.prompt_hook],
+            post_prompt_hooks=[self.gateway.hooks.post_loop_hook(role, session.id)],
         )
         return await loop.run(session.id, history, self._record)
 

@@ -54,10 +54,10 @@ ALIASES = {
 _WORD = re.compile(r"[a-z0-9][a-z0-9+#]*")
 # Tags that name a programming language (after ALIASES): a question naming one of
 # them is not answered with a fragment written for another.
-LANGUAGES = frozenset(
-    "python go rust javascript typescript java kotlin c c++ c# ruby php swift scala "
-    "elixir haskell lua zig bash shell".split()
-)
+LANGUAGES = frozenset({
+    "python", "go", "rust", "javascript", "typescript", "java", "kotlin", "c", "c++", "c#",
+    "ruby", "php", "swift", "scala", "elixir", "haskell", "lua", "zig", "bash", "shell",
+})  # fmt: skip
 
 
 def stem(word: str) -> str:

@@ -208,3 +208,11 @@ class HookRegistry:
             return data.request
 
         return run
+
+    def post_loop_hook(self, agent: str, session_id: str) -> Callable[[ChatRequest, Any], None]:
+        """Adapt this agent's post-prompt hooks: they see the request and the model's result."""
+
+        def run(request: ChatRequest, result: Any) -> None:
+            self.run_post_prompt(PromptData(agent, session_id, request, result=result))
+
+        return run

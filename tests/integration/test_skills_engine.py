@@ -9,6 +9,7 @@ from pathlib import Path
 from backend.config import load_config
 from backend.engine import Engine, EngineConfig
 from backend.mcp.config import McpSettings
+from backend.skills.hooks import HookKind, PromptData
 from tests.stubs.llm_script import Reply, StubToolCall
 from tests.stubs.llm_stub import LLMStub
 
@@ -62,10 +63,20 @@ async def test_files_an_agent_writes_land_in_the_session_context(
         "args": {"path": "notes/todo.md", "content": "- ship it\n"},
         "dry_run": False,
     }
-    llm_stub.push(Reply(tool_calls=[StubToolCall("execute", write)]), Reply(text=["Written."]))
+    llm_stub.push(
+        Reply(tool_calls=[StubToolCall("execute", write)]),
+        Reply(text=["Written."]),
+        Reply(text=["I wrote notes/todo.md."]),
+    )
     engine = Engine(
         EngineConfig(data_dir=data_dir, workspace=workspace), load_config(None, env=env)
     )
+    seen: list[tuple[str, str]] = []
+
+    def remember(data: PromptData) -> None:
+        seen.append((data.agent, data.result.text))
+
+    engine.gateway.hooks.add(HookKind.POST_PROMPT, remember, agents=["engineer"])
     try:
         session = await engine.ensure_session()
         reply = (await engine.submit(session.id, "@engineer write the todo note"))[-1]
@@ -75,5 +86,13 @@ async def test_files_an_agent_writes_land_in_the_session_context(
         touched = {**context.created_files, **context.modified_files}
         assert "notes/todo.md" in touched
         assert touched["notes/todo.md"].source == "engineer.file.write"
+        # The next turn's prompt carries the session context, injected by the hook.
+        await engine.submit(session.id, "@engineer what did you change?")
+        system = json.dumps(llm_stub.requests[-1].body.get("system"))
+        assert "## Session context" in system and f"Workspace root: {workspace}" in system
+        assert "Files changed in this session: notes/todo.md" in system
+        # Post-prompt hooks see every model result of the agent's turns.
+        assert seen == [("engineer", ""), ("engineer", "Written."),
+                        ("engineer", "I wrote notes/todo.md.")]  # fmt: skip
     finally:
         await engine.aclose()
