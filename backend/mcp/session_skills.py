@@ -62,6 +62,11 @@ def session_skills(archive: Archive) -> list[Skill]:
             params=TranscriptParams,
             handler=transcript,
             tags=("sessions", "history", "transcript", CROSS_SESSION_TAG),
-            examples=(Example(description="the last 20 messages", args={"limit": 20}),),
+            examples=(
+                Example(
+                    description="the last 20 messages of a session",
+                    args={"session_id": "3f2a", "limit": 20},
+                ),
+            ),
         ),
     ]
