@@ -1,14 +1,15 @@
 """The Guide's pattern tier: accuracy on the labelled routing sets and classify() latency.
 
 Accuracy is measured on ``tests/data/routing_set.jsonl`` (the development set:
-the patterns were tuned while looking at its errors) and on
-``tests/data/routing_holdout.jsonl`` (written before the patterns and never
-used for tuning). For each: overall target accuracy, target+intent accuracy,
+the patterns were tuned while looking at its errors) and on every
+``tests/data/routing_holdout*.jsonl`` (written before the pattern changes they
+test and never used for tuning), each reported under its own name
+(``holdout``, ``holdout2``, ...). For each: overall target accuracy, target+intent accuracy,
 per target and per intent, confusion counts (expected -> got), clear vs
 ambiguous items, the share at or above CONFIDENT and the accuracy within it,
 subject exact-match (where labelled) and time-scope match (Archivalist items).
 
-Latency: every text of both sets classified ``--repeat`` times after a warm-up,
+Latency: every text of every set classified ``--repeat`` times after a warm-up,
 one ``perf_counter_ns`` pair per call; p50/p99/mean/max in microseconds.
 
     .venv/bin/python benchmarks/routing_accuracy_bench.py [--repeat 50]
@@ -35,10 +36,15 @@ from backend.guide.patterns import classify
 from backend.guide.routing import CONFIDENT, Classification
 
 ROOT = Path(__file__).resolve().parents[1]
-SETS = {
-    "dev": ROOT / "tests" / "data" / "routing_set.jsonl",
-    "holdout": ROOT / "tests" / "data" / "routing_holdout.jsonl",
-}
+DATA = ROOT / "tests" / "data"
+
+
+def sets() -> dict[str, Path]:
+    """The dev set, then each holdout set by name: routing_holdout2.jsonl -> "holdout2"."""
+    found = {"dev": DATA / "routing_set.jsonl"}
+    for path in sorted(DATA.glob("routing_holdout*.jsonl")):
+        found[path.stem.removeprefix("routing_")] = path
+    return found
 
 
 def machine() -> dict[str, Any]:
@@ -147,7 +153,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--repeat", type=int, default=50, help="latency passes over the texts")
     args = parser.parse_args()
-    data = {name: load(path) for name, path in SETS.items()}
+    data = {name: load(path) for name, path in sets().items()}
     texts = [item["text"] for items in data.values() for item in items]
     report = {
         "benchmark": "routing_accuracy",
