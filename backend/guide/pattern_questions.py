@@ -14,6 +14,16 @@ from backend.guide.routing import Target as T
 
 # "did the fix work", but not "what did the team work on".
 _DID_OUTCOME = r"(?:work(?! on)|works|succeed|succeeded|pass|passed|fail|failed|go|land|help|break)"
+_LANGUAGE = (
+    r"(?:python|go|golang|rust|java|kotlin|scala|javascript|js|typescript|ts|node|c|c\+\+|cpp"
+    r"|c#|csharp|ruby|php|swift|elixir|haskell|bash|sql)"
+)
+# What a run produces: "did the tests pass" asks for a result already recorded.
+_RUN_NOUN = r"(?:tests?|test suite|test run|suite|build|ci|checks?|pipeline|benchmarks?)"
+_CHANGE_VERB = (
+    r"(?:change|changed|modif(?:y|ied)|touch|touched|edit|edited|update|updated|create|created"
+    r"|add|added|delete|deleted|remove|removed|write|wrote|written)"
+)
 
 QUESTION_RULES: tuple[Rule, ...] = (
     # -- Academic: research, external knowledge, comparisons -------------------------
@@ -87,14 +97,24 @@ QUESTION_RULES: tuple[Rule, ...] = (
     _r(
         T.ACADEMIC,
         2,
-        r"^tell me about\b|^what (?:is|are) (?:a|an|the)\b(?! (?:status|plan|result))",
+        r"^tell me about\b|^what (?:is|are) (?:a|an|the)\b(?! (?:current )?(?:status|state|plan"
+        r"|result))",
+    ),
+    # "how should I X in python": the language says general knowledge, not this codebase,
+    # even when X is a test or a build verb.
+    _r(
+        T.ACADEMIC,
+        2,
+        r"\b(?:how (?:should|would|could) (?:i|we|you|one)|how (?:do|can) (?:i|you|one)"
+        rf"|best (?:practices?|way)|idiomatic|recommended)\b(?=.{{1,80}} in {_LANGUAGE}\b)",
+        suppresses=(T.TESTER, T.ARCHITECT),
     ),
     # -- Librarian: LOCATE -----------------------------------------------------------
     _r(
         T.LIBRARIAN,
         4,
         r"\bwhere (?:is|are|does|do (?:we|i|you)|can i find|abouts)\b(?! (?:i|we) (?:was|were"
-        r"|left))",
+        r"|left)| (?:we|things|you) (?:at|now)\b| stand\b| (?:we|things) stand\b)",
         intent=LI.LOCATE,
     ),
     _r(
@@ -211,16 +231,38 @@ QUESTION_RULES: tuple[Rule, ...] = (
         r"\bbeen doing\b|\banything new\b",
         intent=AI.ACTIVITY,
     ),
+    # "what files did we change": which files, asked about the past, is the record's job.
+    _r(
+        T.ARCHIVALIST,
+        5,
+        r"\b(?:which|what) files? (?:did|have|has|were|was|got)(?: (?:we|i|you|they|been))?"
+        rf" {_CHANGE_VERB}\b",
+        rf"\bfiles? (?:that )?(?:we|i|you|they) (?:have |had )?{_CHANGE_VERB}\b",
+        intent=AI.ACTIVITY,
+        suppresses=(T.LIBRARIAN,),
+    ),
     # -- Archivalist: OUTCOME --------------------------------------------------------
     _r(
         T.ARCHIVALIST,
         4,
         rf"\bdid\b(?<!what did)(?= (?:the|it|that|this|our"
         rf"|my) (?:[\w.-]+ ){{0,4}}?{_DID_OUTCOME}\b)",
-        r"\bresults? of\b|\bturn(?:ed)? out\b|\bcame out of\b|\bstatus of the\b",
+        r"\bresults? of\b|\bturn(?:ed)? out\b|\bcame out of\b",
+        r"\bstatus(?: update)? (?:of|on|for)\b",
         r"\b(?:ever|been) (?:resolved|fixed|solved)\b|\bgo ok\b|\boutcome\b|\ba success\b",
         r"\bhow did (?:the|it|that)\b(?= (?:\S+ ){0,3}go\b)",
         intent=AI.OUTCOME,
+    ),
+    # A yes/no question about a run that is over: the Tester runs tests, the record says
+    # how the last run went.
+    _r(
+        T.ARCHIVALIST,
+        6,
+        rf"^did\b(?= (?:all |any )?(?:(?:the|my|our|your|those|these|its|last) )?(?:\S+ )?"
+        rf"{_RUN_NOUN} (?:\S+ )?(?:pass|passed|fail|failed|succeed|succeeded|break|go green"
+        r"|go red|go through)\b)",
+        intent=AI.OUTCOME,
+        suppresses=(T.TESTER,),
     ),
     # -- Archivalist: SIMILAR --------------------------------------------------------
     _r(
@@ -245,6 +287,9 @@ QUESTION_RULES: tuple[Rule, ...] = (
         r"\bresume (?:my|our|the) (?:work|task|progress)\b",
         r"\bwhat was i (?:doing|working on|in the middle of)\b|\blast session\b",
         r"\bwhere (?:we|i) stopped\b|\bcarry on\b",
+        r"\bwhere (?:do|does) (?:we|things|it|the work) stand\b",
+        r"\bwhere are (?:we|things) (?:at|now)\b",
+        r"\bcurrent (?:status|state)\b|\bstatus update\b(?! (?:of|on|for)\b)",
         intent=AI.RESUME,
     ),
     # -- Archivalist: GENERAL --------------------------------------------------------

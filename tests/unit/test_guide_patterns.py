@@ -146,6 +146,57 @@ def test_the_classic_confusions(text: str, target: Target, intent: str | None) -
 
 
 @pytest.mark.parametrize(
+    ("text", "intent", "scope"),
+    [
+        ("what files did we change today", "ACTIVITY", "today"),
+        ("which files were changed yesterday", "ACTIVITY", "yesterday"),
+        ("did the tests pass", "OUTCOME", None),
+        ("did the test run fail last night", "OUTCOME", "yesterday"),
+        ("what's the status on the search work", "OUTCOME", None),
+        ("what's the current status", "RESUME", None),
+        ("where are things at", "RESUME", None),
+    ],
+)
+def test_questions_about_what_happened_go_to_the_archive(
+    text: str, intent: str, scope: str | None
+) -> None:
+    found = classify(text)
+    assert (found.target, found.intent, found.time_scope) == (T.ARCHIVALIST, intent, scope)
+    assert found.confidence >= CONFIDENT
+    assert found.subject not in ("change", "changed", "current")  # frame words are no topic
+
+
+@pytest.mark.parametrize(
+    ("text", "target"),
+    [
+        ("run the tests", T.TESTER),
+        ("check that the tests pass", T.TESTER),
+        ("the tests did not pass, fix them", T.TESTER),
+        ("which tests are failing", T.TESTER),
+        ("what does the sessions command do", T.LIBRARIAN),
+        ("which files define the routes", T.LIBRARIAN),
+        ("show status", T.GUIDE),
+    ],
+)
+def test_near_misses_stay_with_their_agent(text: str, target: Target) -> None:
+    assert classify(text).target is target
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what's the best practice for error handling in rust",
+        "how should I read environment variables in go",
+        "how should I test async code in python",
+    ],
+)
+def test_how_to_in_a_language_is_research(text: str) -> None:
+    found = classify(text)
+    assert found.target is T.ACADEMIC
+    assert found.confidence >= CONFIDENT
+
+
+@pytest.mark.parametrize(
     ("text", "verb", "ref"),
     [
         ("switch to session 2", "switch", "2"),
