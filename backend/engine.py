@@ -42,6 +42,7 @@ from backend.guide.commands import run_command
 from backend.guide.guide import Guide
 from backend.guide.health import AgentHealth, HealthStatus
 from backend.guide.model_classifier import ModelClassifier
+from backend.guide.patterns import classify as classify_text
 from backend.guide.router import Router
 from backend.guide.routing import AGENT_TARGETS, RouteDecision
 from backend.guide.status import render_status
@@ -125,6 +126,8 @@ class Engine:
             knowledge=self.knowledge.wiring(),
             wiring=GuideWiring(
                 route=self.route,
+                classify=classify_text,
+                status=self.status_text,
                 list_sessions=lambda include_closed=False: self.list_sessions(
                     include_closed=bool(include_closed)
                 ),

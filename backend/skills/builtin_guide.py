@@ -44,6 +44,13 @@ class GuideWiring:
     list_sessions: AnyCallable | None = None  # (include_closed) -> sessions
     switch_session: AnyCallable | None = None  # (ref) -> session
     session_context: AnyCallable | None = None  # (session_id) -> context
+    task: AnyCallable | None = None  # (pipeline_id, action, message) -> pipeline reply
+
+
+class TaskParams(Params):
+    pipeline_id: str = Field(min_length=1, description="pipeline id or its number")
+    action: Literal["prompt", "query", "interrupt", "ignore_inspector", "ignore_tester"]
+    message: str | None = Field(default=None, description="for prompt and query")
 
 
 class RouteParams(Params):
@@ -124,8 +131,10 @@ def guide_skills(registry: Registry, wiring: GuideWiring | None = None) -> list[
             examples=[("classify a request", {"text": "what did we decide about caching?"})],
         ),
         declare(
-            "guide.system.status", AGENT, "Get current system status: agents, health, queues.",
-            handler=_wired(w.status, "guide.system.status", "the engine status report"),
+            "guide.system.status", AGENT,
+            "Get current system status: sessions, model, token use, routing, agents' health.",
+            SessionScoped,
+            _wired(w.status, "guide.system.status", "the engine status report", "session_id"),
             tier=CORE, tags=("status", "health", "agents", "system"),
             examples=[("system status", {})],
         ),
@@ -137,6 +146,19 @@ def guide_skills(registry: Registry, wiring: GuideWiring | None = None) -> list[
             triggers=(r"\bbroadcast", r"\bnotify", r"\bannounce"),
             tags=("broadcast", "notify all", "announce"),
             examples=[("tell every agent to pause", {"message": "pause work"})],
+        ),
+        declare(
+            "guide.task.interact", AGENT,
+            "Send a message to a running pipeline's engineer (prompt, query), pause it "
+            "(interrupt) or skip its inspector or tester loop, as /task does.",
+            TaskParams,
+            _wired(w.task, "guide.task.interact", "the pipeline manager (backend/pipelines)",
+                   "pipeline_id", "action", "message"),
+            tier=CONTEXTUAL, kind=WRITE, triggers=(r"/task\b", r"\bpipeline"),
+            tags=("task", "pipeline", "steer", "interrupt"),
+            examples=[("tell pipeline 1 to focus on errors",
+                       {"pipeline_id": "1", "action": "prompt",
+                        "message": "Focus on error handling first"})],
         ),
         declare(
             "session.list", AGENT, "List all available sessions with their state.",

@@ -83,6 +83,29 @@ async def test_status_and_task_commands(engine: Engine) -> None:
     assert "no pipeline runs task 't1'" in task.payload["text"] and task.payload["error"]
 
 
+async def test_the_guides_ops_answer_through_the_gateway(engine: Engine) -> None:
+    from backend.skills.builtin import agent_context
+
+    session = await engine.ensure_session()
+    await engine.submit(session.id, "where is the cache?")
+    ctx = agent_context("guide", session.id, Path(session.workspace))
+    status = await engine.gateway.execute(ctx, "guide.system.status", {})
+    assert status.ok and "Routing (count, p50, p99)" in status.result
+    classified = await engine.gateway.execute(
+        ctx, "guide.intent.classify", {"text": "what did we decide about caching?"}
+    )
+    assert classified.ok and classified.result["target"] == "archivalist"
+    assert classified.result["intent"] == "HISTORICAL"
+    # Pipelines are not built yet: /task's op says so instead of pretending.
+    task = await engine.gateway.execute(
+        ctx, "guide.task.interact", {"pipeline_id": "1", "action": "interrupt"}, dry_run=False
+    )
+    assert not task.ok and task.error is not None
+    assert task.error.details["reason"] == "not_available" and "pipeline" in task.error.message
+    bad = await engine.gateway.execute(ctx, "guide.task.interact", {"pipeline_id": "1"})
+    assert bad.error is not None and bad.error.code.value == "VALIDATION_ERROR"
+
+
 async def test_sessions_never_see_each_others_messages(engine: Engine) -> None:
     a = await engine.create_session("a")
     await engine.submit(a.id, "secret plan for a")
