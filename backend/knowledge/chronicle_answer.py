@@ -3,10 +3,11 @@
 When the Guide routes a question to the Archivalist and no model is set up,
 :func:`answer_history` searches the chronicle, the file records and the full
 text of past conversations, and lists what matched, each with its session,
-time and category, labelled as found in the archive without a model. The user
-owns every session, so the answer searches all of them (the isolation rules
-keep one session's agents out of another's work, not the user out of their own
-history). Answers go through the intent-aware history cache.
+time and category, labelled as found in the archive without a model. Chronicle
+entries are the asking session's own plus every session's promoted ones (the
+seed's isolation rules: an unpromoted decision stays with its session). Answers
+go through the intent-aware history cache, keyed by the asking session and what
+it may see.
 """
 
 from __future__ import annotations
@@ -150,9 +151,7 @@ async def _search(  # noqa: PLR0917 - one call site, every argument a different 
         categories = tuple(sorted(OUTCOME_CATEGORIES | {Category.DECISION}))
     elif kind is HistoryIntent.SIMILAR:
         categories = _SIMILAR_CATEGORIES
-    query = ChronicleQuery(
-        search_text=about, categories=categories, time=time, cross_session=True, limit=ITEMS
-    )
+    query = ChronicleQuery(search_text=about, categories=categories, time=time, limit=ITEMS)
     entries = await chronicle.query(session_id, query)
     messages = await chronicle.search_transcript(about, time=time, exclude_text=text, limit=ITEMS)
     files: list[FileOp] = []
@@ -160,7 +159,7 @@ async def _search(  # noqa: PLR0917 - one call site, every argument a different 
     if kind is HistoryIntent.ACTIVITY:
         files = await chronicle.files((), time, about=terms, limit=ITEMS * 2)
         if terms and not (entries or messages or files):  # nothing on it: all the activity
-            wide = ChronicleQuery(time=time, cross_session=True, limit=ITEMS)
+            wide = ChronicleQuery(time=time, limit=ITEMS)
             entries = await chronicle.query(session_id, wide)
             files = await chronicle.files((), time, limit=ITEMS * 2)
             if entries or files:

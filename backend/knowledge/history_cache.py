@@ -19,6 +19,11 @@ RESUME      session                      the session's state version changes (an
                                          activity in it), or TTL (90 s)
 ==========  ===========================  ================================================
 
+Every key also starts with the asking session and what it may see (its own
+entries plus every session's promoted ones, by default): an answer may quote a
+session-private entry, so it is only ever served back to the session it was
+computed for, never to another session asking the same question.
+
 SIMILAR stands in for the seed's embedding match with word overlap: a question
 whose content words have a cosine of at least 0.80 with a cached one's is the
 same question. The clock is injectable so TTLs are tested without sleeping.
@@ -35,6 +40,7 @@ from enum import StrEnum
 from typing import Any
 
 from backend.clock import utc_now
+from backend.knowledge.chronicle_models import ChronicleQuery
 from backend.knowledge.chronicle_text import stem, topic
 
 
@@ -66,6 +72,20 @@ def parse_intent(value: str | None) -> HistoryIntent:
         return HistoryIntent.HISTORICAL
 
 
+def visibility(query: ChronicleQuery) -> str:
+    """Which sessions' entries ``query`` lets its session see, as a cache key part."""
+    if query.current_only:
+        seen = "own"
+    elif query.cross_session:
+        seen = "all"
+    else:
+        seen = "own+promoted"
+    return f"{seen}/promoted-only" if query.promoted_only else seen
+
+
+DEFAULT_VISIBILITY = visibility(ChronicleQuery())
+
+
 def cache_key(
     intent: HistoryIntent,
     *,
@@ -73,15 +93,23 @@ def cache_key(
     subject: str | None,
     text: str,
     time_scope: str | None = None,
+    sees: str = DEFAULT_VISIBILITY,
 ) -> str:
-    """What the entry is about: wording, word order and filler words don't change it."""
-    about = " ".join(sorted(topic(subject) or topic(text)))
+    """What the entry is about, for whom: wording, word order and filler words don't
+    change it; the asking session and what it may see (``sees``, see :func:`visibility`)
+    always do."""
+    viewer = f"{session_id}|{sees}"
     scope = (time_scope or "").strip().lower()
     if intent is HistoryIntent.RESUME:
-        return f"{session_id}|{scope}"
-    if intent is HistoryIntent.ACTIVITY:
-        return f"{session_id}|{about}|{scope}"
-    return f"{about}|{scope}"
+        return f"{viewer}|{scope}"
+    about = " ".join(sorted(topic(subject) or topic(text)))
+    return f"{viewer}|{about}|{scope}"
+
+
+def _frame(key: str) -> tuple[str, str]:
+    """(viewer, time scope) of a topic key: what a SIMILAR match must share with it."""
+    parts = key.rsplit("|", 2)
+    return (parts[0], parts[2]) if len(parts) == 3 else (key, "")
 
 
 def _cosine(a: frozenset[str], b: frozenset[str]) -> float:
@@ -184,10 +212,10 @@ class HistoryCache:
 
     @staticmethod
     def _nearest(store: _Store, wanted: frozenset[str], key: str) -> Cached | None:
-        scope = key.rsplit("|", 1)[-1]
+        frame = _frame(key)
         best, score = None, 0.0
         for entry in store.entries.values():
-            if entry.key.rsplit("|", 1)[-1] != scope:
+            if _frame(entry.key) != frame:  # another session's answer, or another time
                 continue
             s = _cosine(wanted, entry.topic)
             if s >= SIMILAR_THRESHOLD and s > score:

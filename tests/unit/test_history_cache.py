@@ -6,11 +6,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from backend.knowledge.chronicle_models import ChronicleQuery
 from backend.knowledge.history_cache import (
+    DEFAULT_VISIBILITY,
     HistoryCache,
     HistoryIntent,
     cache_key,
     parse_intent,
+    visibility,
 )
 
 H, A, OUT, S, R = (
@@ -52,7 +55,30 @@ def test_rewordings_of_one_question_share_a_key() -> None:
     b = key(H, "auth migration: what did we decide before")
     assert a == b
     assert key(H, "auth migration", scope="yesterday") != a  # the time range is part of it
-    assert cache_key(H, session_id="s", subject="auth_migration", text="x") == a
+    assert cache_key(H, session_id="s1", subject="auth_migration", text="x") == a
+
+
+@pytest.mark.parametrize("intent", list(HistoryIntent))
+def test_every_key_holds_the_session_and_what_it_may_see(intent: HistoryIntent) -> None:
+    # An answer may quote a session-private entry: another session must never share it.
+    mine = key(intent, "auth migration", session="s1")
+    assert key(intent, "auth migration", session="s2") != mine
+    everything = visibility(ChronicleQuery(cross_session=True))
+    wider = cache_key(intent, session_id="s1", subject=None, text="auth migration", sees=everything)
+    assert wider != mine
+    assert DEFAULT_VISIBILITY == visibility(ChronicleQuery()) == "own+promoted"
+    assert visibility(ChronicleQuery(current_only=True, promoted_only=True)) == (
+        "own/promoted-only"
+    )
+
+
+def test_similar_never_matches_another_sessions_answer(cache: HistoryCache) -> None:
+    text = "timeout error in the websocket client"
+    about = ["timeout", "error", "websocket", "client"]
+    cache.put(S, key(S, text, session="s1"), "s1's answer", session_id="s1", about=about)
+    near = "websocket client timeout errors"
+    assert cache.get(S, key(S, near, session="s2"), text=near) is None
+    assert cache.get(S, key(S, near, session="s1"), text=near) == "s1's answer"
 
 
 def test_general_and_unknown_intents_are_cached_as_historical() -> None:
