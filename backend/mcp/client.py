@@ -6,14 +6,16 @@ server (server ``echo``, tool ``reverse`` -> op ``echo.reverse``). The skill
 system reaches them as hidden ops through :func:`backend.mcp.skills.to_skills`.
 
 A server that cannot start or dies is marked down and named in every error;
-the others keep working. ``aclose()`` stops every server process and its
-process group.
+the others keep working. Whenever a server (re)starts, listeners added with
+:meth:`McpHub.on_tools_changed` hear its fresh tool list. ``aclose()`` stops
+every server process and its process group.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -27,6 +29,8 @@ if TYPE_CHECKING:
     from backend.mcp.connection import McpServerConnection
 
 log = logging.getLogger(__name__)
+
+ToolsListener = Callable[[str], None]
 
 __all__ = [
     "McpCallResult",
@@ -54,11 +58,14 @@ class McpHub:
     def __init__(self, settings: McpSettings, *, cwd: Path | None = None, grace_s: float = 2.0):
         self.settings = settings
         self._servers: dict[str, McpServerConnection] = {}
+        self._tool_listeners: list[ToolsListener] = []
         if settings.enabled():  # the SDK loads only when a server is configured
             from backend.mcp.connection import McpServerConnection
 
             self._servers = {
-                server.name: McpServerConnection(server, cwd=cwd, grace_s=grace_s)
+                server.name: McpServerConnection(
+                    server, cwd=cwd, grace_s=grace_s, on_tools=self._tools_listed
+                )
                 for server in settings.enabled()
             }
         self._started = False
@@ -95,6 +102,19 @@ class McpHub:
         _tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+    def on_tools_changed(self, listener: ToolsListener) -> Callable[[], None]:
+        """Call ``listener(server_name)`` each time that server lists its tools afresh
+        (every start and restart); returns a function that removes it."""
+        self._tool_listeners.append(listener)
+        return lambda: self._tool_listeners.remove(listener)
+
+    def _tools_listed(self, server: McpServerConnection) -> None:
+        for listener in list(self._tool_listeners):
+            try:
+                listener(server.name)
+            except Exception:  # the others still hear of it; the server stays up
+                log.exception("a listener failed on the new tools of MCP server %r", server.name)
 
     # -- what is there ---------------------------------------------------------
     def server(self, name: str) -> McpServerConnection:

@@ -8,13 +8,16 @@ session multiplexes requests over the pipe.
 A server that dies is marked down with the reason (exit status and stderr
 tail); calls then fail fast with that :class:`McpServerDownError`. When the
 config allows restarts (``max_restarts``, 0 by default), the next call after a
-death starts the server again, once per allowed restart, and re-lists its tools.
+death starts the server again, once per allowed restart, and re-lists its tools:
+a restarted server may be a new version offering other tools, so ``on_tools``
+hears every fresh listing before the call that caused the restart goes on.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +40,16 @@ LIST_PAGE_CAP = 50
 
 
 class McpServerConnection:
-    def __init__(self, config: McpServerConfig, *, cwd: Path | None = None, grace_s: float = 2.0):
+    def __init__(
+        self,
+        config: McpServerConfig,
+        *,
+        cwd: Path | None = None,
+        grace_s: float = 2.0,
+        on_tools: Callable[[McpServerConnection], None] | None = None,
+    ):
         self.config = config
+        self._on_tools = on_tools
         self.name = config.name
         self.cwd = config.cwd or cwd
         self.grace_s = grace_s
@@ -94,6 +105,7 @@ class McpServerConnection:
                 self.tools = await self._list_tools(client)
                 self._client = client
                 self.state = ServerState.UP
+                self._announce_tools()
                 self._ready.set()
                 log.info("MCP server %r is up with %d tools", self.name, len(self.tools))
                 await self._stop.wait()
@@ -103,6 +115,14 @@ class McpServerConnection:
             self._client = None
             self._settle(process, failure)
             self._ready.set()
+
+    def _announce_tools(self) -> None:
+        if self._on_tools is None:
+            return
+        try:
+            self._on_tools(self)
+        except Exception:  # a listener's bug must not take the server down with it
+            log.exception("updating the ops of MCP server %r failed", self.name)
 
     def _settle(self, process: ServerProcess, failure: BaseException | None) -> None:
         """Record how the run ended: closed on purpose, or down and why."""
@@ -172,6 +192,11 @@ class McpServerConnection:
         if result.is_error:
             raise McpToolError(self.name, tool, text or "the tool reported an error")
         return McpCallResult(self.name, tool, text, result.structured_content, blocks)
+
+    async def ensure_up(self) -> None:
+        """Restart the server if it is down and a restart is left (re-listing its tools);
+        raise McpServerDownError if it still is not up."""
+        await self._usable()
 
     async def _usable(self) -> Client:
         if self._client is not None and self.state is ServerState.UP:

@@ -15,7 +15,9 @@ the arguments on untouched.
 from __future__ import annotations
 
 import copy
+import logging
 import re
+from collections.abc import Callable
 from typing import Any, ClassVar, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -29,6 +31,9 @@ from backend.mcp.client import McpHub, McpTool
 from backend.mcp.errors import McpError, McpServerDownError, McpTimeoutError, McpToolError
 from backend.skills.envelopes import ErrorCode, SkillError
 from backend.skills.models import Guidance, OpKind, Skill, SkillContext, SkillResult, SkillTier
+from backend.skills.registry import Registry
+
+log = logging.getLogger(__name__)
 
 MCP_AGENT = "mcp"
 ENTRY_NAME = "mcp_tools"  # <domain>.mcp_tools: the searchable entry per server
@@ -138,31 +143,33 @@ class ServerToolsParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-def server_entry_skill(server: str, domain: str, tools: list[McpTool]) -> Skill:
+def server_entry_skill(hub: McpHub, server: str, domain: str, tools: list[McpTool]) -> Skill:
     """The searchable way in to one server's hidden tools (Ernesto's entry point).
 
     Its description carries every tool's name and description, so ``search``
-    finds it for what any of them does; running it lists the tools and its
-    guidance unveils each of them for the caller's session.
+    finds it for what any of them does; running it restarts the server if it is
+    down and a restart is left, lists the tools it has now and its guidance
+    unveils each of them for the caller's session.
     """
-    listing = "; ".join(
-        f"{t.op}: {(t.description.strip() or t.name).split(chr(10))[0]}" for t in tools
-    )
-    guidance = tuple(
-        Guidance(op=t.op, prose=(t.description.strip() or t.name).split("\n")[0][:200])
-        for t in tools
-    )
+    listing = "; ".join(f"{t.op}: {_first_line(t)}" for t in tools)
 
     async def handler(_ctx: SkillContext, _params: ServerToolsParams) -> SkillResult:
+        warnings = []
+        try:
+            await hub.server(server).ensure_up()
+        except McpServerDownError as exc:  # its last listing still tells what it offered
+            warnings.append(str(exc))
+        live = [t for t in hub.tools() if t.server == server]
         return SkillResult(
             result={
                 "server": server,
                 "tools": [
                     {"op": t.op, "description": t.description, "input_schema": t.input_schema}
-                    for t in tools
+                    for t in live
                 ],
             },
-            guidance=list(guidance),
+            guidance=[Guidance(op=t.op, prose=_first_line(t)[:200]) for t in live],
+            warnings=warnings,
         )
 
     return Skill(
@@ -178,18 +185,69 @@ def server_entry_skill(server: str, domain: str, tools: list[McpTool]) -> Skill:
     )
 
 
+def _first_line(tool: McpTool) -> str:
+    return (tool.description.strip() or tool.name).split("\n")[0]
+
+
+# What a registered op stands for: its tool, or (for the entry op) the whole listing.
+# Equal keys mean the registered skill is still right and stays as it is.
+OpKey = McpTool | tuple[McpTool, ...]
+
+
+def server_skills(hub: McpHub, server: str) -> dict[str, tuple[OpKey, Skill]]:
+    """One server's ops as they should be registered now, keyed by op."""
+    tools = [tool for tool in hub.tools() if tool.server == server]
+    ops: dict[str, tuple[OpKey, Skill]] = {t.op: (t, tool_skill(hub, t)) for t in tools}
+    entry = server_entry_skill(hub, server, hub.server(server).config.domain, tools)
+    if tools and entry.op not in ops:  # a tool literally named like the entry keeps its op
+        ops[entry.op] = (tuple(tools), entry)
+    return ops
+
+
 def to_skills(hub: McpHub) -> list[Skill]:
     """One hidden skill per tool of every server that started, plus one searchable entry
-    op per server. Call after ``hub.start()``; again after a restart if a server's tool
-    list may have changed."""
-    skills = [tool_skill(hub, tool) for tool in hub.tools()]
-    by_server: dict[str, list[McpTool]] = {}
-    for tool in hub.tools():
-        by_server.setdefault(tool.server, []).append(tool)
-    domains = {status.name: status.domain for status in hub.status()}
-    taken = {tool.op for tool in hub.tools()}
-    for server, tools in by_server.items():
-        entry = server_entry_skill(server, domains[server], tools)
-        if entry.op not in taken:  # a tool literally named like the entry keeps its op
-            skills.append(entry)
-    return skills
+    op per server. Call after ``hub.start()``; :func:`attach_skills` also follows restarts."""
+    return [
+        skill
+        for server in hub.servers()
+        for _key, skill in server_skills(hub, server.name).values()
+    ]
+
+
+class _Attached:
+    """The ops one hub has in one registry, kept in step with each server's listing."""
+
+    def __init__(self, hub: McpHub, registry: Registry) -> None:
+        self.hub = hub
+        self.registry = registry
+        self.held: dict[str, dict[str, OpKey]] = {}
+
+    def sync(self, server: str) -> None:
+        wanted = server_skills(self.hub, server)
+        again = server in self.held
+        held = self.held.setdefault(server, {})
+        dropped = [op for op, key in held.items() if op not in wanted or wanted[op][0] != key]
+        for op in dropped:
+            del held[op]
+            if op in self.registry:
+                self.registry.unregister(op)
+        added = [op for op in wanted if op not in held]
+        for op in added:
+            key, skill = wanted[op]
+            self.registry.register(skill)
+            held[op] = key
+        if again and (dropped or added):
+            log.info(
+                "MCP server %r re-listed its tools: dropped %s, added %s",
+                server, ", ".join(dropped) or "none", ", ".join(added) or "none",
+            )  # fmt: skip
+
+
+def attach_skills(hub: McpHub, registry: Registry) -> Callable[[], None]:
+    """Register every server's ops in ``registry`` now, and again whenever a server lists
+    its tools afresh (a restart): ops of tools it dropped are unregistered, new ones
+    registered, changed ones replaced. Returns a function that stops following."""
+    attached = _Attached(hub, registry)
+    for server in hub.servers():
+        attached.sync(server.name)
+    return hub.on_tools_changed(attached.sync)
