@@ -4,6 +4,10 @@ Run as ``python tests/stubs/mcp_echo_server.py``. Its tools cover the cases the
 hub must handle: plain and structured results, a tool error, a call that
 outlives its timeout, a process that dies mid-call and a child process left
 behind in the server's process group.
+
+Its tool list can differ from one run to the next, as a server's does after an
+upgrade: when ``ECHO_TOOLS_FILE`` names a file, each line ``+shout`` adds the
+``shout`` tool and each line ``-name`` leaves out the tool ``name``.
 """
 
 from __future__ import annotations
@@ -75,5 +79,22 @@ def pid() -> int:
     return os.getpid()
 
 
+def shout(text: str) -> str:
+    return text.upper() + "!"
+
+
+def apply_tools_file() -> None:
+    name = os.environ.get("ECHO_TOOLS_FILE")
+    if not name or not os.path.exists(name):
+        return
+    with open(name, encoding="utf-8") as changes:
+        for line in changes.read().split():
+            if line == "+shout":
+                server.add_tool(shout, description="Return the text in capitals, exclaimed.")
+            elif line.startswith("-"):
+                server.remove_tool(line[1:])
+
+
 if __name__ == "__main__":
+    apply_tools_file()
     server.run("stdio")
