@@ -7,6 +7,13 @@ exactly the :class:`~backend.knowledge.intent_cache.IntentCache` entries a batch
 makes stale, in the same step as the index update, so a query never sees a new
 index with an old cached answer. Queries work while the first build runs; their
 answers are not cached until it finishes.
+
+A query reads the index in a worker thread while a change batch may be applied
+on the loop; an answer computed from the index before the batch must not be
+cached after the batch's invalidation has run. A generation counter moves when
+an update starts and again once its invalidation is done (or a rebuild has
+finished); a query notes it before computing and caches its answer only if it
+has not moved since.
 """
 
 from __future__ import annotations
@@ -113,6 +120,7 @@ class CodeKnowledge:
         self._apply_lock = asyncio.Lock()
         self.status = IndexStatus(str(self.root), "building")
         self.batches_applied = 0
+        self._generation = 0
 
     # -- lifecycle ------------------------------------------------------------------
 
@@ -172,6 +180,7 @@ class CodeKnowledge:
             self._publish(IndexStatus(str(self.root), "failed", error=str(exc)))
             return
         self.cache.clear()  # nothing cached while building, but a rebuild starts afresh
+        self._generation += 1  # a query that read the old tree must not cache its answer
         self._ready.set()
         seconds = time.perf_counter() - started
         self._publish(
@@ -188,6 +197,7 @@ class CodeKnowledge:
             except Exception:
                 log.exception("file change listener failed")
         async with self._apply_lock:
+            self._generation += 1  # answers computed from here on may predate the change
             if batch.bulk:
                 self.cache.clear()
                 self._ready.clear()  # answers stay uncached until the rebuild is done
@@ -200,6 +210,7 @@ class CodeKnowledge:
                 return
             change = await asyncio.to_thread(self._update, batch)
             self.cache.apply(change)
+            self._generation += 1  # read while the update ran: maybe the old index
             self.batches_applied += 1
         self._publish(IndexStatus(str(self.root), "updated", changed=len(batch)))
 
@@ -220,15 +231,23 @@ class CodeKnowledge:
     def _cacheable(self) -> bool:
         return self.ready
 
+    def _store(
+        self, intent: Intent, key: str, evidence: Evidence, generation: int, names: list[str]
+    ) -> None:
+        """Cache ``evidence`` unless the index may have changed since it was computed
+        (puts and batch application both run on the loop, so the check is exact)."""
+        if self._cacheable() and generation == self._generation:
+            self.cache.put(intent, key, evidence, files=evidence.files, names=names)
+
     async def locate(self, entity: str, text: str = "") -> Evidence:
         """Definitions of ``entity`` (``session_manager`` finds ``SessionManager``)."""
         key = entity_key(entity)
         cached = self.cache.get(Intent.LOCATE, key) if self._cacheable() else None
         if isinstance(cached, Evidence):
             return _as_cached(cached)
+        generation = self._generation
         evidence = await asyncio.to_thread(self._locate, entity, text)
-        if self._cacheable():
-            self.cache.put(Intent.LOCATE, key, evidence, files=evidence.files, names=[key])
+        self._store(Intent.LOCATE, key, evidence, generation, names=[key])
         return evidence
 
     def _locate(self, entity: str, text: str) -> Evidence:
@@ -320,9 +339,9 @@ class CodeKnowledge:
             )
         if isinstance(cached, Evidence):
             return _as_cached(cached)
+        generation = self._generation
         evidence = await asyncio.to_thread(compute, subject)
-        if self._cacheable():
-            self.cache.put(intent, key, evidence, files=evidence.files)
+        self._store(intent, key, evidence, generation, names=[])
         return evidence
 
     def _text_snippets(self, text: str, limit: int) -> list[Snippet]:

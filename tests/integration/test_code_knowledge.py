@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 import pytest
 
@@ -15,6 +17,7 @@ from backend.knowledge.code_knowledge import CodeKnowledge, IndexStatus
 from backend.knowledge.intent_cache import Intent, entity_key
 from tests.integration.test_file_watcher import git
 
+T = TypeVar("T")
 SERVICE = '''"""Accounts."""
 
 
@@ -148,6 +151,63 @@ async def test_explain_gives_source_and_expires(workspace: Path, tmp_path: Path)
         assert k.cache.stats()["EXPLAIN"]["expirations"] == 1
     finally:
         await k.aclose()
+
+
+class Paused(Generic[T]):
+    """Wraps a step that runs in a worker thread: it does its work, then waits for the
+    test to release it, so the test decides what happens in between."""
+
+    def __init__(self, step: Callable[..., T]) -> None:
+        self._step = step
+        self.computed = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, *args: Any) -> T:
+        result = self._step(*args)
+        self.computed.set()
+        if not self.release.wait(timeout=30):
+            raise AssertionError("the test never released the step")
+        return result
+
+
+async def test_an_answer_read_before_an_edit_is_not_cached_after_it(
+    knowledge: CodeKnowledge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paused = Paused(knowledge._locate)
+    monkeypatch.setattr(knowledge, "_locate", paused)
+    query = asyncio.create_task(knowledge.locate("AccountService"))
+    await asyncio.to_thread(paused.computed.wait, 30)
+    before = knowledge.batches_applied
+    (knowledge.root / "app" / "service.py").write_text("\n\n\n" + SERVICE)
+    await until(lambda: knowledge.batches_applied > before)  # invalidation has run
+    paused.release.set()
+    answered = await query
+    assert [d.line for d in answered.definitions] == [4]  # computed from the old index
+    assert knowledge.cache.peek(Intent.LOCATE, "accountservice") is None  # so never cached
+    fresh = await knowledge.locate("AccountService")
+    assert not fresh.cached and [d.line for d in fresh.definitions] == [7]
+
+
+async def test_an_answer_put_while_the_update_runs_is_not_cached(
+    knowledge: CodeKnowledge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The put lands after the index changed but before the batch's invalidation."""
+    query_step = Paused(knowledge._explain)
+    monkeypatch.setattr(knowledge, "_explain", query_step)
+    update_step = Paused(knowledge._update)
+    monkeypatch.setattr(knowledge, "_update", update_step)
+    query = asyncio.create_task(knowledge.explain("AccountService"))
+    await asyncio.to_thread(query_step.computed.wait, 30)
+    (knowledge.root / "app" / "service.py").write_text(SERVICE.replace("pass", "return None"))
+    await asyncio.to_thread(update_step.computed.wait, 30)  # the index holds the new text
+    query_step.release.set()
+    assert "pass" in (await query).snippets[0].text
+    assert knowledge.cache.peek(Intent.EXPLAIN, "accountservice") is None
+    update_step.release.set()
+    await settle(knowledge)
+    assert knowledge.cache.peek(Intent.EXPLAIN, "accountservice") is None
+    fresh = await knowledge.explain("AccountService")
+    assert not fresh.cached and "return None" in fresh.snippets[0].text
 
 
 def _rows(index: CodeIndex) -> tuple[set[tuple[str, str]], set[tuple[str, str, int]]]:
