@@ -1,8 +1,8 @@
 """``batch`` when a verb raises instead of answering with an error envelope.
 
 The Gateway turns a failing skill handler into an envelope itself; other
-``Verbs`` (a gateway subclass, a bridge to another process) may let the
-exception through. The batch still answers every item, and the one that
+``Verbs`` (a bridge to another process, a gateway with a broken hook) may let
+the exception through. The batch still answers every item, and the one that
 raised points its caller at help like any other error does.
 """
 
@@ -14,7 +14,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from backend.skills.envelopes import Envelope, ErrorCode, Meta
-from backend.skills.gateway import Gateway
 from backend.skills.gateway_batch import run_batch
 from backend.skills.models import Skill, SkillContext
 from backend.skills.registry import Registry
@@ -32,8 +31,20 @@ async def broken(_ctx: SkillContext, _p: NoParams) -> str:
     raise RuntimeError("the ledger is locked")
 
 
-class RawVerbs(Gateway):
-    """Runs handlers without wrapping their exceptions, and breaks describe on purpose."""
+class RawVerbs:
+    """Batch's verbs over a registry, running handlers without wrapping their exceptions;
+    describe is broken on purpose."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+
+    def search(
+        self, ctx: SkillContext, query: str, domain: str | None = None, limit: int = 10
+    ) -> Envelope:
+        return Envelope(op="search", ok=True, result={"hits": []}, meta=Meta(trace_id="t"))
+
+    def describe(self, ctx: SkillContext, path: str = "", level: str = "summary") -> Envelope:
+        raise LookupError(f"no help for {path!r} today")
 
     async def execute(
         self,
@@ -44,13 +55,9 @@ class RawVerbs(Gateway):
         dry_run: bool | None = None,
         idempotency_key: str | None = None,
     ) -> Envelope:
-        skill = self.registry.get(op)
-        assert skill is not None
+        skill = self.registry.require(op)
         result = await skill.handler(ctx, skill.params.model_validate(args or {}))
-        return Envelope(op=op, ok=True, result=result, meta=Meta(trace_id=ctx.trace_id))
-
-    def describe(self, ctx: SkillContext, path: str = "", level: str = "summary") -> Envelope:
-        raise LookupError(f"no help for {path!r} today")
+        return Envelope(op=op, ok=True, result=result, meta=Meta(trace_id="t"))
 
 
 def verbs() -> RawVerbs:
