@@ -205,6 +205,12 @@ def _norm(name: str) -> str:
     return name.replace("_", "").lower()
 
 
+def search_words(text: str) -> set[str]:
+    """The lower-case words full-text search matches ``text`` by (FTS5's unicode61
+    tokens: runs of letters and digits, so ``read_text`` is two words)."""
+    return set(re.findall(r"[^\W_]+", text.lower()))
+
+
 class CodeIndex:
     """Files, symbols, imports and full text of the workspace at ``root``."""
 
@@ -484,6 +490,22 @@ class CodeIndex:
                 )
             )
         return names
+
+    def words_in(self, paths: Iterable[str]) -> set[str]:
+        """:func:`search_words` of the indexed text of ``paths`` (relative)."""
+        rels = list(paths)
+        conn = self._conn()
+        words: set[str] = set()
+        for start in range(0, len(rels), 500):
+            chunk = rels[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for (body,) in conn.execute(
+                "SELECT c.body FROM contents c JOIN files f ON f.id = c.rowid "
+                f"WHERE f.path IN ({marks})",
+                chunk,
+            ):
+                words |= search_words(str(body))
+        return words
 
     def reader(self) -> sqlite3.Connection:
         """This thread's connection, for read-only queries over the index's tables."""

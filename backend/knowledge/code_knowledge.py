@@ -24,12 +24,13 @@ import hashlib
 import logging
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from backend.knowledge.code_index import CodeIndex, SymbolHit, TextHit
+from backend.knowledge.code_index import CodeIndex, SymbolHit, TextHit, search_words
+from backend.knowledge.code_patterns import concept_terms
 from backend.knowledge.file_watcher import ChangeBatch, FileWatcher, FileWatcherError
 from backend.knowledge.intent_cache import (
     Change,
@@ -224,6 +225,7 @@ class CodeKnowledge:
             paths=frozenset(paths),
             added_or_removed=batch.created | batch.deleted,
             names=frozenset(before | after),
+            words=frozenset(self.index.words_in(batch.created | batch.modified)),
         )
 
     # -- queries ------------------------------------------------------------------------
@@ -232,12 +234,29 @@ class CodeKnowledge:
         return self.ready
 
     def _store(
-        self, intent: Intent, key: str, evidence: Evidence, generation: int, names: list[str]
+        self,
+        intent: Intent,
+        key: str,
+        evidence: Evidence,
+        generation: int,
+        *,
+        names: Iterable[str],
+        terms: Iterable[str],
     ) -> None:
         """Cache ``evidence`` unless the index may have changed since it was computed
-        (puts and batch application both run on the loop, so the check is exact)."""
+        (puts and batch application both run on the loop, so the check is exact).
+        ``names`` and ``terms``: the symbols it looked up and the words it searched the
+        text for; a changed file that defines or mentions them may change the answer."""
         if self._cacheable() and generation == self._generation:
-            self.cache.put(intent, key, evidence, files=evidence.files, names=names)
+            self.cache.put(
+                intent,
+                key,
+                evidence,
+                files=evidence.files,
+                names=names,
+                terms=terms,
+                empty=not (evidence.definitions or evidence.snippets),
+            )
 
     async def locate(self, entity: str, text: str = "") -> Evidence:
         """Definitions of ``entity`` (``session_manager`` finds ``SessionManager``)."""
@@ -247,7 +266,9 @@ class CodeKnowledge:
             return _as_cached(cached)
         generation = self._generation
         evidence = await asyncio.to_thread(self._locate, entity, text)
-        self._store(Intent.LOCATE, key, evidence, generation, names=[key])
+        # Without a definition the answer is a text search for the name's words.
+        terms = () if evidence.definitions else search_words(entity.replace("_", " "))
+        self._store(Intent.LOCATE, key, evidence, generation, names=[key], terms=terms)
         return evidence
 
     def _locate(self, entity: str, text: str) -> Evidence:
@@ -272,7 +293,9 @@ class CodeKnowledge:
 
     async def explain(self, subject: str) -> Evidence:
         """The subject's definitions with their source, and where else it appears."""
-        return await self._cached(Intent.EXPLAIN, entity_key(subject), subject, self._explain)
+        key = entity_key(subject)
+        terms = search_words(subject.replace("_", " "))
+        return await self._cached(Intent.EXPLAIN, key, subject, self._explain, [key], terms)
 
     def _explain(self, subject: str) -> Evidence:
         hits = self.index.locate(subject, limit=5)
@@ -293,11 +316,11 @@ class CodeKnowledge:
 
     async def patterns(self, concept: str) -> Evidence:
         """Ranked places in the code that show how ``concept`` is done."""
-        return await self._cached(Intent.PATTERN, concept_key(concept), concept, self._patterns)
+        terms = set().union(*(search_words(t) for t in concept_terms(concept)))
+        key = concept_key(concept)
+        return await self._cached(Intent.PATTERN, key, concept, self._patterns, [], terms)
 
     def _patterns(self, concept: str) -> Evidence:
-        from backend.knowledge.code_patterns import concept_terms
-
         snippets: list[Snippet] = []
         seen: set[str] = set()
         for term in concept_terms(concept):
@@ -315,7 +338,8 @@ class CodeKnowledge:
 
     async def general(self, query: str) -> Evidence:
         """Full-text matches for a free-form question."""
-        return await self._cached(Intent.GENERAL, query_key(query), query, self._general)
+        key = query_key(query)
+        return await self._cached(Intent.GENERAL, key, query, self._general, [], search_words(key))
 
     def _general(self, query: str) -> Evidence:
         words = query_key(query)
@@ -327,8 +351,14 @@ class CodeKnowledge:
             complete=self.ready,
         )
 
-    async def _cached(
-        self, intent: Intent, key: str, subject: str, compute: Callable[[str], Evidence]
+    async def _cached(  # noqa: PLR0917 - the intent's key, query and what it depends on
+        self,
+        intent: Intent,
+        key: str,
+        subject: str,
+        compute: Callable[[str], Evidence],
+        names: Iterable[str],
+        terms: Iterable[str],
     ) -> Evidence:
         cached = None
         if self._cacheable():
@@ -341,7 +371,7 @@ class CodeKnowledge:
             return _as_cached(cached)
         generation = self._generation
         evidence = await asyncio.to_thread(compute, subject)
-        self._store(intent, key, evidence, generation, names=[])
+        self._store(intent, key, evidence, generation, names=names, terms=terms)
         return evidence
 
     def _text_snippets(self, text: str, limit: int) -> list[Snippet]:

@@ -15,9 +15,15 @@ EXPLAIN    subject                 a file in the result changes, or 30 min TTL
 GENERAL    normalised query        15 min TTL, or a file in the result changes
 =========  ======================  ==============================================
 
-GENERAL also drops on a change to its files (the seed gives it a TTL only),
-because a cached answer quoting a file that has since changed is stale, and
-Sylk's caches are never stale.
+Two rules apply to every intent on top of the table, because an answer can go
+stale through a file it never mentioned: an entry is dropped when a changed
+file now holds one of the words it searched for or defines one of the names it
+looked up (an edit that adds the subject), and an empty answer ("nothing
+found") is dropped on any content change at all, since it cannot say which
+file would have to change for something to be found. GENERAL also drops on a
+change to its files (the seed gives it a TTL only), because a cached answer
+quoting a file that has since changed is stale, and Sylk's caches are never
+stale.
 """
 
 from __future__ import annotations
@@ -108,6 +114,8 @@ class CacheEntry:
     files: frozenset[str]  # workspace-relative paths the answer drew on
     names: frozenset[str]  # entity keys whose definitions the answer depends on
     created_at: float
+    terms: frozenset[str] = frozenset()  # words it searched the text for
+    empty: bool = False  # nothing was found
     hits: int = 0
 
     @property
@@ -146,6 +154,7 @@ class Change:
     paths: frozenset[str]
     added_or_removed: frozenset[str] = frozenset()
     names: frozenset[str] = frozenset()  # entity keys defined in the changed files, before or after
+    words: frozenset[str] = frozenset()  # search words of the changed files' new text
     everything: bool = False  # a bulk change: drop every entry
 
 
@@ -210,8 +219,21 @@ class IntentCache:
         *,
         files: Iterable[str] = (),
         names: Iterable[str] = (),
+        terms: Iterable[str] = (),
+        empty: bool = False,
     ) -> None:
-        entry = CacheEntry(intent, key, value, frozenset(files), frozenset(names), self._clock())
+        """Cache ``value``: ``files`` it quotes, entity ``names`` it looked up, search
+        ``terms`` it looked for, and whether it is ``empty`` (nothing found)."""
+        entry = CacheEntry(
+            intent,
+            key,
+            value,
+            frozenset(files),
+            frozenset(names),
+            self._clock(),
+            terms=frozenset(terms),
+            empty=empty,
+        )
         with self._lock:
             entries = self._stores[intent].entries
             entries.pop(key, None)
@@ -241,10 +263,10 @@ class IntentCache:
 
     @staticmethod
     def _stale(entry: CacheEntry, change: Change) -> bool:
-        if entry.files & change.paths:
+        if entry.files & change.paths or (entry.empty and change.paths):
             return True
-        if entry.intent is Intent.LOCATE:
-            return bool(entry.names & change.names)
+        if entry.names & change.names or entry.terms & change.words:
+            return True
         if entry.intent is Intent.PATTERN and change.added_or_removed:
             touched = {posixpath.dirname(p) for p in change.added_or_removed}
             return bool(touched & entry.dirs) or not entry.files

@@ -13,8 +13,8 @@ from typing import Any, Generic, TypeVar
 import pytest
 
 from backend.knowledge.code_index import CodeIndex
-from backend.knowledge.code_knowledge import CodeKnowledge, IndexStatus
-from backend.knowledge.intent_cache import Intent, entity_key
+from backend.knowledge.code_knowledge import CodeKnowledge, Evidence, IndexStatus
+from backend.knowledge.intent_cache import Intent, concept_key, entity_key, query_key
 from tests.integration.test_file_watcher import git
 
 T = TypeVar("T")
@@ -151,6 +151,68 @@ async def test_explain_gives_source_and_expires(workspace: Path, tmp_path: Path)
         assert k.cache.stats()["EXPLAIN"]["expirations"] == 1
     finally:
         await k.aclose()
+
+
+ZEBRA = '''
+
+class Zebra:
+    """Zebra stripes."""
+
+    def retry(self) -> None:
+        """Retry with backoff."""
+'''
+
+
+async def test_an_edit_that_adds_the_subject_drops_nothing_found_answers(
+    knowledge: CodeKnowledge,
+) -> None:
+    keys = {
+        Intent.LOCATE: entity_key("Zebra"),
+        Intent.EXPLAIN: entity_key("Zebra"),
+        Intent.PATTERN: concept_key("retry backoff"),
+        Intent.GENERAL: query_key("list the zebra stripes"),
+    }
+
+    async def ask_all() -> list[Evidence]:
+        return [
+            await knowledge.locate("Zebra"),
+            await knowledge.explain("Zebra"),
+            await knowledge.patterns("retry backoff"),
+            await knowledge.general("list the zebra stripes"),
+        ]
+
+    assert all(not (e.definitions or e.snippets) for e in await ask_all())
+    assert all(knowledge.cache.peek(i, k) is not None for i, k in keys.items())
+    # An edit to an existing file (no file added, none of the answers quoted it).
+    service = knowledge.root / "app" / "service.py"
+    service.write_text(SERVICE + ZEBRA)
+    await until(lambda: all(knowledge.cache.peek(i, k) is None for i, k in keys.items()))
+    located, explained, patterns, general = await ask_all()
+    assert not any(e.cached for e in (located, explained, patterns, general))
+    assert [(d.path, d.line) for d in located.definitions] == [("app/service.py", 13)]
+    assert explained.definitions and "Zebra stripes" in explained.snippets[0].text
+    assert {s.path for s in patterns.snippets} == {"app/service.py"}
+    assert {s.path for s in general.snippets} == {"app/service.py"}
+
+
+async def test_a_mention_in_another_file_drops_the_answers_that_searched_for_it(
+    knowledge: CodeKnowledge,
+) -> None:
+    await knowledge.explain("AccountService")
+    await knowledge.patterns("account service")
+    await knowledge.locate("AccountService")
+    main = knowledge.root / "web" / "main.ts"
+    main.write_text("export class Widget {}\nexport function draw() { return 1 }\n")
+    await settle(knowledge)  # an edit that mentions neither keeps every answer
+    assert knowledge.cache.peek(Intent.EXPLAIN, "accountservice") is not None
+    assert knowledge.cache.peek(Intent.PATTERN, concept_key("account service")) is not None
+    main.write_text("// opens an account through AccountService\nexport class Widget {}\n")
+    await until(lambda: knowledge.cache.peek(Intent.EXPLAIN, "accountservice") is None)
+    assert knowledge.cache.peek(Intent.PATTERN, concept_key("account service")) is None
+    # A location with definitions depends on definitions only: a mention keeps it.
+    assert knowledge.cache.peek(Intent.LOCATE, "accountservice") is not None
+    explained = await knowledge.explain("AccountService")
+    assert "web/main.ts" in {s.path for s in explained.snippets}
 
 
 class Paused(Generic[T]):

@@ -45,3 +45,25 @@ def test_ttls_and_invalidation_rules() -> None:
     assert cache.apply(Change(frozenset({"lib/other.py"}), names=frozenset({"engine"}))) == 1
     assert len(cache) == 0
     assert cache.stats()["LOCATE"]["invalidations"] == 1
+
+
+def test_an_entry_drops_when_a_changed_file_mentions_or_defines_its_subject() -> None:
+    cache = IntentCache()
+    cache.put(Intent.EXPLAIN, "ledger", "e", files=["a.py"], names=["ledger"], terms=["ledger"])
+    cache.put(Intent.PATTERN, "retri", "p", files=["lib/net.py"], terms=["retry", "backoff"])
+    cache.put(Intent.GENERAL, "stripe zebra", "g", files=["z.py"], terms=["stripe", "zebra"])
+    # A change elsewhere that neither mentions nor defines any of them keeps all three.
+    assert cache.apply(Change(frozenset({"b.py"}), words=frozenset({"unrelated"}))) == 0
+    assert cache.apply(Change(frozenset({"b.py"}), names=frozenset({"ledger"}))) == 1
+    assert cache.apply(Change(frozenset({"c/d.py"}), words=frozenset({"backoff", "x"}))) == 1
+    assert cache.apply(Change(frozenset({"e.py"}), words=frozenset({"zebra"}))) == 1
+    assert len(cache) == 0
+
+
+def test_an_empty_answer_drops_on_any_content_change() -> None:
+    cache = IntentCache()
+    for intent in Intent:
+        cache.put(intent, "nothing", "no match", empty=True)
+    cache.put(Intent.LOCATE, "engine", "found", files=["engine.py"], names=["engine"])
+    assert cache.apply(Change(frozenset({"docs/notes.md"}))) == len(Intent)
+    assert cache.get(Intent.LOCATE, "engine") == "found"
