@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -47,12 +47,13 @@ from backend.guide.router import Router
 from backend.guide.routing import AGENT_TARGETS, RouteDecision
 from backend.guide.status import render_status
 from backend.knowledge.archive import Archive
+from backend.knowledge.chronicle_models import Category
 from backend.knowledge.code_knowledge import CodeKnowledge
 from backend.llm.accounting import UsageSummary, summarise
 from backend.llm.offline import offline_answer
 from backend.mcp.client import McpHub
 from backend.mcp.session_skills import session_skills
-from backend.mcp.skills import attach_skills
+from backend.mcp.skills import to_skills
 from backend.messages import Message, MessageType
 from backend.questions import Prompter
 from backend.redaction import Redactor
@@ -66,6 +67,7 @@ from backend.sessions.models import (
 )
 from backend.skills.builtin import build_gateway
 from backend.skills.builtin_guide import GuideWiring
+from backend.skills.hooks_agents import Consultation, consultation_logging
 from backend.skills.hooks_builtin import (
     FileTouch,
     file_tracking,
@@ -138,6 +140,7 @@ class Engine:
         self.gateway.registry.register_all(session_skills(self.archive))
         self.gateway.hooks.install(session_context_injection(self._session_brief))
         self.gateway.hooks.install(file_tracking(self._track_file))
+        self.gateway.hooks.install(consultation_logging(self._log_consultation))
         self.gateway.hooks.install(result_logging(log, redactor=self.redactor))
         self._background: set[asyncio.Task[Any]] = set()
         self.mcp = McpHub(self.settings.mcp_servers, cwd=config.workspace)
@@ -200,15 +203,31 @@ class Engine:
             files = ctx.created_files if touch.operation == "created" else ctx.modified_files
             files[touch.path] = FileRecord(path=touch.path, source=touch.op)
 
-        loop = asyncio.get_running_loop()
         chronicle = self.knowledge.chronicle
-        for job in (
-            self.update_context(touch.session_id, note),
+        self._spawn(self.update_context(touch.session_id, note), "sylk-file-tracking")
+        self._spawn(
             chronicle.record_file(touch.session_id, touch.path, touch.operation, agent=touch.agent),
-        ):
-            task = loop.create_task(job, name="sylk-file-tracking")
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
+            "sylk-file-tracking",
+        )
+
+    def _log_consultation(self, asked: Consultation) -> None:
+        """Post-tool hook: the Engineer consulted another agent; note it on the timeline."""
+        found = "answered from its store" if asked.answered else "had nothing stored"
+        entry = self.knowledge.chronicle.store(
+            asked.session_id,
+            Category.TIMELINE,
+            f"Consulted the {asked.consulted}: {asked.question} ({found})",
+            title=f"consulted {asked.consulted}",
+            agent=asked.agent,
+            data={"consulted": asked.consulted, "answered": asked.answered},
+        )
+        self._spawn(entry, "sylk-consultation-log")
+
+    def _spawn(self, job: Coroutine[Any, Any, Any], name: str) -> None:
+        """Run hook side work in the background; close waits for it, nothing is lost."""
+        task = asyncio.get_running_loop().create_task(job, name=name)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def start_tools(self) -> None:
         """Start the configured MCP servers once and register their tools as hidden ops."""
@@ -216,7 +235,7 @@ class Engine:
             return
         self._mcp_started = True
         await self.mcp.start()
-        attach_skills(self.mcp, self.gateway.registry)  # and again after a server restarts
+        self.gateway.registry.register_all(to_skills(self.mcp))
 
     async def start_indexing(self, session_id: str | None = None) -> CodeKnowledge:
         """Index the session's workspace (the active one's by default) in the background."""
@@ -439,8 +458,10 @@ class Engine:
             return [entry, await self._notice(session_id, str(exc), error=type(exc).__name__)]
         return [entry, await self._notice(session_id, answer, preformatted=tabular)]
 
-    async def route(self, text: str) -> RouteDecision:
-        """The Guide's decision for ``text``, without carrying it out."""
+    async def route(self, text: str, target: str | None = None) -> RouteDecision:
+        """The Guide's decision for ``text`` (sent to ``target`` if named), not carried out."""
+        if target:
+            text = f"@{target.strip().lstrip('@')} {text}"
         return await self.guide.route(text)
 
     async def _record_input(

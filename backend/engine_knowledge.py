@@ -14,6 +14,7 @@ from pathlib import Path
 from backend.agents.knowledge_desk import KnowledgeDesk, Question
 from backend.config import SylkConfig
 from backend.events import EventStream, IndexProgress
+from backend.guide.patterns import classify
 from backend.knowledge.archive import Archive
 from backend.knowledge.chronicle import Chronicle
 from backend.knowledge.chronicle_answer import answer_history
@@ -59,8 +60,33 @@ class EngineKnowledge:
 
     def wiring(self) -> KnowledgeWiring:
         return KnowledgeWiring(
-            code=self.code, chronicle=self.chronicle, library=self.library, tools=self.tools
+            code=self.code,
+            chronicle=self.chronicle,
+            library=self.library,
+            tools=self.tools,
+            consult=self.consult,
         )
+
+    async def consult(
+        self, agent: str, session_id: str, workspace: Path, question: str
+    ) -> str | None:
+        """``agent``'s answer to another agent's question, from its stores alone.
+
+        The question is classified as the Guide would classify it; its intent is
+        used only when the Guide would send it to this very agent (a Librarian
+        asked a history question answers it as a general code question).
+        """
+        seen = classify(question)
+        own = seen.target.value == agent
+        q = Question(
+            session_id=session_id,
+            workspace=workspace,
+            text=question,
+            intent=seen.intent if own else None,
+            subject=seen.subject,
+            time_scope=seen.time_scope if own else None,
+        )
+        return await self.desk.answer(agent, q, offline=True)
 
     async def index(self, workspace: Path) -> CodeKnowledge:
         """The workspace's code knowledge; its first build runs in the background."""

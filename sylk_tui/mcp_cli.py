@@ -26,6 +26,17 @@ def add_parser(commands: Any, common: Common) -> None:
     serve.add_argument(
         "--allow-write", action="store_true", help="let the client run ops that change things"
     )
+    serve.add_argument(
+        "--session",
+        metavar="ID|NAME",
+        help="act within this existing session: its workspace and its private chronicle "
+        "(default: a fresh session of the client's own)",
+    )
+    serve.add_argument(
+        "--cross-session",
+        action="store_true",
+        help="let the client read every session's history, not only its own and promoted entries",
+    )
 
 
 def run(args: argparse.Namespace, make_engine: Callable[[argparse.Namespace], Engine]) -> int:
@@ -34,7 +45,12 @@ def run(args: argparse.Namespace, make_engine: Callable[[argparse.Namespace], En
     async def body() -> int:
         engine = make_engine(args)
         try:
-            await serve_engine(engine, can_write=args.allow_write)
+            await serve_engine(
+                engine,
+                can_write=args.allow_write,
+                session=args.session,
+                cross_session=args.cross_session,
+            )
         finally:
             await engine.aclose()
         return 0

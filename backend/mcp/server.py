@@ -4,19 +4,26 @@ Any MCP client (an IDE, another agent) sees four tools - ``search``,
 ``describe``, ``execute``, ``batch`` - which call the skill gateway, and the
 resources of every :class:`ResourceProvider`: sessions and transcripts, and
 whatever skill owners register as registry resources. One client connection is
-one caller: its context (session id, write permission) is fixed when the server
-is built, so ops unveiled by guidance stay unveiled for that client.
-``sylk mcp serve`` runs :func:`serve_engine` on an open Engine.
+one caller: its context (session id, workspace, scopes, write permission) is
+fixed when the server is built, so ops unveiled by guidance stay unveiled for
+that client. By default the caller is a fresh session of its own; bound to an
+existing session it acts in that session's workspace and private chronicle;
+the cross-session scope lets it read every session's history (what it stores
+still lands in its own session).
+A few prompts (:mod:`backend.mcp.prompts`) package what Sylk knows as ready
+requests. ``sylk mcp serve`` runs :func:`serve_engine` on an open Engine.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import inspect
 import json
 import logging
 import uuid
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import mcp_types
@@ -36,8 +43,10 @@ from backend.mcp.ports import (
     ResourceProvider,
     SearchArgs,
 )
+from backend.mcp.prompts import PromptError, SylkPrompts
 from backend.mcp.registry_resources import RegistryResources
 from backend.mcp.session_resources import SessionResources
+from backend.skills.builtin_archivalist import CROSS_SCOPE
 from backend.skills.envelopes import Envelope, new_trace_id
 from backend.skills.gateway import Gateway
 from backend.skills.models import SkillContext
@@ -52,8 +61,10 @@ INSTRUCTIONS = (
     "Sylk's operations are not listed one by one. Use `search` to find ops by what they "
     "do, `describe` to read an op's parameters, then `execute` it (or `batch` several). "
     "Results may carry guidance naming a next op. Sessions and their transcripts are "
-    "resources under sylk://sessions, best-practice fragments under sylk://library, other "
-    "indexed content under sylk://ops."
+    "resources under sylk://sessions, best-practice fragments under sylk://library (read "
+    "sylk://library/match?query=...&maxTokens=... for the ones matching a query), other "
+    "indexed content under sylk://ops. The prompts best-practice, where-is and briefing "
+    "come filled with what Sylk knows."
 )
 
 Verb = Callable[[GatewayPort, SkillContext, Any], Any]
@@ -157,10 +168,12 @@ class SylkMcpServer:
         gateway: GatewayPort,
         context: SkillContext,
         providers: Sequence[ResourceProvider] = (),
+        prompts: SylkPrompts | None = None,
     ) -> None:
         self.gateway = gateway
         self.context = context
         self.providers = list(providers)
+        self.prompts = prompts
 
     def build(self) -> Server[Any]:
         schemas = {tool.name: tool.input_schema for tool in verb_tools()}
@@ -175,6 +188,8 @@ class SylkMcpServer:
             on_list_resources=self._list_resources,
             on_list_resource_templates=self._list_templates,
             on_read_resource=self._read_resource,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
         )
 
     async def _list_tools(
@@ -226,13 +241,33 @@ class SylkMcpServer:
     ) -> mcp_types.ReadResourceResult:
         uri = str(params.uri)
         for provider in self.providers:
-            body = await provider.read(uri)
+            try:
+                body = await provider.read(uri)
+            except SylkError as exc:  # bad template parameters and the like
+                raise MCPError(mcp_types.INVALID_PARAMS, str(exc), {"uri": uri}) from None
             if body is not None:
                 contents = mcp_types.TextResourceContents(
                     uri=uri, text=body.text, mime_type=body.mime_type
                 )
                 return mcp_types.ReadResourceResult(contents=[contents])
         raise MCPError(mcp_types.INVALID_PARAMS, f"no resource {uri!r}", {"uri": uri})
+
+    async def _list_prompts(
+        self, _ctx: ServerRequestContext[Any], _params: mcp_types.PaginatedRequestParams | None
+    ) -> mcp_types.ListPromptsResult:
+        prompts = await asyncio.to_thread(self.prompts.prompts) if self.prompts else []
+        return mcp_types.ListPromptsResult(prompts=prompts)
+
+    async def _get_prompt(
+        self, _ctx: ServerRequestContext[Any], params: mcp_types.GetPromptRequestParams
+    ) -> mcp_types.GetPromptResult:
+        if self.prompts is None:
+            raise MCPError(mcp_types.INVALID_PARAMS, f"no prompt named {params.name!r}")
+        try:
+            return await self.prompts.get(params.name, params.arguments)
+        except PromptError as exc:
+            data = {"prompt": exc.prompt, "argument": exc.argument}
+            raise MCPError(mcp_types.INVALID_PARAMS, str(exc), data) from None
 
 
 async def serve_stdio(server: Server[Any]) -> None:
@@ -241,15 +276,42 @@ async def serve_stdio(server: Server[Any]) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-async def serve_engine(
-    engine: Engine, *, gateway: Gateway | None = None, can_write: bool = False
-) -> None:
-    """Serve ``engine`` over stdio until the client closes stdin."""
-    context = SkillContext(
-        session_id=f"mcp-{uuid.uuid4().hex[:12]}",
+def caller_context(
+    engine: Engine,
+    *,
+    session: str | None = None,
+    cross_session: bool = False,
+    can_write: bool = False,
+) -> SkillContext:
+    """Who the client is: a fresh session of its own, or the session ``session`` names
+    (id, unique id prefix, name or number; SessionNotFoundError or
+    AmbiguousSessionError otherwise), acting in that session's workspace."""
+    if session is None:
+        session_id, workspace = f"mcp-{uuid.uuid4().hex[:12]}", engine.config.workspace
+    else:
+        bound = engine.get_session(session)
+        session_id, workspace = bound.id, Path(bound.workspace)
+    return SkillContext(
+        session_id=session_id,
         agent="mcp-client",
-        workspace=engine.config.workspace,
+        workspace=workspace,
+        scopes=frozenset({CROSS_SCOPE}) if cross_session else frozenset(),
         can_write=can_write,
+    )
+
+
+async def serve_engine(
+    engine: Engine,
+    *,
+    gateway: Gateway | None = None,
+    can_write: bool = False,
+    session: str | None = None,
+    cross_session: bool = False,
+) -> None:
+    """Serve ``engine`` over stdio until the client closes stdin; see :func:`caller_context`
+    for ``session`` and ``cross_session``."""
+    context = caller_context(
+        engine, session=session, cross_session=cross_session, can_write=can_write
     )
     if gateway is None:
         await engine.start_tools()  # configured MCP servers' tools join as hidden ops
@@ -259,4 +321,5 @@ async def serve_engine(
         LibraryResources(engine.knowledge.library),
         RegistryResources(gateway, context),
     ]
-    await serve_stdio(SylkMcpServer(gateway, context, providers).build())
+    prompts = SylkPrompts(gateway, context, engine.knowledge.library)
+    await serve_stdio(SylkMcpServer(gateway, context, providers, prompts).build())

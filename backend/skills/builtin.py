@@ -25,7 +25,7 @@ from backend.knowledge.tool_discovery import ToolDiscovery
 from backend.skills.builtin_academic import academic_skills
 from backend.skills.builtin_archivalist import archivalist_skills
 from backend.skills.builtin_discovery import discovery_skills
-from backend.skills.builtin_engineer import engineer_skills
+from backend.skills.builtin_engineer import Consult, engineer_skills
 from backend.skills.builtin_guide import GuideWiring, guide_skills
 from backend.skills.builtin_librarian import librarian_skills
 from backend.skills.builtin_teams import (
@@ -37,6 +37,7 @@ from backend.skills.builtin_teams import (
 from backend.skills.contextual import ContextTracker
 from backend.skills.gateway import Gateway
 from backend.skills.hooks import HookRegistry
+from backend.skills.library_resources import attach_library
 from backend.skills.models import Skill, SkillContext
 from backend.skills.registry import Registry
 
@@ -75,6 +76,7 @@ class KnowledgeWiring:
     chronicle: Any | None = None  # the Archivalist's chronicle
     library: FragmentLibrary | None = None  # the Academic's fragment library
     tools: ToolDiscovery | None = None  # dynamic tool discovery (linters, tests, ...)
+    consult: Consult | None = None  # an agent's answer from its stores, for the Engineer
 
 
 def builtin_skills(
@@ -87,7 +89,7 @@ def builtin_skills(
         *guide_skills(registry, wiring),
         *architect_skills(),
         *orchestrator_skills(),
-        *engineer_skills(),
+        *engineer_skills(knowledge.consult),
         *librarian_skills(knowledge.code),
         *archivalist_skills(knowledge.chronicle),
         *academic_skills(knowledge.library),
@@ -138,6 +140,10 @@ def build_gateway(
     hooks: HookRegistry | None = None,
     window: int = 3,
 ) -> Gateway:
-    """A gateway over a fresh registry holding every builtin, with a context tracker."""
+    """A gateway over a fresh registry holding every builtin, with a context tracker;
+    the library's fragments, if one is given, become searchable resources."""
     registry = register_builtins(wiring=wiring, knowledge=knowledge)
-    return Gateway(registry, hooks, context_tracker=ContextTracker(registry, window=window))
+    gateway = Gateway(registry, hooks, context_tracker=ContextTracker(registry, window=window))
+    if knowledge is not None and knowledge.library is not None:
+        attach_library(gateway, knowledge.library)
+    return gateway

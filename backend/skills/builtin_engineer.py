@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field
@@ -9,10 +11,12 @@ from pydantic import Field
 from backend.skills import workspace_read_ops as reads
 from backend.skills import workspace_write_ops as writes
 from backend.skills.builtin_base import CONTEXTUAL, CORE, WRITE, Params, declare
+from backend.skills.handlers import not_available
 from backend.skills.models import Guidance, Policy, Skill, SkillContext, SkillResult
 
 AGENT = "engineer"
 ORCHESTRATOR = "the Orchestrator (DAG execution and task hand-off)"
+UNWIRED = "which the engine has not wired into the skill registry yet"
 
 
 class TaskParams(Params):
@@ -49,19 +53,35 @@ _CONSULT: dict[str, list[tuple[str, str]]] = {
 }
 
 
-def _consult(agent: str) -> Any:
+Consult = Callable[[str, str, Path, str], Awaitable[str | None]]
+"""(agent, session_id, workspace, question) -> that agent's answer from its stores."""
+
+
+def _consult(agent: str, consult: Consult | None) -> Any:
+    if consult is None:
+        return not_available(
+            f"engineer.consult.{agent}", "the engine's knowledge services", status=UNWIRED
+        )
+
     async def handler(ctx: SkillContext, p: ConsultParams) -> SkillResult:
+        answer = await consult(agent, ctx.session_id, ctx.workspace, p.question)
+        found = answer is not None
         return SkillResult(
-            result={"consult": agent, "question": p.question,
-                    "how": f"the {agent.title()} answers through the ops in guidance"},
+            result={
+                "consulted": agent,
+                "question": p.question,
+                "answered": found,
+                "answer": answer if found else f"The {agent} has nothing stored on this.",
+            },
+            # The answer comes from the agent's store; these ops dig further.
             guidance=[Guidance(op=op, prose=prose) for op, prose in _CONSULT[agent]],
-        )  # fmt: skip
+        )
 
     handler.__name__ = f"consult_{agent}"
     return handler
 
 
-def engineer_skills() -> list[Skill]:
+def engineer_skills(consult: Consult | None = None) -> list[Skill]:
     return [
         declare(
             "engineer.file.read", AGENT, "Read a file's contents, optionally a line range.",
@@ -135,7 +155,7 @@ def engineer_skills() -> list[Skill]:
         declare(
             "engineer.consult.librarian", AGENT,
             "Query codebase context from the Librarian: where is, how does, existing code.",
-            ConsultParams, _consult("librarian"), tier=CONTEXTUAL,
+            ConsultParams, _consult("librarian", consult), tier=CONTEXTUAL,
             triggers=(r"\bwhere\b", r"\bhow does\b", r"\bfind\b", r"\bexisting\b", r"\bpattern"),
             tags=("consult", "librarian", "codebase", "where is", "find"),
             examples=[("where is auth handled", {"question": "where is auth handled?"})],
@@ -143,7 +163,7 @@ def engineer_skills() -> list[Skill]:
         declare(
             "engineer.consult.archivalist", AGENT,
             "Query historical context from the Archivalist: what was done before.",
-            ConsultParams, _consult("archivalist"), tier=CONTEXTUAL,
+            ConsultParams, _consult("archivalist", consult), tier=CONTEXTUAL,
             triggers=(r"\bbefore\b", r"\blast time\b", r"\bprevious", r"\bhistory\b", r"did we"),
             tags=("consult", "archivalist", "history", "previously"),
             examples=[("did we try this", {"question": "did we try caching before?"})],
@@ -151,7 +171,7 @@ def engineer_skills() -> list[Skill]:
         declare(
             "engineer.consult.academic", AGENT,
             "Query research from the Academic: best practice and recommended approaches.",
-            ConsultParams, _consult("academic"), tier=CONTEXTUAL,
+            ConsultParams, _consult("academic", consult), tier=CONTEXTUAL,
             triggers=(r"best practice", r"\brecommend", r"\bshould\b", r"\bstandard\b"),
             tags=("consult", "academic", "best practice", "research"),
             examples=[("recommended retry policy", {"question": "how should we retry?"})],

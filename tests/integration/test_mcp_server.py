@@ -100,6 +100,7 @@ async def test_sylk_mcp_serve_end_to_end(data_dir: Path, workspace: Path) -> Non
         assert [t.uri_template for t in templates] == [
             "sylk://sessions/{session_id}/transcript",
             "sylk://library/{category}/{id}",
+            "sylk://library/match{?query,category,maxTokens,mode}",
         ]
 
         # The Librarian answers from the workspace's code index.

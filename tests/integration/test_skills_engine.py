@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from backend.config import load_config
 from backend.engine import Engine, EngineConfig
@@ -96,3 +97,50 @@ async def test_files_an_agent_writes_land_in_the_session_context(
                         ("engineer", "I wrote notes/todo.md.")]  # fmt: skip
     finally:
         await engine.aclose()
+
+
+async def test_the_engineer_consults_the_knowledge_agents_and_it_is_logged(
+    engine: Engine, workspace: Path
+) -> None:
+    from backend.knowledge.chronicle_models import Category, ChronicleQuery
+    from backend.skills.builtin import agent_context
+
+    (workspace / "billing").mkdir()
+    (workspace / "billing" / "ledger.py").write_text(
+        "import os\n\n\nclass InvoiceLedger:\n    pass\n"
+    )
+    session = await engine.ensure_session()
+    await engine.start_indexing(session.id)
+    await engine.knowledge.chronicle.store(
+        session.id, Category.DECISION, "Invoices stay in SQLite; no Postgres until 10k users.",
+        title="invoice storage",
+    )  # fmt: skip
+    ctx = agent_context("engineer", session.id, workspace)
+
+    async def consult(agent: str, question: str) -> dict[str, Any]:
+        env = await engine.gateway.execute(ctx, f"engineer.consult.{agent}", {"question": question})
+        assert env.ok, env.error
+        assert isinstance(env.result, dict)
+        return env.result
+
+    where = await consult("librarian", "where is InvoiceLedger defined?")
+    assert where["answered"] and "billing/ledger.py:4" in where["answer"]
+    decided = await consult("archivalist", "what did we decide about invoice storage?")
+    assert "no Postgres until 10k users" in decided["answer"]
+    advice = await consult("academic", "best practices for retries with backoff")
+    assert "sylk://library/errors/retries-backoff" in advice["answer"]
+
+    await engine.aclose()  # waits for the hooks' background writes
+    reopened = Engine(EngineConfig(data_dir=engine.config.data_dir, workspace=workspace))
+    try:
+        timeline = await reopened.knowledge.chronicle.query(
+            session.id, ChronicleQuery(categories=[Category.TIMELINE])
+        )
+        logged = sorted(e.content for e in timeline)
+        assert len(logged) == 3 and all(e.agent == "engineer" for e in timeline)
+        assert any(
+            line.startswith("Consulted the librarian: where is InvoiceLedger") for line in logged
+        )
+    finally:
+        await reopened.aclose()
+
