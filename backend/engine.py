@@ -53,7 +53,7 @@ from backend.llm.accounting import UsageSummary, summarise
 from backend.llm.offline import offline_answer
 from backend.mcp.client import McpHub
 from backend.mcp.session_skills import session_skills
-from backend.mcp.skills import to_skills
+from backend.mcp.skills import attach_skills
 from backend.messages import Message, MessageType
 from backend.questions import Prompter
 from backend.redaction import Redactor
@@ -235,7 +235,7 @@ class Engine:
             return
         self._mcp_started = True
         await self.mcp.start()
-        self.gateway.registry.register_all(to_skills(self.mcp))
+        attach_skills(self.mcp, self.gateway.registry)  # and again after a server restarts
 
     async def start_indexing(self, session_id: str | None = None) -> CodeKnowledge:
         """Index the session's workspace (the active one's by default) in the background."""
