@@ -195,7 +195,7 @@ def academic_skills(library: FragmentLibrary | None = None) -> list[Skill]:
         _acad("academic.library.query", "Search the fragment library of best-practice "
               "guidance: a ranked catalog of URIs, full content within a token budget, or a "
               "compact index answer.", LibraryQueryParams, ops.query if ops else None,
-              tier=CORE, **lib_kw,
+              tier=CORE, entry_point=True, **lib_kw,
               tags=("library", "fragments", "guidance", "catalog", "lookup", "best practice"),
               examples=[("catalog for a topic", {"query": "python flaky tests"}),
                         ("content within a budget", {"query": "sql injection", "mode": "full",

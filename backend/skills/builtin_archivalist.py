@@ -278,7 +278,7 @@ def archivalist_skills(chronicle: Chronicle | None = None) -> list[Skill]:
     return [
         _arch("archivalist.chronicle.query", "Query the chronicle for stored decisions, "
               "insights, patterns and failures of this session (and promoted entries of "
-              "others).", QueryParams, h["query"], tier=CORE,
+              "others).", QueryParams, h["query"], tier=CORE, entry_point=True,
               tags=("query", "find", "recall", "retrieve", "history", "remember", "what did"),
               examples=[("what did we decide about caching",
                          {"search_text": "caching", "categories": ["decision"]}),

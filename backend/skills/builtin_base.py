@@ -59,6 +59,7 @@ def declare(
     policy: Policy | None = None,
     guidance: Sequence[tuple[str, str]] = (),
     searchable: bool = True,
+    entry_point: bool = False,
 ) -> Skill:
     """One skill; without a handler it gets an honest not-available one naming ``provider``."""
     if handler is None:
@@ -82,6 +83,7 @@ def declare(
         policy=policy,
         guidance=tuple(Guidance(op=o, prose=p) for o, p in guidance),
         searchable=searchable,
+        entry_point=entry_point,
     )
 
 

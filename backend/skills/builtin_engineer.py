@@ -85,7 +85,7 @@ def engineer_skills(consult: Consult | None = None) -> list[Skill]:
     return [
         declare(
             "engineer.file.read", AGENT, "Read a file's contents, optionally a line range.",
-            reads.ReadFileParams, reads.read_file, tier=CORE,
+            reads.ReadFileParams, reads.read_file, tier=CORE, entry_point=True,
             tags=("read", "view", "show", "cat", "file", "open"),
             examples=[("read a module", {"path": "src/app.py"}),
                       ("read part of a file", {"path": "src/app.py", "start_line": 1,

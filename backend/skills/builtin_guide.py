@@ -113,7 +113,7 @@ def guide_skills(registry: Registry, wiring: GuideWiring | None = None) -> list[
         declare(
             "guide.help.show", AGENT,
             "Provide help about available agents, commands and ops.",
-            HelpParams, _help(registry), tier=CORE,
+            HelpParams, _help(registry), tier=CORE, entry_point=True,
             tags=("help", "commands", "agents", "what can", "how"),
             examples=[("what can the agents do", {}), ("ops of the librarian",
                                                       {"topic": "librarian"})],
@@ -164,7 +164,7 @@ def guide_skills(registry: Registry, wiring: GuideWiring | None = None) -> list[
             "session.list", AGENT, "List all available sessions with their state.",
             ListSessionsParams,
             _wired(w.list_sessions, "session.list", sessions, "include_closed"),
-            tier=CONTEXTUAL, triggers=(r"\bsessions?\b", r"\blist\b"),
+            tier=CONTEXTUAL, triggers=(r"\bsessions?\b", r"\blist\b"), entry_point=True,
             tags=("sessions", "list", "show sessions"),
             examples=[("list sessions", {}), ("include closed ones", {"include_closed": True})],
         ),

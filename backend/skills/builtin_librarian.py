@@ -27,7 +27,7 @@ def librarian_skills(code: CodeKnowledgeHub | None = None) -> list[Skill]:
             "librarian.code.search", AGENT,
             "Search the codebase for text, a regex or symbol definitions. Returns file, line "
             "and the matching line for each hit.",
-            ops.SearchCodeParams, search, tier=CORE,
+            ops.SearchCodeParams, search, tier=CORE, entry_point=True,
             tags=("search", "find", "grep", "where", "locate", "code", "symbol", "usage"),
             examples=[
                 ("find where a function is defined", {"query": "def route", "file_glob": "*.py"}),

@@ -84,7 +84,7 @@ def _d(op: str, desc: str, params: Any, provider: str, **kw: Any) -> Skill:
 def architect_skills() -> list[Skill]:
     return [
         _d("architect.plan.create", "Create an implementation plan (a task DAG) from "
-           "requirements.", PlanParams, PLANNER, tier=CORE, kind=WRITE,
+           "requirements.", PlanParams, PLANNER, tier=CORE, kind=WRITE, entry_point=True,
            tags=("plan", "implement", "build", "create", "design", "dag"),
            examples=[("plan a feature", {"request": "add login", "constraints": ["no deps"]})],
            guidance=[("architect.plan.approve", "Present the plan to the user")]),
@@ -118,7 +118,8 @@ def architect_skills() -> list[Skill]:
 def orchestrator_skills() -> list[Skill]:
     return [
         _d("orchestrator.dag.execute", "Execute an approved plan's task DAG.", PlanRef,
-           ORCHESTRATOR, tier=CORE, kind=WRITE, tags=("execute", "run", "dag", "workflow"),
+           ORCHESTRATOR, tier=CORE, kind=WRITE, entry_point=True,
+           tags=("execute", "run", "dag", "workflow"),
            examples=[("run plan", {"plan_id": "p1"})],
            guidance=[("orchestrator.task.dispatch", "Hand a ready task to an engineer")]),
         _d("orchestrator.dag.status", "Status of a running DAG: tasks done, running, blocked.",
@@ -139,7 +140,7 @@ def inspector_skills() -> list[Skill]:
            FilesParams, INSPECTOR, tier=CORE, tags=("validate", "check", "verify", "task"),
            examples=[("validate task", {"task_id": "t1"})]),
         _d("inspector.implementation.validate", "Full validation of an implementation.",
-           FilesParams, INSPECTOR, tier=CORE,
+           FilesParams, INSPECTOR, tier=CORE, entry_point=True,
            tags=("full validation", "complete check", "review"),
            examples=[("validate everything", {})]),
         _d("inspector.style.check", "Check code style compliance (lint, format).", FilesParams,
@@ -166,7 +167,7 @@ def tester_skills() -> list[Skill]:
         declare("tester.tests.run", "tester", "Execute the test suite (or given tests) in the "
                 "workspace; returns pass/fail, exit code and output. A dry run unless dry_run "
                 "is false.", writes.RunTestsParams, writes.run_tests, tier=CORE, kind=WRITE,
-                destructive=True, scopes=("shell",),
+                destructive=True, scopes=("shell",), entry_point=True,
                 tags=("run tests", "execute tests", "test", "pytest", "suite"),
                 examples=[("run all tests", {}),
                           ("run one file", {"paths": ["tests/test_app.py"]})],

@@ -1,9 +1,10 @@
 """Help pages for ``describe``: three detail levels for an op, a directory view for a prefix.
 
 ``summary``: op, one line, a CLI-like usage string, kind and tier (cheap).
-``schema``: adds the full description, an argument table, the JSON schema and
-the effective scopes. ``full``: adds examples, notes, the policy (do / don't /
-edge cases), the ops it guides to, tags and triggers.
+``schema``: adds the versioned id (``op@N``), the full description, an
+argument table, the JSON schema and the effective scopes. ``full``: adds
+examples, notes, the policy (do / don't / edge cases), the ops it guides to,
+tags and triggers.
 """
 
 from __future__ import annotations
@@ -73,9 +74,15 @@ def op_doc(skill: Skill, level: str, registry: Registry) -> dict[str, Any]:
     }
     if skill.destructive:
         doc["destructive"] = True
+    if skill.entry_point:
+        doc["entry_point"] = True
     if level == "summary":
         return doc
     schema = skill.input_schema()
+    # ``op@N`` pins the contract this page describes; execute accepts it and refuses a
+    # call made against a version the op has since left.
+    doc["id"] = skill.canonical_id
+    doc["version"] = skill.version
     doc["description"] = skill.description
     doc["args"] = arg_table(schema)
     doc["input_schema"] = schema
@@ -130,6 +137,8 @@ def directory_doc(path: str, skills: Iterable[Skill], level: str) -> dict[str, A
         }
         if skill.destructive:
             row["destructive"] = True
+        if skill.entry_point:
+            row["entry_point"] = True
         if level != "summary":
             row["usage"] = usage(skill)
         ops.append(row)

@@ -19,6 +19,16 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 OP_NAME = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_-]*)+$")
+VERSION_SEP = "@"
+_VERSIONED = re.compile(r"^(?P<op>[^@\s]+)@(?P<version>\d+)$")
+
+
+def split_version(name: str) -> tuple[str, int | None]:
+    """``'a.b.c@2'`` -> ``('a.b.c', 2)``; a name without a version -> ``(name, None)``."""
+    match = _VERSIONED.match(name.strip())
+    if match is None:
+        return name, None
+    return match["op"], int(match["version"])
 
 
 class SkillTier(StrEnum):
@@ -103,7 +113,13 @@ class Skill(BaseModel):
     policy: Policy | None = None
     guidance: tuple[Guidance, ...] = ()  # static guidance added to every result
     searchable: bool = True  # False: hidden until guidance unveils it
+    # An entry point leads into its domain (Ernesto's searchable routes): whenever a search
+    # touches the domain it is listed first in the domain's group, whether it scored or not.
+    entry_point: bool = False
     summary: str = ""  # one line for search results; the description's first sentence if empty
+    # Bumped when the op's contract changes incompatibly, so a caller holding ``op@N``
+    # from an older help page gets NOT_FOUND instead of running with the wrong arguments.
+    version: int = Field(default=1, ge=1)
 
     @field_validator("op")
     @classmethod
@@ -117,6 +133,10 @@ class Skill(BaseModel):
     @property
     def domain(self) -> str:
         return self.op.split(".", 1)[0]
+
+    @property
+    def canonical_id(self) -> str:
+        return f"{self.op}{VERSION_SEP}{self.version}"
 
     def one_line(self) -> str:
         return self.summary or self.description.split(". ")[0].rstrip(".")

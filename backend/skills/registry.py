@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from backend.errors import SylkError
 from backend.skills.models import OpKind, Skill, SkillContext, SkillTier
@@ -41,6 +41,37 @@ class UnknownOpError(RegistryError):
     def __init__(self, op: str) -> None:
         super().__init__(f"no op named {op!r}", help_hint="search for ops with `search`")
         self.op = op
+
+
+class ExampleMismatchError(RegistryError):
+    """An op's example does not validate against the op's own parameter model.
+
+    Examples are what a model copies from ``describe(op, 'full')``; one that
+    fails validation would teach it a call that is refused, so registration
+    stops instead.
+    """
+
+    def __init__(self, op: str, example: str, problems: builtins.list[str]) -> None:
+        super().__init__(
+            f"op {op!r}: example {example!r} does not match its parameters: " + "; ".join(problems),
+            help_hint="fix the example's args or the op's parameter model",
+        )
+        self.op = op
+        self.example = example
+        self.problems = problems
+
+
+def check_examples(skill: Skill) -> None:
+    """Raise :class:`ExampleMismatchError` for the first example ``skill.params`` refuses."""
+    for example in skill.examples:
+        try:
+            skill.params.model_validate(example.args)
+        except ValidationError as exc:
+            problems = [
+                f"{'.'.join(str(p) for p in e['loc']) or '(args)'}: {e['msg']}"
+                for e in exc.errors()
+            ]
+            raise ExampleMismatchError(skill.op, example.description, problems) from None
 
 
 class Domain(BaseModel):
@@ -103,6 +134,8 @@ def _skill_digest(skill: Skill) -> str:
         "policy": skill.policy.model_dump() if skill.policy else None,
         "guidance": [g.model_dump() for g in skill.guidance],
         "searchable": skill.searchable,
+        "entry_point": skill.entry_point,
+        "version": skill.version,
     }
     raw = json.dumps(shown, sort_keys=True, default=str).encode()
     return hashlib.sha256(raw).hexdigest()
@@ -117,6 +150,8 @@ class Registry:
         self._version: str | None = None
         self._scope_cache: dict[str, frozenset[str]] = {}
         self._listeners: list[Listener] = []
+        # Search asks for a domain's entry points on every query: worth a map, rebuilt lazily.
+        self._entries: dict[str, builtins.list[Skill]] | None = None
 
     # -- changes ------------------------------------------------------------------------
     def subscribe(self, listener: Listener) -> Callable[[], None]:
@@ -125,6 +160,7 @@ class Registry:
 
     def _changed(self, change: RegistryChange) -> None:
         self._version = None
+        self._entries = None
         self._scope_cache.clear()
         for listener in list(self._listeners):
             listener(change)
@@ -139,10 +175,12 @@ class Registry:
         return domain
 
     def register(self, skill: Skill) -> Skill:
+        """Add ``skill``; raises :class:`DuplicateOpError` or :class:`ExampleMismatchError`."""
         if skill.op in self._skills:
             raise DuplicateOpError(skill.op)
-        if any(r.uri == skill.op for r in self._resources.values()):
+        if skill.op in self._resources:
             raise DuplicateOpError(skill.op)
+        check_examples(skill)
         self._skills[skill.op] = skill
         self._changed(RegistryChange(skill.op, removed=False, skill=skill))
         return skill
@@ -204,6 +242,16 @@ class Registry:
 
     def domain(self, name: str) -> Domain | None:
         return self._domains.get(name)
+
+    def entry_points(self, domain: str) -> builtins.list[Skill]:
+        """The domain's entry-point ops, in registration order."""
+        if self._entries is None:
+            entries: dict[str, builtins.list[Skill]] = {}
+            for skill in self._skills.values():
+                if skill.entry_point:
+                    entries.setdefault(skill.domain, []).append(skill)
+            self._entries = entries
+        return list(self._entries.get(domain, ()))
 
     def domains(self) -> list[str]:
         return sorted({s.domain for s in self._skills.values()} | set(self._domains))

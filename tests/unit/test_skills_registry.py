@@ -8,8 +8,15 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from backend.skills.models import OpKind, Skill, SkillContext, SkillTier
-from backend.skills.registry import DuplicateOpError, Registry, Resource, UnknownOpError
+from backend.skills.builtin import register_builtins
+from backend.skills.models import Example, OpKind, Skill, SkillContext, SkillTier
+from backend.skills.registry import (
+    DuplicateOpError,
+    ExampleMismatchError,
+    Registry,
+    Resource,
+    UnknownOpError,
+)
 
 
 class Args(BaseModel):
@@ -145,3 +152,40 @@ def test_listeners_hear_every_change() -> None:
     stop()
     reg.register(skill("a.b.d"))
     assert heard == [("a.b.c", False), ("a.b.c", True)]
+
+
+def test_register_refuses_an_example_its_own_params_refuse() -> None:
+    reg = Registry()
+    good = Example(description="count twice", args={"text": "a", "count": 2})
+    bad = Example(description="misspelt count", args={"text": "a", "cuont": 2})
+    with pytest.raises(ExampleMismatchError) as caught:
+        reg.register(skill("a.b.c", params=OtherArgs, examples=(good, bad)))
+    error = caught.value
+    assert error.op == "a.b.c" and error.example == "misspelt count"
+    assert "'a.b.c'" in str(error) and "'misspelt count'" in str(error) and "cuont" in str(error)
+    assert "a.b.c" not in reg  # nothing half-registered
+    reg.register(skill("a.b.c", params=OtherArgs, examples=(good,)))
+    assert reg.require("a.b.c").examples == (good,)
+
+
+def test_every_builtin_registers_with_valid_examples_and_one_entry_point_per_domain() -> None:
+    reg = register_builtins()
+    for domain in reg.domains():
+        entries = reg.entry_points(domain)
+        assert len(entries) == 1, (domain, [s.op for s in entries])
+        assert entries[0].searchable, entries[0].op
+
+
+def test_entry_points_and_versions_count_in_the_version_hash() -> None:
+    reg = Registry()
+    reg.register(skill("a.b.c"))
+    plain = reg.version
+    reg.unregister("a.b.c")
+    reg.register(skill("a.b.c", entry_point=True))
+    assert reg.version != plain and [s.op for s in reg.entry_points("a")] == ["a.b.c"]
+    flagged = reg.version
+    reg.unregister("a.b.c")
+    reg.register(skill("a.b.c", entry_point=True, version=2))
+    assert reg.version not in (plain, flagged)
+    assert reg.require("a.b.c").canonical_id == "a.b.c@2"
+    assert reg.entry_points("x") == []
