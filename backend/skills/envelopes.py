@@ -4,8 +4,9 @@ A model sees ``Envelope.model_dump(mode="json", exclude_none=True)``:
 
 ``{op, ok, result, guidance, meta: {trace_id, latency_ms, warnings, ...}}`` on
 success, ``{op, ok: false, error: {code, message, details, help_path,
-suggestions}, meta}`` on failure. Codes are few and stable; finer reasons go in
-``details.reason`` (``not_available``, ``timeout``, ``cross_session``, ...).
+suggestions}, meta}`` on failure; every error names a ``help_path``. Codes are
+few and stable; finer reasons go in ``details.reason`` (``not_available``,
+``timeout``, ``cross_session``, ...).
 """
 
 from __future__ import annotations
@@ -15,7 +16,13 @@ import uuid
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from backend.errors import SylkError
 from backend.skills.models import Guidance
@@ -55,6 +62,17 @@ class FieldError(BaseModel):
     field: str
     message: str
     type: str = ""
+    # The parameter name the caller most likely meant (an unknown or missing argument).
+    did_you_mean: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_empty_hint(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Field errors travel inside ``details`` (a plain dict), where the envelope's
+        # exclude_none does not reach; a null hint would only cost the model tokens.
+        data: dict[str, Any] = handler(self)
+        if data.get("did_you_mean") is None:
+            data.pop("did_you_mean", None)
+        return data
 
 
 class ErrorInfo(BaseModel):
@@ -75,6 +93,8 @@ class Meta(BaseModel):
     replayed: bool | None = None  # an idempotency key matched an earlier call
     cached: bool | None = None  # describe: served from the help cache
     registry_version: str | None = None
+    # describe: a fingerprint of the page; sent back as ``if_none_match`` it spares a resend.
+    etag: str | None = None
 
 
 class Envelope(BaseModel):
@@ -111,6 +131,9 @@ class SearchHit(BaseModel):
     write: bool = False
     destructive: bool = False
     execute_with: dict[str, Any] | None = None  # resources: the op and args that read it
+    entry_point: bool = False  # listed first in its domain's group, scored or not
+    version: int = 1
+    usage: str | None = None  # how to call it, once the session has read its help
 
 
 def failure(
@@ -124,6 +147,7 @@ def failure(
     suggestions: list[str] | None = None,
     latency_ms: float = 0.0,
 ) -> Envelope:
+    """An error envelope; ``help_path`` defaults to ``op`` so every error says where help is."""
     return Envelope(
         op=op,
         ok=False,
@@ -131,7 +155,7 @@ def failure(
             code=code,
             message=message,
             details=dict(details or {}),
-            help_path=help_path,
+            help_path=op if help_path is None else help_path,
             suggestions=suggestions or None,
         ),
         meta=Meta(trace_id=trace_id, latency_ms=latency_ms),

@@ -21,9 +21,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import difflib
+import hashlib
+import json
 import logging
 import time
 from collections import Counter, OrderedDict
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -42,6 +45,7 @@ from backend.skills.envelopes import (
     new_trace_id,
 )
 from backend.skills.gateway_batch import run_batch
+from backend.skills.gateway_search import CursorError, GatewaySearch, SearchRequest
 from backend.skills.handlers import (
     DRY_RUN_KEY,
     IDEMPOTENCY_KEY,
@@ -50,9 +54,17 @@ from backend.skills.handlers import (
 )
 from backend.skills.help import LEVELS, directory_doc, op_doc, resource_doc, root_doc
 from backend.skills.hooks import HookRegistry, Rejection, ToolCallData
-from backend.skills.hooks_builtin import core_tool_hooks, field_errors
+from backend.skills.hooks_builtin import core_tool_hooks, field_errors, validation_message
 from backend.skills.idempotency import IdempotencyStore
-from backend.skills.models import Guidance, OpKind, Skill, SkillContext, SkillResult, SkillTier
+from backend.skills.models import (
+    Guidance,
+    OpKind,
+    Skill,
+    SkillContext,
+    SkillResult,
+    SkillTier,
+    split_version,
+)
 from backend.skills.registry import Registry
 from backend.skills.search import BM25Config, SkillIndex
 from backend.workspace.files import PathOutsideWorkspaceError, WorkspaceError
@@ -79,8 +91,11 @@ class Gateway:
         self.tracker = context_tracker
         self.index = SkillIndex(registry, search_config, embedding=embedding)
         self._unveiled: dict[str, set[str]] = {}
-        self._help: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
+        self._help: OrderedDict[tuple[Any, ...], tuple[dict[str, Any], str]] = OrderedDict()
         self._idempotency = IdempotencyStore(idempotency_capacity)
+        self._described: dict[str, set[str]] = {}
+        self._refreshers: list[Callable[[], None]] = []
+        self._search = GatewaySearch(registry, self.index, self.offered, self.described)
 
     # -- visibility ---------------------------------------------------------------------
     def unveil(self, session_id: str, ops: list[str]) -> None:
@@ -100,6 +115,7 @@ class Gateway:
 
     def forget_session(self, session_id: str) -> None:
         self._unveiled.pop(session_id, None)
+        self._described.pop(session_id, None)
         self._idempotency.forget(session_id)
         if self.tracker:
             self.tracker.forget(session_id)
@@ -132,56 +148,86 @@ class Gateway:
         return out[:limit]
 
     # -- search -------------------------------------------------------------------------
+    def add_refresher(self, refresh: Callable[[], None]) -> None:
+        """Run ``refresh`` before each search and describe (e.g. to apply a source's
+        pending resource changes on the gateway's own thread)."""
+        self._refreshers.append(refresh)
+
+    def _refresh(self) -> None:
+        for refresh in self._refreshers:
+            refresh()
+
+    def described(self, session_id: str) -> frozenset[str]:
+        """Ops the session has read help for (their search hits carry ``usage``)."""
+        return frozenset(self._described.get(session_id, ()))
+
     def find(
-        self, ctx: SkillContext, query: str, *, domain: str | None = None, limit: int = 10
+        self,
+        ctx: SkillContext,
+        query: str,
+        *,
+        domain: str | None = None,
+        limit: int = 10,
+        tags: Sequence[str] = (),
+        per_domain: int | None = None,
     ) -> list[SearchHit]:
-        hits = []
-        ranked = self.index.search(
-            query,
-            domain=domain,
-            limit=max(1, min(limit, 50)),
-            include=lambda k: self.offered(k, ctx),
-        )
-        for key, score in ranked:
-            skill = self.registry.get(key)
-            if skill is not None:
-                hits.append(
-                    SearchHit(
-                        op=key,
-                        summary=skill.one_line(),
-                        score=round(score, 4),
-                        params=list(skill.params.model_fields),
-                        write=skill.kind is OpKind.WRITE,
-                        destructive=skill.destructive,
-                    )
-                )
-                continue
-            resource = self.registry.resource(key)
-            if resource is not None:
-                hits.append(
-                    SearchHit(
-                        op=key,
-                        kind="resource",
-                        summary=resource.description or resource.name,
-                        score=round(score, 4),
-                        execute_with={"op": resource.op, "args": resource.args},
-                    )
-                )
-        return hits
+        """The flat ranked hits of the first page (see :meth:`search`)."""
+        request = SearchRequest(query, domain, limit, tuple(tags), per_domain)
+        self._refresh()
+        return self._search.page(ctx, request).hits
 
     def search(
-        self, ctx: SkillContext, query: str, domain: str | None = None, limit: int = 10
+        self,
+        ctx: SkillContext,
+        query: str,
+        domain: str | None = None,
+        limit: int = 10,
+        *,
+        tags: Sequence[str] = (),
+        per_domain: int | None = None,
+        cursor: str | None = None,
     ) -> Envelope:
+        """Ranked ``hits`` plus the same hits per domain in ``groups`` (entry points first),
+        and ``next_cursor`` when there are more; see :mod:`backend.skills.gateway_search`."""
         start = time.perf_counter()
-        hits = self.find(ctx, query, domain=domain, limit=limit)
-        meta = Meta(trace_id=ctx.trace_id or new_trace_id(), latency_ms=_since(start))
-        result = {"query": query, "hits": [h.model_dump(exclude_defaults=True) for h in hits]}
-        if not hits:
+        trace = ctx.trace_id or new_trace_id()
+        request = SearchRequest(query, domain, limit, tuple(tags), per_domain, cursor)
+        self._refresh()
+        try:
+            page = self._search.page(ctx, request)
+        except CursorError as exc:
+            return failure(
+                "search", ErrorCode.VALIDATION_ERROR, str(exc), trace_id=trace,
+                details={"field_errors": [{"field": "cursor", "message": exc.reason}]},
+                help_path="search", latency_ms=_since(start),
+            )  # fmt: skip
+        meta = Meta(trace_id=trace, latency_ms=_since(start), warnings=page.warnings)
+        result: dict[str, Any] = {
+            "query": query,
+            "hits": page.dumped,
+            "groups": page.groups,
+        }
+        if page.next_cursor:
+            result["next_cursor"] = page.next_cursor
+        if not page.hits:
             meta.warnings.append("no ops matched; try other words or describe('') for domains")
         return Envelope(op="search", ok=True, result=result, meta=meta)
 
     # -- describe -----------------------------------------------------------------------
-    def describe(self, ctx: SkillContext, path: str = "", level: str = "summary") -> Envelope:
+    def describe(
+        self,
+        ctx: SkillContext,
+        path: str = "",
+        level: str = "summary",
+        *,
+        if_none_match: str | None = None,
+    ) -> Envelope:
+        """Help for an op (``op`` or ``op@N``), a resource or a group prefix.
+
+        ``meta.etag`` fingerprints the page; a caller that sends it back as
+        ``if_none_match`` while the page is unchanged gets ``{unchanged: true}``
+        instead of the whole page again.
+        """
         start = time.perf_counter()
         trace = ctx.trace_id or new_trace_id()
         path = path.strip().strip(".")
@@ -196,16 +242,22 @@ class Gateway:
                 details={"field_errors": [{"field": "level", "message": "unknown level"}]},
                 help_path="describe",
             )
+        self._refresh()
+        path, refused = self._unversioned(path, ctx, trace)
+        if refused is not None:
+            return refused
         skill = self.registry.get(path)
         resource = self.registry.resource(path) if skill is None else None
         if (skill or resource) and not self.registry.allowed(path, ctx):
             return self._denied(path, ctx, trace)
         if skill is not None:
             self._touch(ctx, skill)
+            self._described.setdefault(ctx.session_id, set()).add(skill.op)
             key: tuple[Any, ...] = (self.registry.version, path, level)
-            cached, doc = self._cached(key, lambda: op_doc(skill, level, self.registry))
+            cached, doc, etag = self._cached(key, lambda: op_doc(skill, level, self.registry))
         elif resource is not None:
-            cached, doc = False, resource_doc(resource)
+            doc = resource_doc(resource)
+            cached, etag = False, _etag(doc)
         else:
             visible = [
                 s for s in self.registry.list(prefix=path or None) if self.offered(s.op, ctx)
@@ -223,24 +275,54 @@ class Gateway:
             ops = tuple(s.op for s in visible)
             key = (self.registry.version, path, level, ops)
             if path:
-                cached, doc = self._cached(key, lambda: directory_doc(path, visible, level))
+                cached, doc, etag = self._cached(key, lambda: directory_doc(path, visible, level))
             else:
                 counts = dict(Counter(s.domain for s in visible))
-                cached, doc = self._cached(key, lambda: root_doc(self.registry, counts))
-        meta = Meta(trace_id=trace, latency_ms=_since(start), cached=cached)
+                cached, doc, etag = self._cached(key, lambda: root_doc(self.registry, counts))
+        meta = Meta(trace_id=trace, latency_ms=_since(start), cached=cached, etag=etag)
         meta.registry_version = self.registry.version
+        if if_none_match is not None and if_none_match == etag:
+            doc = {"path": path, "unchanged": True}
         return Envelope(op=path, ok=True, result=doc, meta=meta)
 
-    def _cached(self, key: tuple[Any, ...], build: Any) -> tuple[bool, dict[str, Any]]:
-        doc = self._help.get(key)
-        if doc is not None:
+    def _cached(
+        self, key: tuple[Any, ...], build: Callable[[], dict[str, Any]]
+    ) -> tuple[bool, dict[str, Any], str]:
+        """``(served from cache, page, etag)``."""
+        hit = self._help.get(key)
+        if hit is not None:
             self._help.move_to_end(key)
-            return True, doc
+            return True, hit[0], hit[1]
         doc = build()
-        self._help[key] = doc
+        etag = _etag(doc)
+        self._help[key] = (doc, etag)
         while len(self._help) > HELP_CACHE_SIZE:
             self._help.popitem(last=False)
-        return False, doc
+        return False, doc, etag
+
+    def _unversioned(self, name: str, ctx: SkillContext, trace: str) -> tuple[str, Envelope | None]:
+        """``op@N`` -> ``op`` if the op is at version N; otherwise a refusal.
+
+        A name that is itself an op or resource is left alone, so a resource URI
+        that happens to end in ``@<digits>`` still resolves.
+        """
+        if name in self.registry or self.registry.resource(name) is not None:
+            return name, None
+        op, version = split_version(name)
+        skill = self.registry.get(op) if version is not None else None
+        if skill is None:
+            return op, None
+        if not self.registry.allowed(op, ctx):
+            return op, self._denied(op, ctx, trace)
+        if skill.version != version:
+            return op, failure(
+                name, ErrorCode.NOT_FOUND,
+                f"{op} is at version {skill.version}, not {version}; its arguments may have "
+                f"changed: describe {op!r} again", trace_id=trace, help_path=op,
+                details={"reason": "version_mismatch", "current": skill.canonical_id},
+                suggestions=[skill.canonical_id],
+            )  # fmt: skip
+        return op, None
 
     def _denied(self, op: str, ctx: SkillContext, trace: str) -> Envelope:
         lacking = self.registry.missing(op, ctx)
@@ -270,6 +352,9 @@ class Gateway:
     ) -> Envelope:
         start = time.perf_counter()
         trace = ctx.trace_id or new_trace_id()
+        op, refused = self._unversioned(op, ctx, trace)
+        if refused is not None:
+            return refused
         skill = self.registry.get(op)
         if skill is None:
             return failure(
@@ -312,7 +397,7 @@ class Gateway:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            data.error = self._error_info(skill.op, exc)
+            data.error = self._error_info(skill.op, exc, data.args)
         else:
             data.result = result
         data.latency_ms = _since(start)
@@ -348,7 +433,7 @@ class Gateway:
         out = await skill.handler(ctx, params)
         return out if isinstance(out, SkillResult) else SkillResult(result=out)
 
-    def _error_info(self, op: str, exc: Exception) -> ErrorInfo:
+    def _error_info(self, op: str, exc: Exception, args: dict[str, Any] | None = None) -> ErrorInfo:
         if isinstance(exc, SkillError):
             return ErrorInfo(
                 code=exc.code,
@@ -357,10 +442,12 @@ class Gateway:
                 help_path=exc.help_path or op,
             )
         if isinstance(exc, ValidationError):
-            errors = [e.model_dump() for e in field_errors(exc)]
+            skill = self.registry.get(op)
+            found = field_errors(exc, skill.params if skill else None, args)
+            errors = [e.model_dump() for e in found]
             return ErrorInfo(
                 code=ErrorCode.VALIDATION_ERROR,
-                message=f"invalid arguments for {op}",
+                message=validation_message(op, found),
                 details={"field_errors": errors},
                 help_path=op,
             )
@@ -387,6 +474,11 @@ class Gateway:
                 kept[item.op] = item
         self.unveil(ctx.session_id, list(kept))
         return list(kept.values())
+
+
+def _etag(doc: dict[str, Any]) -> str:
+    raw = json.dumps(doc, sort_keys=True, default=str).encode()
+    return hashlib.sha256(raw).hexdigest()[:16]
 
 
 def _since(start: float) -> float:

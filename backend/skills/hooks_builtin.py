@@ -13,13 +13,14 @@ installed by whoever wires them.
 
 from __future__ import annotations
 
+import difflib
 import logging
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from backend.redaction import REDACTED, Redactor
 from backend.skills.envelopes import ErrorCode, FieldError
@@ -39,15 +40,67 @@ _SECRET_KEY = re.compile(r"(api[_-]?key|token|secret|password|authorization)", r
 _LOG_VALUE_MAX = 200
 
 
-def field_errors(exc: ValidationError) -> list[FieldError]:
-    return [
-        FieldError(
-            field=".".join(str(p) for p in e["loc"]) or "(args)",
-            message=e["msg"],
-            type=e["type"],
+def _closest(name: str, candidates: Iterable[str]) -> str | None:
+    """The candidate ``name`` was most likely meant as (case-insensitive), if any is close."""
+    by_lower = {c.lower(): c for c in candidates}
+    found = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.6)
+    return by_lower[found[0]] if found else None
+
+
+def _param_names(params: type[BaseModel]) -> list[str]:
+    names = []
+    for name, info in params.model_fields.items():
+        names.append(name)
+        if isinstance(info.alias, str) and info.alias != name:
+            names.append(info.alias)
+    return names
+
+
+def field_errors(
+    exc: ValidationError,
+    params: type[BaseModel] | None = None,
+    args: Mapping[str, Any] | None = None,
+) -> list[FieldError]:
+    """One entry per failed field; given ``params`` (and ``args``), a top-level unknown or
+    missing argument also gets the parameter name the caller most likely meant."""
+    valid = _param_names(params) if params is not None else []
+    given = [str(k) for k in args] if args is not None else []
+    unknown = [k for k in given if k not in valid]
+    unfilled = [v for v in valid if v not in given]
+    out = []
+    for e in exc.errors():
+        loc = e["loc"]
+        name = str(loc[0]) if len(loc) == 1 else ""
+        error = FieldError(
+            field=".".join(str(p) for p in loc) or "(args)", message=e["msg"], type=e["type"]
         )
-        for e in exc.errors()
-    ]
+        if name and valid and e["type"] == "extra_forbidden":
+            meant = _closest(name, unfilled) or _closest(name, valid)
+            if meant:
+                error.did_you_mean = meant
+                error.message = f"unknown argument {name!r}; did you mean {meant!r}?"
+            else:
+                error.message = f"unknown argument {name!r}; valid: {', '.join(valid)}"
+        elif name and e["type"] == "missing":
+            sent = _closest(name, unknown)
+            if sent:
+                error.did_you_mean = name
+                error.message = f"missing {name!r}; you sent {sent!r}: did you mean {name!r}?"
+        out.append(error)
+    return out
+
+
+def validation_message(op: str, errors: Sequence[FieldError]) -> str:
+    """The error envelope's message: what failed, with any argument name suggestions."""
+    hints: list[str] = []
+    suggested: set[str] = set()
+    # An unknown argument's hint says it all; a missing one's repeats it, so it goes last.
+    for error in sorted(errors, key=lambda e: e.type != "extra_forbidden"):
+        if error.did_you_mean and error.did_you_mean not in suggested:
+            suggested.add(error.did_you_mean)
+            hints.append(error.message)
+    base = f"invalid arguments for {op}"
+    return f"{base}: {'; '.join(hints)}" if hints else base
 
 
 # -- pre-prompt / post-prompt ---------------------------------------------------------
@@ -126,10 +179,11 @@ def parameter_validation() -> Hook:
         try:
             data.params = data.skill.params.model_validate(data.args)
         except ValidationError as exc:
+            errors = field_errors(exc, data.skill.params, data.args)
             raise Rejection(
                 ErrorCode.VALIDATION_ERROR,
-                f"invalid arguments for {data.skill.op}",
-                field_errors=field_errors(exc),
+                validation_message(data.skill.op, errors),
+                field_errors=errors,
             ) from None
 
     return Hook("parameter_validation", HookKind.PRE_TOOL, validate, HookPriority.EARLY)

@@ -52,6 +52,8 @@ class World:
                 "warehouse.analyst.guide",
                 "Teaches how to query the warehouse",
                 guidance=(Guidance(op="warehouse.sql.query", prose="Run SQL"),),
+                entry_point=True,
+                tags=("guide", "sql"),
             )
         )
         add(
@@ -65,7 +67,11 @@ class World:
         )
         add(
             self._skill(
-                "warehouse.sql.drop", "Drop a warehouse table", kind=OpKind.WRITE, destructive=True
+                "warehouse.sql.drop",
+                "Drop a warehouse table",
+                kind=OpKind.WRITE,
+                destructive=True,
+                tags=("sql", "ddl"),
             )
         )
         add(
@@ -368,3 +374,184 @@ def test_every_builtin_describes_at_every_level(level: str) -> None:
         assert env.ok, (skill.op, env.error)
         if level == "full":
             assert env.result["examples"], skill.op
+
+
+def groups(envelope: Any) -> list[tuple[str, list[str]]]:
+    return [(g["domain"], [h["op"] for h in g["hits"]]) for g in envelope.result["groups"]]
+
+
+async def test_search_groups_hits_by_domain_with_entry_points_first() -> None:
+    world = World()
+    gw = world.gateway
+    await gw.execute(caller(), "warehouse.analyst.guide", {"sql": "x"})  # unveils sql.query
+    env = gw.search(caller(), "truncate table orders", limit=3)
+    # The flat ranking is what it was; the guide is not among its best three.
+    assert "warehouse.analyst.guide" not in ops(env)
+    (domain, listed), *rest = groups(env)
+    assert rest == [] and domain == "warehouse"
+    assert env.result["groups"][0]["description"] == "Data warehouse"
+    # Entry point first, then the ops that scored, resources last.
+    assert listed[0] == "warehouse.analyst.guide"
+    assert listed[-1] == "warehouse.sql.query/tables/orders"
+    assert set(listed[1:-1]) == {"warehouse.sql.truncate", "warehouse.sql.drop"}
+    guide = env.result["groups"][0]["hits"][0]
+    assert guide["entry_point"] is True and guide["score"] == 0.0  # listed, not a hit
+    # A domain the search did not touch gets no group; asking for it by name does.
+    assert [d for d, _ in groups(gw.search(caller(), "sleep"))] == ["util"]
+    assert groups(gw.search(caller(), "sleep", domain="warehouse")) == [
+        ("warehouse", ["warehouse.analyst.guide"])
+    ]
+    # An entry point the caller may not run is never listed.
+    assert groups(gw.search(caller(scopes=()), "truncate table")) == []
+
+
+async def test_per_domain_caps_each_domain_but_not_its_entry_points() -> None:
+    world = World()
+    gw = world.gateway
+    uncapped = ops(gw.search(caller(), "table warehouse sleep", limit=10))
+    assert sum(op.startswith("warehouse.") for op in uncapped) >= 2
+    env = gw.search(caller(), "table warehouse sleep", limit=10, per_domain=1)
+    capped = ops(env)
+    assert sum(op.startswith("warehouse.") for op in capped) == 1
+    assert capped[0] == uncapped[0]  # the best hit of each domain is the one kept
+    warehouse = dict(groups(env))["warehouse"]
+    assert warehouse[0] == "warehouse.analyst.guide" and len(warehouse) <= 2
+
+
+async def test_search_pages_follow_next_cursor_to_the_end() -> None:
+    world = World()
+    gw = world.gateway
+    everything = ops(gw.search(caller(), "table warehouse", limit=50))
+    assert len(everything) >= 3
+    seen: list[str] = []
+    cursor: str | None = None
+    pages = 0
+    while True:
+        env = gw.search(caller(), "table warehouse", limit=1, cursor=cursor)
+        assert env.ok
+        seen.extend(ops(env))
+        listed = [op for _, hits in groups(env) for op in hits]
+        # Entry points lead the first page only; later pages group just their own hits.
+        if pages == 0:
+            assert listed[0] == "warehouse.analyst.guide"
+        else:
+            assert listed == ops(env)
+        pages += 1
+        cursor = env.result.get("next_cursor")
+        if cursor is None:
+            break
+    assert seen == everything and pages == len(everything)
+
+
+async def test_a_cursor_only_continues_the_search_it_came_from() -> None:
+    world = World()
+    gw = world.gateway
+    first = gw.search(caller(), "table warehouse", limit=1)
+    cursor = first.result["next_cursor"]
+    for other in (
+        gw.search(caller(), "sleep", limit=1, cursor=cursor),
+        gw.search(caller(), "table warehouse", limit=1, tags=["sql"], cursor=cursor),
+        gw.search(caller(), "table warehouse", limit=1, cursor="not-a-cursor"),
+    ):
+        assert other.code is ErrorCode.VALIDATION_ERROR and other.error
+        assert other.error.details["field_errors"][0]["field"] == "cursor"
+        assert other.error.help_path == "search"
+    gw.registry.unregister("util.special.report")
+    later = gw.search(caller(), "table warehouse", limit=1, cursor=cursor)
+    assert later.ok and any("changed since this cursor" in w for w in later.meta.warnings)
+
+
+async def test_tags_keep_only_ops_carrying_every_tag() -> None:
+    world = World()
+    gw = world.gateway
+    assert ops(gw.search(caller(), "", tags=["SQL"])) == [
+        "warehouse.analyst.guide",
+        "warehouse.sql.drop",
+    ]
+    assert ops(gw.search(caller(), "table", tags=["sql", "ddl"])) == ["warehouse.sql.drop"]
+    assert ops(gw.search(caller(), "table", tags=["nope"])) == []
+    # Entry points obey the filter too.
+    assert groups(gw.search(caller(), "drop", tags=["ddl"])) == [
+        ("warehouse", ["warehouse.sql.drop"])
+    ]
+
+
+def _versioned_world(version: int) -> World:
+    world = World()
+    world.registry.unregister("warehouse.sql.drop")
+    world.registry.register(
+        world._skill(
+            "warehouse.sql.drop", "Drop a warehouse table", kind=OpKind.WRITE, version=version
+        )
+    )
+    return world
+
+
+async def test_versioned_ids_pin_an_ops_contract() -> None:
+    world = _versioned_world(2)
+    gw = world.gateway
+    schema = gw.describe(caller(), "warehouse.sql.drop", "schema").result
+    assert schema["id"] == "warehouse.sql.drop@2" and schema["version"] == 2
+    assert gw.describe(caller(), "warehouse.sql.drop@2").result["op"] == "warehouse.sql.drop"
+    ran = await gw.execute(caller(), "warehouse.sql.drop@2", {"sql": "t"}, dry_run=False)
+    assert ran.ok and ran.op == "warehouse.sql.drop"
+    stale = await gw.execute(caller(), "warehouse.sql.drop@1", {"sql": "t"}, dry_run=False)
+    assert stale.code is ErrorCode.NOT_FOUND and stale.error
+    assert "at version 2, not 1" in stale.error.message
+    assert stale.error.suggestions == ["warehouse.sql.drop@2"]
+    assert stale.error.help_path == "warehouse.sql.drop"
+    assert world.calls == [("warehouse.sql.drop", Query(sql="t"))]  # the stale call never ran
+    assert gw.describe(caller(), "warehouse.sql.drop@9").code is ErrorCode.NOT_FOUND
+    denied = gw.describe(caller(scopes=()), "warehouse.sql.drop@1")
+    assert denied.code is ErrorCode.ACCESS_DENIED  # no version details for a denied caller
+
+
+async def test_describe_etag_spares_resending_an_unchanged_page() -> None:
+    world = World()
+    gw = world.gateway
+    first = gw.describe(caller(), "warehouse.sql.drop", "schema")
+    etag = first.meta.etag
+    assert etag and first.result["input_schema"]
+    again = gw.describe(caller(), "warehouse.sql.drop", "schema", if_none_match=etag)
+    assert again.ok and again.result == {"path": "warehouse.sql.drop", "unchanged": True}
+    # Another op changing does not change this page.
+    gw.registry.unregister("util.special.report")
+    same = gw.describe(caller(), "warehouse.sql.drop", "schema", if_none_match=etag)
+    assert same.result.get("unchanged") is True
+    # The op itself changing does: the caller gets the new page.
+    gw.registry.unregister("warehouse.sql.drop")
+    gw.registry.register(world._skill("warehouse.sql.drop", "Drop a table, for good"))
+    changed = gw.describe(caller(), "warehouse.sql.drop", "schema", if_none_match=etag)
+    assert changed.meta.etag != etag and changed.result["description"] == "Drop a table, for good"
+
+
+async def test_search_hits_carry_usage_once_the_session_read_the_help() -> None:
+    world = World()
+    gw = world.gateway
+
+    def drop_hit(session: str) -> dict[str, Any]:
+        hits = gw.search(caller(session), "drop table").result["hits"]
+        return next(h for h in hits if h["op"] == "warehouse.sql.drop")
+
+    assert "usage" not in drop_hit("s1")
+    gw.describe(caller("s1"), "warehouse.sql.drop")
+    assert drop_hit("s1")["usage"].startswith('execute(op="warehouse.sql.drop", args={sql: str')
+    assert gw.described("s1") == {"warehouse.sql.drop"}
+    assert "usage" not in drop_hit("s2")
+    gw.forget_session("s1")
+    assert "usage" not in drop_hit("s1")
+
+
+async def test_every_error_names_where_to_find_help() -> None:
+    world = World()
+    gw = world.gateway
+    errors = [
+        await gw.execute(caller(), "warehouse.sql.query", {"sql": ""}),
+        await gw.execute(caller(), "no.such.op", {}),
+        await gw.execute(caller(scopes=("staff",)), "warehouse.sql.query", {"sql": "x"}),
+        await gw.execute(caller(), "warehouse.sql.query", {"sql": "crash"}),
+        gw.describe(caller(), "warehouse", "everything"),
+        gw.search(caller(), "x", cursor="garbage"),
+    ]
+    for env in errors:
+        assert not env.ok and env.error and env.error.help_path is not None, env

@@ -197,3 +197,41 @@ def test_loop_hook_adapts_to_the_agent_loop_signature() -> None:
     assert amended.system and amended.system.endswith("ctx")
     untouched = hooks.loop_hook("engineer", "s1")(request())
     assert untouched.system == "You are the guide."
+
+
+def _field_errors(env: Any) -> dict[str, dict[str, Any]]:
+    return {e["field"]: e for e in env.error.details["field_errors"]}
+
+
+async def test_validation_errors_suggest_the_argument_name_meant() -> None:
+    gateway, calls = make_gateway()
+    typo = await gateway.execute(ctx(), "notes.file.write", {"pth": "a.txt"})
+    assert typo.code is ErrorCode.VALIDATION_ERROR and typo.error
+    assert typo.error.message == (
+        "invalid arguments for notes.file.write: unknown argument 'pth'; did you mean 'path'?"
+    )
+    errors = _field_errors(typo)
+    assert errors["pth"]["did_you_mean"] == "path"
+    assert errors["path"]["did_you_mean"] == "path"  # the missing one names what was sent
+    assert "you sent 'pth'" in errors["path"]["message"]
+    assert typo.error.help_path == "notes.file.write"
+    case = await gateway.execute(ctx(), "notes.file.write", {"path": "a", "Text": "x"})
+    assert case.error and _field_errors(case)["Text"]["did_you_mean"] == "text"
+    # Nothing close: the message lists the arguments there are instead of guessing.
+    far = await gateway.execute(ctx(), "notes.file.write", {"path": "a", "colour": "red"})
+    assert far.error and "did_you_mean" not in _field_errors(far)["colour"]
+    assert "valid: path, text, session_id" in _field_errors(far)["colour"]["message"]
+    assert far.error.message == "invalid arguments for notes.file.write"
+    bare = await gateway.execute(ctx(), "notes.file.write", {})
+    assert bare.error and "did_you_mean" not in _field_errors(bare)["path"]
+    assert calls == []
+
+
+async def test_suggestions_survive_without_the_validation_hook() -> None:
+    hooks = HookRegistry()
+    gateway, calls = make_gateway(hooks)
+    assert hooks.remove("parameter_validation")
+    env = await gateway.execute(ctx(), "notes.file.write", {"pth": "a.txt"})
+    assert env.code is ErrorCode.VALIDATION_ERROR and env.error
+    assert _field_errors(env)["pth"]["did_you_mean"] == "path"
+    assert "did you mean 'path'" in env.error.message and calls == []

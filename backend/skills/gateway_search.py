@@ -1,0 +1,253 @@
+"""``search`` behind the gateway: ranking, filters, pages and the per-domain grouping.
+
+Ranking. The flat ``hits`` list is the index's ranking of what the caller is
+offered (see :meth:`Gateway.offered`), narrowed by ``domain`` and ``tags`` (an
+op or resource must carry every tag given, case-insensitively). ``per_domain``
+keeps at most that many hits of each domain, so one crowded domain cannot push
+the others off the page.
+
+Groups. As in Ernesto's ``ask``, the same hits are also returned per domain
+with the domain's description: the domain's entry points first (ops flagged
+``entry_point`` that the caller may run; listed whether or not they scored, so
+a model always sees the way into a domain it touched), then its ops, then its
+resources. Only domains with a hit (or the ``domain`` asked for) get a group:
+every builtin op is searchable, so listing every entry point of every domain
+would undo the point of searching.
+
+Pages. A result with more hits than ``limit`` carries ``next_cursor``; passing
+it back as ``cursor`` returns the next page of the same search. The cursor is
+opaque, bound to the query, domain, tags and ``per_domain`` it came from, and
+notes the registry version so a page read after the registry changed says so.
+Entry points are listed on the first page only.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from backend.errors import SylkError
+from backend.skills.envelopes import SearchHit
+from backend.skills.help import usage
+from backend.skills.models import OpKind, Skill, SkillContext
+from backend.skills.registry import Registry
+from backend.skills.search import SkillIndex
+
+MAX_LIMIT = 50
+
+
+class CursorError(SylkError):
+    """A ``cursor`` that this gateway did not issue, or issued for another search."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(
+            f"invalid cursor: {reason}",
+            help_hint="pass back next_cursor from the previous page of the same search",
+        )
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    query: str
+    domain: str | None = None
+    limit: int = 10
+    tags: tuple[str, ...] = ()
+    per_domain: int | None = None
+    cursor: str | None = None
+
+    def fingerprint(self) -> str:
+        shown = [self.query.strip(), self.domain, sorted(_norm(self.tags)), self.per_domain]
+        return hashlib.sha256(json.dumps(shown).encode()).hexdigest()[:12]
+
+
+@dataclass
+class SearchPage:
+    hits: list[SearchHit]
+    groups: list[dict[str, Any]]
+    next_cursor: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    # ``hits`` as the model sees them; groups share these dicts rather than dump twice.
+    dumped: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _norm(tags: Sequence[str]) -> set[str]:
+    return {t.strip().lower() for t in tags if t.strip()}
+
+
+def encode_cursor(offset: int, request: SearchRequest, version: str) -> str:
+    raw = json.dumps({"o": offset, "f": request.fingerprint(), "v": version}).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str, request: SearchRequest) -> tuple[int, str]:
+    """``(offset, registry version)`` from a cursor issued for ``request``'s search."""
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        data = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        offset, fingerprint, version = int(data["o"]), str(data["f"]), str(data["v"])
+    except (binascii.Error, ValueError, KeyError, TypeError) as exc:
+        raise CursorError("it is not a cursor this search returned") from exc
+    if fingerprint != request.fingerprint():
+        raise CursorError("it belongs to a different search (query, domain, tags or per_domain)")
+    if offset < 0:
+        raise CursorError("it points before the first hit")
+    return offset, version
+
+
+class GatewaySearch:
+    """Runs one caller's search over ``index``; ``offered`` is the gateway's visibility rule
+    and ``described`` the ops the caller's session has read help for."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        index: SkillIndex,
+        offered: Callable[[str, SkillContext], bool],
+        described: Callable[[str], frozenset[str]],
+    ) -> None:
+        self.registry = registry
+        self.index = index
+        self._offered = offered
+        self._described = described
+
+    def page(self, ctx: SkillContext, request: SearchRequest) -> SearchPage:
+        """Raises :class:`CursorError` for a cursor of another search."""
+        offset, warnings = 0, []
+        if request.cursor:
+            offset, version = decode_cursor(request.cursor, request)
+            if version != self.registry.version:
+                warnings.append("ops changed since this cursor; hits may repeat or be skipped")
+        limit = max(1, min(request.limit, MAX_LIMIT))
+        tags = _norm(request.tags)
+
+        def include(key: str) -> bool:
+            return self._offered(key, ctx) and (not tags or tags <= self._tags_of(key))
+
+        ranked = self._ranked(request, offset + limit + 1, include)
+        shown = ranked[offset : offset + limit]
+        described = self._described(ctx.session_id)
+        hits = [h for h in (self._hit(k, s, described) for k, s in shown) if h is not None]
+        next_cursor = None
+        if len(ranked) > offset + limit:
+            next_cursor = encode_cursor(offset + limit, request, self.registry.version)
+        dumped = [h.model_dump(exclude_defaults=True) for h in hits]
+        entries = offset == 0
+        groups = self._groups(
+            ctx, request, hits, dumped, described=described, tags=tags, entries=entries
+        )
+        return SearchPage(hits, groups, next_cursor, warnings, dumped)
+
+    # -- ranking ------------------------------------------------------------------------
+    def _ranked(
+        self, request: SearchRequest, want: int, include: Callable[[str], bool]
+    ) -> list[tuple[str, float]]:
+        """The first ``want`` hits (after the per-domain cap), best first."""
+        search = self.index.search
+        if request.per_domain is None:
+            return search(request.query, domain=request.domain, limit=want, include=include)
+        cap = max(1, request.per_domain)
+        window = want
+        while True:
+            ranked = search(request.query, domain=request.domain, limit=window, include=include)
+            counts: dict[str, int] = {}
+            kept = []
+            for key, score in ranked:
+                domain = self._domain_of(key)
+                if counts.get(domain, 0) < cap:
+                    counts[domain] = counts.get(domain, 0) + 1
+                    kept.append((key, score))
+            # Capping drops hits, so a wider window may be needed to fill the page.
+            if len(kept) >= want or len(ranked) < window:
+                return kept[:want]
+            window *= 4
+
+    def _domain_of(self, key: str) -> str:
+        resource = self.registry.resource(key)
+        return resource.domain if resource else key.split(".", 1)[0]
+
+    def _tags_of(self, key: str) -> set[str]:
+        skill = self.registry.get(key)
+        if skill is not None:
+            return _norm(skill.tags)
+        resource = self.registry.resource(key)
+        return _norm(resource.tags) if resource else set()
+
+    # -- hits and groups ----------------------------------------------------------------
+    def _hit(self, key: str, score: float, described: frozenset[str]) -> SearchHit | None:
+        skill = self.registry.get(key)
+        if skill is not None:
+            return self._op_hit(skill, score, described)
+        resource = self.registry.resource(key)
+        if resource is None:
+            return None
+        return SearchHit(
+            op=key,
+            kind="resource",
+            summary=resource.description or resource.name,
+            score=round(score, 4),
+            execute_with={"op": resource.op, "args": resource.args},
+        )
+
+    @staticmethod
+    def _op_hit(skill: Skill, score: float, described: frozenset[str]) -> SearchHit:
+        return SearchHit(
+            op=skill.op,
+            summary=skill.one_line(),
+            score=round(score, 4),
+            params=list(skill.params.model_fields),
+            write=skill.kind is OpKind.WRITE,
+            destructive=skill.destructive,
+            entry_point=skill.entry_point,
+            version=skill.version,
+            # A session that has read the op's help gets the call shape back, so it can
+            # execute without asking for the same page again.
+            usage=usage(skill) if skill.op in described else None,
+        )
+
+    def _groups(
+        self,
+        ctx: SkillContext,
+        request: SearchRequest,
+        hits: list[SearchHit],
+        dumped: list[dict[str, Any]],
+        *,
+        described: frozenset[str],
+        tags: set[str],
+        entries: bool,
+    ) -> list[dict[str, Any]]:
+        domains = [self._domain_of(h.op) for h in hits]
+        order = list(dict.fromkeys(domains))
+        if request.domain is not None and request.domain not in order:
+            order.append(request.domain)
+        groups = []
+        for name in order:
+            mine = [(h, d) for h, d, dom in zip(hits, dumped, domains, strict=True) if dom == name]
+            first: list[dict[str, Any]] = []
+            if entries:
+                scored = {h.op: d for h, d in mine}
+                for skill in self.registry.entry_points(name):
+                    if not self._offered(skill.op, ctx) or not tags <= _norm(skill.tags):
+                        continue
+                    hit = scored.get(skill.op)
+                    if hit is None:
+                        hit = self._op_hit(skill, 0.0, described).model_dump(exclude_defaults=True)
+                    first.append(hit)
+            taken = {d["op"] for d in first}
+            ops = [d for h, d in mine if h.kind == "op" and h.op not in taken]
+            resources = [d for h, d in mine if h.kind == "resource"]
+            listed = [*first, *ops, *resources]
+            if not listed:
+                continue
+            group: dict[str, Any] = {"domain": name}
+            domain = self.registry.domain(name)
+            if domain is not None and domain.description:
+                group["description"] = domain.description
+            group["hits"] = listed
+            groups.append(group)
+        return groups
