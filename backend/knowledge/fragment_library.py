@@ -26,7 +26,7 @@ import difflib
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +62,9 @@ MAX_FILE_BYTES = 256 * 1024
 INDEX_LIMIT = 5
 # (mtime_ns, size) -> the parse result, so a rescan re-reads only changed files.
 _Parsed = tuple[tuple[int, int], Fragment | FragmentError]
+# Told the fragments after every reload, on the reloading thread and under the library's
+# lock (so it sees exactly that reload): it must be quick and must not block.
+ReloadListener = Callable[[list[Fragment]], None]
 
 
 class FragmentLibrary:
@@ -91,6 +94,7 @@ class FragmentLibrary:
         self.version = 0
         self._watcher: FolderWatch | None = None
         self._watch = watch
+        self._listeners: list[ReloadListener] = []
         self.reload()
         if watch:
             self._watcher = FolderWatch(self.extra_paths, self._dirty.set)
@@ -116,6 +120,22 @@ class FragmentLibrary:
             self._warnings = warnings
             self.version += 1
             self._cache.clear()
+            if self._listeners:
+                current = sorted(found.values(), key=lambda f: f.uri)
+                for listener in list(self._listeners):
+                    listener(current)
+
+    def subscribe(self, listener: ReloadListener) -> Callable[[], None]:
+        """Call ``listener`` after every reload; returns a function that unsubscribes."""
+        with self._lock:
+            self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+
+        return unsubscribe
 
     def _load_root(
         self,
