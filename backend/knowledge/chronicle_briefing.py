@@ -133,9 +133,11 @@ async def build_briefing(chronicle: Chronicle, session_id: str, tier: Tier) -> B
         budget.add(_micro(label, task, by_cat, file_counts))
         return Briefing(session_id, tier, "\n".join(budget.lines), False, counts, file_counts)
 
-    budget.add(f"## Briefing: session {label}")
+    # A session is often named "session 3": don't say "session" twice.
+    title = label if label.lower().startswith("session") else f"session {label}"
+    budget.add(f"## Briefing: {title}")
     if not own and not files:
-        budget.add("Nothing has been recorded in this session yet.")
+        budget.add("Nothing has been recorded in this session yet: no task, decision or file.")
     if task:
         budget.add(
             f"**Current task** ({when(task[0].created_at, tz)}): {clip(task[0].content, 400)}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -10,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from backend.agents.loop import AgentStep
 from backend.knowledge.archive import Archive
 from backend.knowledge.chronicle import Chronicle
 from backend.knowledge.chronicle_answer import FOUND, NOTHING, answer_history
@@ -165,7 +167,8 @@ async def test_an_empty_session_says_so(chronicle: Chronicle) -> None:
 async def test_a_history_question_lists_what_matched(
     chronicle: Chronicle, archive: Archive
 ) -> None:
-    await chronicle.store(B, "decision", "The auth migration moves users to JWT in two steps")
+    decision = await chronicle.store(B, "decision", "The auth migration moves users to JWT")
+    await chronicle.promote(decision.id)  # another session's decision is seen once promoted
     archive.append_messages(
         [say(B, "how risky is the auth migration for mobile clients?", NOW - timedelta(days=1))]
     )
@@ -174,7 +177,7 @@ async def test_a_history_question_lists_what_matched(
     answer = await ask(chronicle, question, intent="HISTORICAL", subject="auth_migration")
     assert answer.startswith(f"**{FOUND}**")
     assert "1 chronicle entry, 1 message about" in answer
-    assert "decision · session *cache-work* (`sess-b-0`)" in answer
+    assert "decision, promoted · session *cache-work* (`sess-b-0`)" in answer
     assert "**auth** **migration**" in answer  # the message snippet, words marked
     assert answer.count(question) == 0
 
@@ -235,7 +238,7 @@ async def test_answers_are_cached_and_dropped_when_the_topic_moves(
     assert again == first
     stats = chronicle.cache.stats()["HISTORICAL"]
     assert (stats["hits"], stats["misses"]) == (1, 1)
-    await chronicle.store(B, "decision", "Search results are paged by 20")
+    await chronicle.store(A, "decision", "Search results are paged by 20")
     fresh = await ask(chronicle, "what did we decide about search", subject="search")
     assert "paged by 20" in fresh
     assert chronicle.cache.stats()["HISTORICAL"]["invalidations"] == 1
@@ -253,3 +256,174 @@ async def test_earlier_archive_answers_are_not_found_again(
     )  # fmt: skip
     answer = await ask(chronicle, "deploy script", subject="deploy_script")
     assert "dry-run flag" in answer and "Found: the deploy" not in answer
+
+
+# -- what an offline answer leaves out, and how it ranks ---------------------------------
+def notice(session: str, text: str, at: datetime) -> Message[dict[str, Any]]:
+    return Message[dict[str, Any]](
+        session_id=session, source="sylk", target="user", type=MessageType.SYSTEM_NOTICE,
+        payload={"text": text}, timestamp=at,
+    )  # fmt: skip
+
+
+def asked_archive(session: str, text: str, at: datetime) -> Message[dict[str, Any]]:
+    """A question the Guide routed to the Archivalist, as the engine records it."""
+    return say(session, text, at, route={"target": "archivalist", "intent": "OUTCOME"})
+
+
+async def test_sylk_notices_and_questions_to_the_archive_are_not_history(
+    chronicle: Chronicle, archive: Archive
+) -> None:
+    hour = timedelta(hours=1)
+    archive.append_messages(
+        [
+            say(A, "add retries with backoff to fetch in app/http_client.py", NOW - 4 * hour),
+            notice(A, "No language model is configured, so the architect cannot act on this "
+                   "yet; your message is saved.", NOW - 4 * hour),
+            asked_archive(A, "did the tests pass", NOW - 3 * hour),
+            say(A, "What did we work on today?", NOW - 2 * hour),
+            say(A, "what did we work on today", NOW),  # the question being answered
+        ]
+    )  # fmt: skip
+    answer = await ask(chronicle, "what did we work on today", time_scope="today")
+    assert answer.startswith(f"**{FOUND}**: 1 message from today.")
+    assert "add retries with backoff" in answer
+    assert "No language model" not in answer
+    assert "did the tests pass" not in answer
+    assert "work on today" not in answer.lower()
+
+
+async def test_a_topic_matched_only_in_part_says_so(chronicle: Chronicle, archive: Archive) -> None:
+    archive.append_messages(
+        [
+            say(B, "the upload job failed with a timeout after 30 s", NOW - timedelta(days=2)),
+            say(B, "we set a 10 second error budget for the retry loop", NOW - timedelta(days=1)),
+        ]
+    )  # fmt: skip
+    question = "have we seen this timeout error before"
+    answer = await ask(chronicle, question, intent="SIMILAR", subject="timeout_error")
+    assert answer.startswith(
+        f'**{FOUND}**: nothing on "timeout error"; 1 message mentions "timeout".'
+    )
+    assert "upload job" in answer
+    assert "error budget" not in answer  # "error" alone says nothing about this timeout
+
+    await chronicle.record_failure(
+        A, approach="sync worker without a read deadline", reason="timeout error on slow disks"
+    )
+    answer = await ask(chronicle, "any timeout error like this", intent="SIMILAR",
+                       subject="timeout_errors")  # fmt: skip
+    assert answer.startswith(
+        f'**{FOUND}**: 1 chronicle entry about "timeout errors"; 1 message mentions only "timeout".'
+    )
+
+
+async def test_records_with_more_of_the_topic_come_first(
+    chronicle: Chronicle, archive: Archive
+) -> None:
+    archive.append_messages(
+        [
+            say(A, "token refresh now runs in a background task", NOW - timedelta(days=3)),
+            say(A, "auth: the gateway does auth, auth headers and auth retries", NOW),
+        ]
+    )
+    answer = await ask(chronicle, "auth token refresh", subject="auth_token_refresh")
+    assert 'nothing on "auth token refresh"' in answer
+    assert '1 message mentions "token refresh", 1 message mentions "auth"' in answer
+    assert answer.index("background task") < answer.index("gateway does")
+
+
+async def test_a_question_about_files_says_when_none_were_recorded(
+    chronicle: Chronicle, archive: Archive
+) -> None:
+    archive.append_messages([say(A, "rename the config loader", NOW - timedelta(hours=1))])
+    question = "what files did we change today"
+    answer = await ask(chronicle, question, intent="ACTIVITY", time_scope="today")
+    assert answer.startswith(f"**{FOUND}**: no file changes are recorded from today")
+    assert "rename the config loader" in answer
+    await chronicle.record_file(A, "app/config.py", "modified", summary="renamed the loader")
+    answer = await ask(chronicle, question + "?", intent="ACTIVITY", time_scope="today")
+    assert "modified `app/config.py`: renamed the loader" in answer
+    assert "no file changes" not in answer
+
+
+# -- "did the tests pass" ----------------------------------------------------------------
+async def record_test_run(
+    archive: Archive, at: datetime, *, stdout: str, exit_code: int, dry_run: bool = False
+) -> None:
+    """A tester.tests.run tool result, stored the way an agent turn stores it."""
+    result: dict[str, Any] = (
+        {"dry_run": True, "would_run": "python -m pytest -q"}
+        if dry_run
+        else {"command": "python -m pytest -q", "exit_code": exit_code, "stdout": stdout,
+              "stderr": "", "duration_ms": 812.0, "passed": exit_code == 0}
+    )  # fmt: skip
+    envelope = {"op": "tester.tests.run", "ok": True, "result": result, "meta": {}}
+    step = AgentStep(
+        turn_id="turn-1", session_id=B, role="tester", step=1, kind="tool_result",
+        data={"id": "call_1", "name": "tester__tests__run", "content": json.dumps(envelope),
+              "is_error": False},
+    )  # fmt: skip
+    await archive.arecord_steps(
+        [
+            {
+                "session_id": step.session_id, "turn_id": step.turn_id, "role": step.role,
+                "step": step.step, "kind": step.kind, "at": at.isoformat(),
+                "data": step.model_dump_json(include={"data"}),
+            }
+        ]
+    )  # fmt: skip
+
+
+async def test_did_the_tests_pass_reports_the_last_recorded_run(
+    chronicle: Chronicle, archive: Archive
+) -> None:
+    await record_test_run(archive, NOW - timedelta(hours=3), stdout="41 passed in 2.10s\n",
+                          exit_code=0)  # fmt: skip
+    await record_test_run(
+        archive, NOW - timedelta(hours=1), exit_code=1,
+        stdout="..F\nFAILED tests/test_retry.py::test_fetch_times_out\n"
+               "=== 1 failed, 41 passed in 2.31s ===\n",
+    )  # fmt: skip
+    await record_test_run(archive, NOW, stdout="", exit_code=0, dry_run=True)
+    archive.append_messages([say(B, "run the tests", NOW - timedelta(hours=1))])
+    answer = await ask(chronicle, "did the tests pass", intent="OUTCOME", subject="tests")
+    assert answer.startswith(
+        f"**{FOUND}**: the last test run **failed**: 1 failed, 41 passed in 2.31s "
+        "(2025-03-12 14:00)."
+    )
+    runs = answer.split("**Test runs**")[1]
+    assert runs.index("failed") < runs.index("41 passed in 2.10s")  # newest first
+    assert runs.count("`python -m pytest -q`") == 2  # the dry run ran nothing
+
+    resume = await ask(chronicle, "where are things at", intent="RESUME", session_id=B)
+    assert "**Last test run** (2025-03-12 14:00): failed: 1 failed, 41 passed" in resume
+
+
+async def test_a_test_summary_or_an_agent_report_answers_it_too(
+    chronicle: Chronicle, archive: Archive, clock: Clock
+) -> None:
+    clock.now = NOW - timedelta(hours=2)
+    await chronicle.store(A, "tester_summary", "Suite green: 212 passed, 3 skipped")
+    clock.now = NOW
+    archive.append_messages(
+        [
+            say(A, "make the failing tests pass", NOW - timedelta(hours=1)),
+            say(A, "All 57 tests in tests/unit passed after the fix.", NOW - timedelta(minutes=30),
+                source="tester"),
+        ]
+    )  # fmt: skip
+    answer = await ask(chronicle, "did the tests pass?", intent="OUTCOME", subject="tests")
+    assert answer.startswith(f"**{FOUND}**: tester said: All 57 tests in tests/unit passed")
+    assert "Suite green: 212 passed" in answer
+    assert "make the failing tests pass" not in answer  # a request, not a result
+
+
+async def test_did_the_tests_pass_with_nothing_recorded_says_how_results_get_recorded(
+    chronicle: Chronicle, archive: Archive
+) -> None:
+    archive.append_messages([say(A, "run the tests", NOW - timedelta(hours=1))])
+    answer = await ask(chronicle, "did the tests pass", intent="OUTCOME", subject="tests",
+                       time_scope="today")  # fmt: skip
+    assert answer.startswith(f"**{NOTHING}**: no test run or test result is recorded from today.")
+    assert "the Tester runs the suite" in answer and "without the time limit" in answer
