@@ -73,6 +73,12 @@ class GuideSettings(_Model):
     health_interval_s: float = Field(default=1.0, gt=0)
 
 
+class SearchSettings(_Model):
+    # Skill search's semantic stage (the `embedding` extra): "auto" uses it when it is
+    # installed, "on" insists (an error names what to install), "off" keeps BM25 alone.
+    semantic: Literal["auto", "on", "off"] = "auto"
+
+
 # The seed's assignment table where it names a model; sensible defaults elsewhere.
 # The seed's "OpenAI Codex 5.2" is served only by the Responses API; our OpenAI
 # adapter speaks Chat Completions (which every compatible server offers), so
@@ -115,6 +121,7 @@ class SylkConfig(_Model):
     retry: RetrySettings = Field(default_factory=RetrySettings)
     guide: GuideSettings = Field(default_factory=GuideSettings)
     mcp_servers: McpSettings = Field(default_factory=McpSettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
     # Extra fragment folders for the Academic's library (sub-folders are categories).
     library_paths: list[Path] = Field(default_factory=list)
     source: Path | None = Field(default=None, exclude=True)

@@ -45,7 +45,7 @@ from backend.guide.model_classifier import ModelClassifier
 from backend.guide.patterns import classify as classify_text
 from backend.guide.router import Router
 from backend.guide.routing import AGENT_TARGETS, RouteDecision
-from backend.guide.status import render_status
+from backend.guide.status import cache_lines, render_status
 from backend.knowledge.archive import Archive
 from backend.knowledge.chronicle_models import Category
 from backend.knowledge.code_knowledge import CodeKnowledge
@@ -67,6 +67,7 @@ from backend.sessions.models import (
 )
 from backend.skills.builtin import build_gateway
 from backend.skills.builtin_guide import GuideWiring
+from backend.skills.embedding import describe_search, semantic_stage
 from backend.skills.hooks_agents import Consultation, consultation_logging
 from backend.skills.hooks_builtin import (
     FileTouch,
@@ -126,6 +127,7 @@ class Engine:
         )
         self.gateway = build_gateway(
             knowledge=self.knowledge.wiring(),
+            embedding=semantic_stage(self.settings.search.semantic),
             wiring=GuideWiring(
                 route=self.route,
                 classify=classify_text,
@@ -606,8 +608,17 @@ class Engine:
             if choice.offline
             else (f"{choice.provider}/{choice.model} ({choice.reason})")
         )
+        workspace = Path(self._manager.get(session_id).workspace)
         return render_status(
-            self.guide, session_id, self.describe_sessions(), self.usage(session_id), model
+            self.guide,
+            session_id,
+            self.describe_sessions(),
+            self.usage(session_id),
+            model,
+            search_line=describe_search(
+                self.gateway.index.embedding, self.settings.search.semantic
+            ),
+            caches=cache_lines(self.knowledge.cache_stats(workspace)),
         )
 
     def _router(self) -> Router:

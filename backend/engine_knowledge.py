@@ -88,6 +88,14 @@ class EngineKnowledge:
         )
         return await self.desk.answer(agent, q, offline=True)
 
+    def cache_stats(self, workspace: Path) -> dict[str, dict[str, dict[str, float | int]]]:
+        """Per-intent cache figures: the Librarian's for ``workspace``, the Archivalist's."""
+        code = self.code.peek(workspace)
+        return {
+            "librarian": code.cache.stats() if code is not None else {},
+            "archivalist": self.chronicle.cache.stats(),
+        }
+
     async def index(self, workspace: Path) -> CodeKnowledge:
         """The workspace's code knowledge; its first build runs in the background."""
         return await self.code.get(workspace)

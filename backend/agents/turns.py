@@ -121,6 +121,9 @@ class TurnRunner:
     ) -> AgentOutcome:
         # The model sees the gateway verbs and a couple of the role's core skills
         # (six tools at most) and reaches every other skill through them.
+        stage = self.gateway.index.embedding
+        if stage is not None:
+            stage.start_warming()  # ready by the time the model first searches, mostly
         context = agent_context(role, session.id, Path(session.workspace))
         tools = GatewayToolExecutor(self.gateway, context, agent=role)
         loop = AgentLoop(

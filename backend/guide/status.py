@@ -1,6 +1,9 @@
-"""The text of /status: sessions, routing per tier, agents' health, dead letters."""
+"""The text of /status: sessions, model, skill search, routing per tier, knowledge
+caches per intent, agents' health, dead letters."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
 
 from backend.guide.guide import Guide
 from backend.llm.accounting import UsageSummary
@@ -10,8 +13,32 @@ def _ms(us: float | None) -> str:
     return "-" if us is None else f"{us / 1000:.2f}ms" if us >= 1000 else f"{us:.0f}µs"
 
 
+CacheStats = Mapping[str, Mapping[str, float | int]]  # intent -> hits, misses, ...
+
+
+def cache_lines(caches: Mapping[str, CacheStats]) -> list[str]:
+    """One line per intent that saw use: hit rate, hits, misses, invalidated, entries."""
+    lines: list[str] = []
+    for owner, stats in caches.items():
+        for intent, s in stats.items():
+            if s["hits"] or s["misses"] or s["invalidations"]:
+                lines.append(
+                    f"  {owner} {intent:<10} {s['hit_rate']:>4.0%} hit  {s['hits']} hits, "
+                    f"{s['misses']} misses, {s['invalidations']} invalidated, "
+                    f"{s['entries']} cached"
+                )
+    return lines
+
+
 def render_status(
-    guide: Guide, session_id: str, sessions_text: str, usage: UsageSummary, model_line: str
+    guide: Guide,
+    session_id: str,
+    sessions_text: str,
+    usage: UsageSummary,
+    model_line: str,
+    *,
+    search_line: str | None = None,
+    caches: Sequence[str] = (),
 ) -> str:
     lines = [
         "Sessions:",
@@ -20,6 +47,8 @@ def render_status(
         f"Model: {model_line}",
         f"Usage: {usage.status_line()}",
     ]
+    if search_line:
+        lines.append(f"Skill search: {search_line}")
     flows = guide.router.flow_log.snapshot()
     cache = guide.router.cache.stats()
     lines += ["", "Routing (count, p50, p99):"]
@@ -32,6 +61,8 @@ def render_status(
     lines.append(
         f"  cache hit rate {cache.hit_rate:.0%} ({cache.hits} of {cache.hits + cache.misses})"
     )
+    if caches:
+        lines += ["", "Knowledge caches (this session's workspace and history):", *caches]
     health = guide.health.report(session_id)
     lines += ["", "Agents in this session:"]
     if not health:

@@ -35,6 +35,7 @@ from backend.skills.builtin_teams import (
     tester_skills,
 )
 from backend.skills.contextual import ContextTracker
+from backend.skills.embedding import EmbeddingStage
 from backend.skills.gateway import Gateway
 from backend.skills.hooks import HookRegistry
 from backend.skills.library_resources import attach_library
@@ -139,11 +140,18 @@ def build_gateway(
     knowledge: KnowledgeWiring | None = None,
     hooks: HookRegistry | None = None,
     window: int = 3,
+    embedding: EmbeddingStage | None = None,
 ) -> Gateway:
-    """A gateway over a fresh registry holding every builtin, with a context tracker;
-    the library's fragments, if one is given, become searchable resources."""
+    """A gateway over a fresh registry holding every builtin, with a context tracker
+    (and semantic search when ``embedding`` is given); the library's fragments, if one
+    is given, become searchable resources."""
     registry = register_builtins(wiring=wiring, knowledge=knowledge)
-    gateway = Gateway(registry, hooks, context_tracker=ContextTracker(registry, window=window))
+    gateway = Gateway(
+        registry,
+        hooks,
+        context_tracker=ContextTracker(registry, window=window),
+        embedding=embedding,
+    )
     if knowledge is not None and knowledge.library is not None:
         attach_library(gateway, knowledge.library)
     return gateway

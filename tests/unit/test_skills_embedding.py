@@ -158,6 +158,52 @@ def test_hybrid_finds_an_op_that_shares_no_word_with_the_query() -> None:
     assert len(model.encoded) == 4 * 3 + 2  # query vectors are cached
 
 
+def test_in_the_background_search_is_lexical_until_the_model_is_ready() -> None:
+    model = FakeModel()
+    stage = EmbeddingStage(model, background=True)
+    gateway = Gateway(registry(), embedding=stage)
+    query = "will I need an umbrella"
+    assert not stage.ready
+    assert ops(gateway, query) == []  # BM25 alone, at once; warming has started
+    assert stage.wait_ready(timeout=30) and stage.error is None
+    assert model.encoded[: 4 * 3]  # the ops were embedded on the warming thread
+    assert ops(gateway, query)[0] == "tools.weather_tool"
+
+
+def test_a_broken_model_leaves_search_lexical_and_says_why() -> None:
+    class Broken:
+        def encode(self, texts: list[str], **_: Any) -> Any:
+            raise OSError("model files missing")
+
+    stage = EmbeddingStage(Broken(), background=True)
+    gateway = Gateway(registry(), embedding=stage)
+    assert ops(gateway, "stock market") == ["tools.finance_tool"]
+    assert not stage.wait_ready(timeout=30)
+    assert stage.error == "OSError: model files missing"
+    assert ops(gateway, "stock market") == ["tools.finance_tool"]  # still answers
+
+
+def test_the_config_chooses_the_stage(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from backend.config import ConfigError, load_config
+    from backend.skills.embedding import SemanticSearchUnavailableError, semantic_stage
+
+    assert semantic_stage("off") is None
+    monkeypatch.setattr(EmbeddingStage, "available", staticmethod(lambda *_: False))
+    assert semantic_stage("auto") is None
+    with pytest.raises(SemanticSearchUnavailableError, match="not installed") as info:
+        semantic_stage("on")
+    assert "pip install" in str(info.value.help_hint)
+    monkeypatch.setattr(EmbeddingStage, "available", staticmethod(lambda *_: True))
+    stage = semantic_stage("auto")
+    assert stage is not None and stage.background and not stage.ready
+    config = tmp_path / "config.toml"
+    config.write_text('[search]\nsemantic = "on"\n')
+    assert load_config(config, env={}).search.semantic == "on"
+    config.write_text('[search]\nsemantic = "sometimes"\n')
+    with pytest.raises(ConfigError, match="semantic"):
+        load_config(config, env={})
+
+
 def test_ops_are_embedded_once_per_registry_version() -> None:
     reg = registry()
     model = FakeModel()
