@@ -1,8 +1,9 @@
 """The code index: a sidecar SQLite file of a workspace's files, symbols and imports.
 
-Files are walked the way git sees them (root and nested ``.gitignore`` files with
-``*``, ``**``, ``dir/`` and ``!`` negation, plus a built-in ignore list; binaries
-and files over 1 MiB are skipped). Symbols and imports come from
+Files are walked the way git sees them, by the workspace's
+:class:`~backend.knowledge.ignore_policy.IgnorePolicy` (``.gitignore`` files and
+the seed's ignore list, binaries left out; the file watcher uses the same one);
+files over 1 MiB are skipped too. Symbols and imports come from
 :mod:`code_symbols`; file text goes into an FTS5 table for full-text search.
 
 One writer at a time (a lock; ``build``, ``update_files``, ``remove_files``);
@@ -29,24 +30,11 @@ from pathlib import Path
 from typing import Literal
 
 from backend.knowledge.code_symbols import LANG_BY_EXT, extract
+from backend.knowledge.ignore_policy import IgnorePolicy
 
 MAX_FILE_BYTES = 1024 * 1024
 SCHEMA_VERSION = 1
 BATCH_SECONDS = 0.2
-SKIP_DIRS = frozenset(
-    {
-        ".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", "dist",
-        "build", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".idea", ".sylk",
-    }
-)  # fmt: skip
-BINARY_EXTS = frozenset(
-    {
-        ".pyc", ".pyo", ".so", ".o", ".a", ".dll", ".dylib", ".exe", ".bin", ".class", ".jar",
-        ".whl", ".zip", ".gz", ".tgz", ".bz2", ".xz", ".zst", ".7z", ".tar", ".png", ".jpg",
-        ".jpeg", ".gif", ".bmp", ".ico", ".webp", ".pdf", ".woff", ".woff2", ".ttf", ".otf",
-        ".mp3", ".mp4", ".wav", ".ogg", ".db", ".sqlite", ".pkl", ".npy",
-    }
-)  # fmt: skip
 _DEF_RANK = (
     "CASE WHEN kind IN ('class','struct','interface','trait','enum','type') THEN 0 "
     "WHEN kind IN ('function','method') THEN 1 ELSE 2 END"
@@ -127,77 +115,6 @@ class BuildStats:
     seconds: float
 
 
-# -- .gitignore -------------------------------------------------------------------------
-
-_Rule = tuple[re.Pattern[str], bool, bool]  # (regex, negated, directories only)
-
-
-def _translate(glob: str) -> str:
-    out, i = [], 0
-    while i < len(glob):
-        if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif glob.startswith("/**", i) and i + 3 == len(glob):
-            out.append("/.*")
-            i += 3
-        elif glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif glob[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif glob[i] == "?":
-            out.append("[^/]")
-            i += 1
-        elif glob[i] == "[" and (close := glob.find("]", i + 2)) != -1:
-            body = glob[i + 1 : close]
-            body = "^" + body[1:] if body.startswith("!") else body
-            out.append("[" + body.replace("\\", "\\\\") + "]")
-            i = close + 1
-        else:
-            out.append(re.escape(glob[i]))
-            i += 1
-    return "".join(out)
-
-
-def parse_gitignore(text: str) -> list[_Rule]:
-    rules = []
-    for raw in text.splitlines():
-        line = raw.rstrip()
-        if not line or line.startswith("#"):
-            continue
-        negated = line.startswith("!")
-        line = line[1:] if negated else line
-        line = line[1:] if line.startswith("\\") else line
-        dir_only = line.endswith("/")
-        line = line.rstrip("/")
-        if not line:
-            continue
-        anchored = "/" in line
-        regex = ("" if anchored else "(?:.*/)?") + _translate(line.lstrip("/"))
-        rules.append((re.compile(regex), negated, dir_only))
-    return rules
-
-
-def _ignored(rel: str, is_dir: bool, layers: list[tuple[str, list[_Rule]]]) -> bool:
-    """Whether ``rel`` is ignored; the last matching rule of the deepest file wins."""
-    result = False
-    for base, rules in layers:
-        sub = rel[len(base) + 1 :] if base else rel
-        for regex, negated, dir_only in rules:
-            if (is_dir or not dir_only) and regex.fullmatch(sub):
-                result = not negated
-    return result
-
-
-def _read_rules(directory: Path) -> list[_Rule]:
-    try:
-        return parse_gitignore((directory / ".gitignore").read_text("utf-8", errors="replace"))
-    except OSError:
-        return []
-
-
 # -- the index --------------------------------------------------------------------------
 
 
@@ -214,8 +131,9 @@ def search_words(text: str) -> set[str]:
 class CodeIndex:
     """Files, symbols, imports and full text of the workspace at ``root``."""
 
-    def __init__(self, root: Path, db_path: Path) -> None:
+    def __init__(self, root: Path, db_path: Path, policy: IgnorePolicy | None = None) -> None:
         self.root = root.resolve()
+        self.policy = policy if policy is not None else IgnorePolicy(self.root)
         self.db_path = db_path
         self._write_lock = threading.Lock()
         self._local = threading.local()
@@ -260,47 +178,13 @@ class CodeIndex:
         return "" if rel == Path() else rel.as_posix()
 
     def _walk(self) -> Iterator[tuple[str, os.stat_result]]:
-        yield from self._walk_dir("", [])
-
-    def _walk_dir(
-        self, rel_dir: str, layers: list[tuple[str, list[_Rule]]]
-    ) -> Iterator[tuple[str, os.stat_result]]:
-        directory = self.root / rel_dir
-        if rules := _read_rules(directory):
-            layers = [*layers, (rel_dir, rules)]
-        try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except OSError:
-            return
-        for entry in entries:
-            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-            if entry.is_symlink():
-                continue  # never follow: a link may leave the workspace
-            if entry.is_dir():
-                if entry.name not in SKIP_DIRS and not _ignored(rel, True, layers):
-                    yield from self._walk_dir(rel, layers)
-            elif entry.is_file() and not _ignored(rel, False, layers):
-                if Path(entry.name).suffix.lower() in BINARY_EXTS:
-                    continue
-                st = entry.stat()
-                if st.st_size <= MAX_FILE_BYTES:
-                    yield rel, st
+        for rel, st in self.policy.view().walk():
+            if st.st_size <= MAX_FILE_BYTES:
+                yield rel, st
 
     def is_ignored(self, path: str | Path) -> bool:
         """Whether the walk would skip ``path`` (its directories, .gitignore rules, type)."""
-        rel = self._rel(path)
-        parts = rel.split("/")
-        if any(p in SKIP_DIRS for p in parts[:-1]) or Path(rel).suffix.lower() in BINARY_EXTS:
-            return True
-        layers: list[tuple[str, list[_Rule]]] = []
-        for depth in range(len(parts)):
-            base = "/".join(parts[:depth])
-            if rules := _read_rules(self.root / base):
-                layers.append((base, rules))
-            sub = "/".join(parts[: depth + 1])
-            if _ignored(sub, depth < len(parts) - 1, layers):
-                return True
-        return False
+        return self.policy.ignores(self._rel(path))
 
     # -- writing --------------------------------------------------------------------
 
@@ -344,6 +228,7 @@ class CodeIndex:
         Returns how many files were (re)indexed or dropped.
         """
         rels = [self._rel(p) for p in paths]
+        ignore = self.policy.view()  # read each .gitignore once for the whole batch
         changed = 0
         with self._transaction() as conn:
             for rel in rels:
@@ -351,7 +236,7 @@ class CodeIndex:
                     "SELECT id, path, size, mtime, hash FROM files WHERE path = ?", (rel,)
                 ).fetchone()
                 full = self.root / rel
-                if not full.is_file() or full.is_symlink() or self.is_ignored(rel):
+                if not full.is_file() or full.is_symlink() or ignore.ignores(rel):
                     changed += self._delete(conn, rel)
                 else:
                     changed += self._index_file(conn, rel, prev)

@@ -131,7 +131,10 @@ class CodeKnowledge:
             return
         if self._watch:
             self.watcher = FileWatcher(
-                self.root, on_changes=self.apply_changes, debounce_s=self._debounce_s
+                self.root,
+                on_changes=self.apply_changes,
+                debounce_s=self._debounce_s,
+                policy=self.index.policy,  # one ignore policy: what is not indexed is not news
             )
             try:
                 await self.watcher.start()

@@ -9,6 +9,13 @@ known and current state, rather than translating events one by one, is what
 makes a touch report nothing, an atomic save report only its target, and a
 rename report the source as deleted and the destination as created.
 
+Paths are filtered through the workspace's
+:class:`~backend.knowledge.ignore_policy.IgnorePolicy`, the code index's own:
+by name on watchdog's thread, and with the ``.gitignore`` files as they are at
+reconciliation, before a batch is counted. A build that writes hundreds of
+files into ``build/`` or a gitignored ``out/`` reports nothing, rather than a
+bulk change that would make every consumer start over.
+
 When the observer dies or the kernel drops events, the watcher cannot know
 what it missed, so it restarts the observer and re-hashes the whole tree.
 """
@@ -37,13 +44,8 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
 from backend.errors import SylkError
-from backend.knowledge.file_hashes import (
-    IgnoreRules,
-    WorkspacePaths,
-    hash_paths,
-    iter_files,
-    scan_workspace,
-)
+from backend.knowledge.file_hashes import WorkspacePaths, hash_file, scan_workspace
+from backend.knowledge.ignore_policy import IgnorePolicy
 
 log = logging.getLogger("sylk.knowledge.watcher")
 
@@ -100,12 +102,12 @@ class _EventForwarder(FileSystemEventHandler):
         self,
         loop: asyncio.AbstractEventLoop,
         paths: WorkspacePaths,
-        rules: IgnoreRules,
+        policy: IgnorePolicy,
         deliver: Callable[[list[_Candidate]], None],
     ) -> None:
         self._loop = loop
         self._paths = paths
-        self._rules = rules
+        self._policy = policy
         self._deliver = deliver
 
     def on_any_event(self, event: FileSystemEvent) -> None:
@@ -118,7 +120,7 @@ class _EventForwarder(FileSystemEventHandler):
         found: list[_Candidate] = []
         for item in raw:
             rel = self._paths.relative(os.fsdecode(item))
-            if rel is None or rel == "." or self._rules.ignores(rel):
+            if rel is None or rel == "." or self._policy.skips(rel, event.is_directory):
                 continue
             found.append((rel, event.is_directory))
         if found:
@@ -165,14 +167,23 @@ class FileWatcher:
         max_delay_s: float | None = None,
         batch_threshold: int = 100,
         ignore: Iterable[str] = (),
+        policy: IgnorePolicy | None = None,
         health_interval_s: float = 1.0,
     ) -> None:
+        """``ignore``: extra fnmatch patterns to leave out, on top of the default
+        policy; or ``policy``: the one to share (the code index's)."""
         resolved = root.resolve()
         if not resolved.is_dir():
             raise FileWatcherError(f"cannot watch {root}: not a directory")
+        extra = tuple(ignore)
+        if policy is not None and extra:
+            raise FileWatcherError(
+                "give either extra ignore patterns or an ignore policy, not both",
+                help_hint="put the patterns in the IgnorePolicy",
+            )
         self.root = resolved
         self._paths = WorkspacePaths(resolved)
-        self._rules = IgnoreRules.with_extra(ignore)
+        self._policy = policy if policy is not None else IgnorePolicy(resolved, extra)
         self._on_changes = on_changes
         self._debounce_s = debounce_s
         self._max_delay_s = max_delay_s if max_delay_s is not None else max(1.0, 10 * debounce_s)
@@ -224,7 +235,7 @@ class FileWatcher:
                 help_hint="on Linux, raise fs.inotify.max_user_watches",
             ) from exc
         async with self._lock:
-            self._known = await asyncio.to_thread(scan_workspace, self.root, self._rules)
+            self._known = await asyncio.to_thread(scan_workspace, self.root, self._policy)
         self._started = True
         if self._health_interval_s > 0:
             self._spawn(self._watch_health())
@@ -232,7 +243,7 @@ class FileWatcher:
     async def rescan(self) -> ChangeBatch | None:
         """Re-hash the whole tree and report how it differs from what was known."""
         async with self._lock:
-            fresh = await asyncio.to_thread(scan_workspace, self.root, self._rules)
+            fresh = await asyncio.to_thread(scan_workspace, self.root, self._policy)
             current: dict[str, str | None] = dict.fromkeys(self._known)
             current.update(fresh)
             return self._record(current)
@@ -274,7 +285,7 @@ class FileWatcher:
     def _start_observer(self) -> BaseObserver:
         assert self._loop is not None
         observer = Observer()
-        handler = _EventForwarder(self._loop, self._paths, self._rules, self._note)
+        handler = _EventForwarder(self._loop, self._paths, self._policy, self._note)
         observer.schedule(handler, os.fspath(self.root), recursive=True)
         observer.daemon = True
         observer.start()
@@ -371,9 +382,15 @@ class FileWatcher:
             self._record(current)
 
     def _hash_candidates(self, candidates: set[str], dirs: set[str]) -> dict[str, str | None]:
+        """Current digest of each candidate; None for one that is gone, not a regular
+        file, or left out by the ignore policy (a known one then leaves the known set)."""
+        ignore = self._policy.view()
         for rel in dirs:
-            candidates.update(iter_files(self._paths, rel, self._rules))
-        return hash_paths(self._paths, candidates)
+            candidates.update(r for r, _ in ignore.walk(rel))
+        return {
+            rel: None if ignore.ignores(rel) else hash_file(self._paths.absolute(rel))
+            for rel in candidates
+        }
 
     def _record(self, current: Mapping[str, str | None]) -> ChangeBatch | None:
         """Apply current digests to the known ones; queue and return the difference."""

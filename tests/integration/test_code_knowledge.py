@@ -272,6 +272,50 @@ async def test_an_answer_put_while_the_update_runs_is_not_cached(
     assert not fresh.cached and "return None" in fresh.snippets[0].text
 
 
+IGNORED_BY_DEFAULT = (
+    ".vscode/settings.json",
+    "vendor/lib/lib.go",
+    ".cache/tool/state.py",
+    "build/gen.py",
+    "dist/bundle.js",
+    "node_modules/m/index.js",
+)
+
+
+async def test_writes_into_ignored_directories_change_nothing(
+    workspace: Path, tmp_path: Path
+) -> None:
+    (workspace / ".gitignore").write_text("out/\n")
+    for rel in IGNORED_BY_DEFAULT:
+        (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / rel).write_text("class Hidden:\n    pass\n")
+    statuses: list[IndexStatus] = []
+    k = CodeKnowledge(workspace, tmp_path / "index.db", on_status=statuses.append)
+    await k.start()
+    await asyncio.wait_for(k.wait_ready(), 20)
+    try:
+        indexed = {row[0] for row in k.index.reader().execute("SELECT path FROM files")}
+        assert indexed == {".gitignore", "app/service.py", "app/other.py", "web/main.ts"}
+        assert k.watcher is not None and set(k.watcher.known_hashes) == indexed
+        await k.locate("AccountService")
+        statuses.clear()
+        for directory in ("out", "build"):  # a build writing its output, 150 files each
+            (workspace / directory).mkdir(exist_ok=True)
+            for i in range(150):
+                (workspace / directory / f"chunk{i}.js").write_text(f"class Hidden{i} {{}}\n")
+        (workspace / ".vscode" / "settings.json").write_text('{"editor.tabSize": 2}\n')
+        before = k.batches_applied
+        await settle(k)
+        assert k.batches_applied == before + 1  # the marker alone
+        assert "rebuilding" not in [s.phase for s in statuses]
+        assert k.cache.peek(Intent.LOCATE, "accountservice") is not None
+        assert k.cache.stats()["LOCATE"]["invalidations"] == 0
+        assert k.index.locate("Hidden") == [] and k.index.locate("Hidden7") == []
+        assert not any(p.startswith(("out/", "build/")) for p in k.watcher.known_hashes)
+    finally:
+        await k.aclose()
+
+
 def _rows(index: CodeIndex) -> tuple[set[tuple[str, str]], set[tuple[str, str, int]]]:
     conn = index.reader()
     files = set(conn.execute("SELECT path, hash FROM files"))

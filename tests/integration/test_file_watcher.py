@@ -291,3 +291,35 @@ async def test_extra_ignore_patterns(workspace: Path) -> None:
         (workspace / "node_modules" / "m" / "i.js").write_text("1")
         await sentinel(workspace, rec)
         assert all(b.paths == {"sentinel.txt"} for b in rec.batches)
+
+
+async def test_gitignored_and_listed_directories_are_filtered_before_counting(
+    workspace: Path,
+) -> None:
+    (workspace / ".gitignore").write_text("out/\n*.tmp\n")
+    (workspace / ".vscode").mkdir()
+    (workspace / ".vscode" / "settings.json").write_text("{}\n")
+    rec = Recorder()
+    async with FileWatcher(workspace, on_changes=rec, batch_threshold=100) as watcher:
+        assert set(watcher.known_hashes) == {".gitignore", "a.py", "pkg/b.py", "pkg/c.py"}
+        for directory in ("out", "build", "vendor", ".cache"):
+            (workspace / directory / "deep").mkdir(parents=True)
+            for i in range(150):
+                (workspace / directory / "deep" / f"f{i}.js").write_text(f"{i}\n")
+        (workspace / "pkg" / "scratch.tmp").write_text("x")
+        (workspace / ".vscode" / "settings.json").write_text('{"a": 1}\n')
+        await sentinel(workspace, rec)
+        assert [b.paths for b in rec.batches] == [{"sentinel.txt"}]
+        assert not any(b.bulk for b in rec.batches)
+
+
+async def test_an_extra_pattern_and_a_shared_policy_are_one_or_the_other(
+    workspace: Path,
+) -> None:
+    from backend.knowledge.file_watcher import FileWatcherError
+    from backend.knowledge.ignore_policy import IgnorePolicy
+
+    with pytest.raises(FileWatcherError):
+        FileWatcher(
+            workspace, on_changes=Recorder(), ignore=["*.log"], policy=IgnorePolicy(workspace)
+        )
