@@ -122,6 +122,14 @@ def _norm(name: str) -> str:
     return name.replace("_", "").lower()
 
 
+_SNIFF_BYTES = 8192
+
+
+def _binary(head: bytes) -> bool:
+    """A NUL in the first bytes: not text, whatever the file's name says."""
+    return b"\x00" in head
+
+
 def search_words(text: str) -> set[str]:
     """The lower-case words full-text search matches ``text`` by (FTS5's unicode61
     tokens: runs of letters and digits, so ``read_text`` is two words)."""
@@ -177,8 +185,8 @@ class CodeIndex:
         rel = (full if full.is_relative_to(self.root) else real).relative_to(self.root)
         return "" if rel == Path() else rel.as_posix()
 
-    def _walk(self) -> Iterator[tuple[str, os.stat_result]]:
-        for rel, st in self.policy.view().walk():
+    def _walk(self, under: str = "") -> Iterator[tuple[str, os.stat_result]]:
+        for rel, st in self.policy.view().walk(under):
             if st.st_size <= MAX_FILE_BYTES:
                 yield rel, st
 
@@ -242,6 +250,32 @@ class CodeIndex:
                     changed += self._index_file(conn, rel, prev)
         return changed
 
+    def drift(self, under: str = "") -> tuple[set[str], set[str]]:
+        """Where the index and a fresh walk of ``under`` (relative; "" is the root)
+        disagree: (indexed files the walk no longer finds, walked files not indexed).
+
+        An edit to a ``.gitignore`` does this without touching the files it hides or
+        shows; it costs a walk, one query, and a peek into each unindexed file (a binary
+        one is walked but never indexed, so it is no news).
+        """
+        walked = {rel for rel, _ in self._walk(under)}
+        conn = self._conn()
+        if under:
+            rows = conn.execute(
+                "SELECT path FROM files WHERE path > ? AND path < ?", (under + "/", under + "0")
+            )
+        else:
+            rows = conn.execute("SELECT path FROM files")
+        indexed = {path for (path,) in rows}
+        return indexed - walked, {rel for rel in walked - indexed if self._is_text(rel)}
+
+    def _is_text(self, rel: str) -> bool:
+        try:
+            with (self.root / rel).open("rb") as f:
+                return not _binary(f.read(_SNIFF_BYTES))
+        except OSError:
+            return False
+
     def remove_files(self, paths: Iterable[str | Path]) -> int:
         rels = [self._rel(p) for p in paths]
         with self._transaction() as conn:
@@ -282,7 +316,7 @@ class CodeIndex:
             raw = full.read_bytes() if st.st_size <= MAX_FILE_BYTES else None
         except OSError:
             raw = None
-        if raw is None or b"\x00" in raw[:8192]:
+        if raw is None or _binary(raw[:_SNIFF_BYTES]):
             return self._delete(conn, rel)
         digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
         if prev is not None and prev[4] == digest:

@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import posixpath
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -32,6 +33,7 @@ from typing import Literal
 from backend.knowledge.code_index import CodeIndex, SymbolHit, TextHit, search_words
 from backend.knowledge.code_patterns import concept_terms
 from backend.knowledge.file_watcher import ChangeBatch, FileWatcher, FileWatcherError
+from backend.knowledge.ignore_policy import is_ignore_file
 from backend.knowledge.intent_cache import (
     Change,
     Intent,
@@ -219,16 +221,22 @@ class CodeKnowledge:
         self._publish(IndexStatus(str(self.root), "updated", changed=len(batch)))
 
     def _update(self, batch: ChangeBatch) -> Change:
-        paths = sorted(batch.paths)
+        created, modified, deleted = set(batch.created), set(batch.modified), set(batch.deleted)
+        # An edited .gitignore hides or shows files that did not change themselves.
+        for base in sorted({posixpath.dirname(p) for p in batch.paths if is_ignore_file(p)}):
+            hidden, shown = self.index.drift(base)
+            deleted |= hidden
+            created |= shown
+        paths = sorted(created | modified | deleted)
         before = self.index.names_in(paths)
-        self.index.update_files(batch.created | batch.modified)
-        self.index.remove_files(batch.deleted)
+        self.index.update_files(created | modified)
+        self.index.remove_files(deleted)
         after = self.index.names_in(paths)
         return Change(
             paths=frozenset(paths),
-            added_or_removed=batch.created | batch.deleted,
+            added_or_removed=frozenset(created | deleted),
             names=frozenset(before | after),
-            words=frozenset(self.index.words_in(batch.created | batch.modified)),
+            words=frozenset(self.index.words_in(created | modified)),
         )
 
     # -- queries ------------------------------------------------------------------------

@@ -27,6 +27,7 @@ import contextlib
 import inspect
 import logging
 import os
+import posixpath
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +46,7 @@ from watchdog.observers.api import BaseObserver
 
 from backend.errors import SylkError
 from backend.knowledge.file_hashes import WorkspacePaths, hash_file, scan_workspace
-from backend.knowledge.ignore_policy import IgnorePolicy
+from backend.knowledge.ignore_policy import IgnorePolicy, is_ignore_file
 
 log = logging.getLogger("sylk.knowledge.watcher")
 
@@ -378,19 +379,43 @@ class FileWatcher:
                 prefix = rel + "/"
                 candidates.add(rel)
                 candidates.update(k for k in self._known if k.startswith(prefix))
-            current = await asyncio.to_thread(self._hash_candidates, candidates, pending.dirs)
+            # An edited ignore file may hide known files or show new ones below it.
+            bases = {posixpath.dirname(rel) for rel in candidates if is_ignore_file(rel)}
+            below = {
+                rel: digest
+                for rel, digest in self._known.items()
+                if rel not in candidates and _is_below(rel, bases)
+            }
+            current = await asyncio.to_thread(
+                self._hash_candidates, candidates, pending.dirs, bases, below
+            )
             self._record(current)
 
-    def _hash_candidates(self, candidates: set[str], dirs: set[str]) -> dict[str, str | None]:
+    def _hash_candidates(
+        self, candidates: set[str], dirs: set[str], bases: set[str], below: dict[str, str]
+    ) -> dict[str, str | None]:
         """Current digest of each candidate; None for one that is gone, not a regular
-        file, or left out by the ignore policy (a known one then leaves the known set)."""
+        file, or left out by the ignore policy (a known one then leaves the known set).
+
+        Under each of ``bases`` (where an ignore file changed) the tree is walked
+        again: a known file it now hides leaves, a file it now shows is hashed and
+        arrives, and ``below`` (the known files there that had no event of their
+        own) keep their digests without being read again.
+        """
         ignore = self._policy.view()
         for rel in dirs:
             candidates.update(r for r, _ in ignore.walk(rel))
-        return {
+        current: dict[str, str | None] = {
             rel: None if ignore.ignores(rel) else hash_file(self._paths.absolute(rel))
             for rel in candidates
         }
+        for rel, digest in below.items():
+            current[rel] = None if ignore.ignores(rel) else digest
+        for base in bases:
+            for rel, _ in ignore.walk(base):
+                if rel not in current:
+                    current[rel] = hash_file(self._paths.absolute(rel))
+        return current
 
     def _record(self, current: Mapping[str, str | None]) -> ChangeBatch | None:
         """Apply current digests to the known ones; queue and return the difference."""
@@ -436,6 +461,10 @@ class FileWatcher:
         task: asyncio.Task[None] = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+
+def _is_below(rel: str, bases: set[str]) -> bool:
+    return any(not base or rel.startswith(base + "/") for base in bases)
 
 
 def _stop_observer(observer: BaseObserver) -> None:

@@ -289,3 +289,17 @@ def test_queries_during_a_build(tmp_path: Path) -> None:
     assert index.locate("func_399_39")[0].line == 3 + 39 * 3 + 1
     assert len(seen) > 1
     index.close()
+
+
+def test_drift_is_what_an_edited_gitignore_hides_and_shows(index: CodeIndex) -> None:
+    assert index.drift() == (set(), set())
+    (index.root / ".gitignore").write_text("app/\n")
+    hidden, shown = index.drift()
+    assert hidden == {"app/__init__.py", "app/models.py", "app/service.py"}
+    assert shown == {"gen/out.py", "secret/key.py"}  # app/debug.log: under app/ now
+    assert index.drift("secret") == (set(), {"secret/key.py"})
+    assert index.drift("web") == (set(), set())  # web/.gitignore did not change
+    index.remove_files(hidden)
+    index.update_files(shown)
+    assert index.drift() == (set(), set())
+    assert index.locate("Secret")[0].path == "secret/key.py" and index.locate("UserAccount") == []

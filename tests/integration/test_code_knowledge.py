@@ -14,6 +14,7 @@ import pytest
 
 from backend.knowledge.code_index import CodeIndex
 from backend.knowledge.code_knowledge import CodeKnowledge, Evidence, IndexStatus
+from backend.knowledge.file_hashes import scan_workspace
 from backend.knowledge.intent_cache import Intent, concept_key, entity_key, query_key
 from tests.integration.test_file_watcher import git
 
@@ -312,6 +313,54 @@ async def test_writes_into_ignored_directories_change_nothing(
         assert k.cache.stats()["LOCATE"]["invalidations"] == 0
         assert k.index.locate("Hidden") == [] and k.index.locate("Hidden7") == []
         assert not any(p.startswith(("out/", "build/")) for p in k.watcher.known_hashes)
+    finally:
+        await k.aclose()
+
+
+async def test_editing_a_gitignore_rewalks_what_it_hides_and_shows(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    for rel, text in {
+        ".gitignore": "gen/\n",
+        "gen/made.py": "class Generated:\n    pass\n",
+        "src.py": "class Real:\n    pass\n",
+        "sub/kept.py": "class Kept:\n    pass\n",
+    }.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    k = CodeKnowledge(root, tmp_path / "live.db")
+    await k.start()
+    await asyncio.wait_for(k.wait_ready(), 20)
+
+    async def same_as_a_fresh_build() -> None:
+        await settle(k)
+        fresh = CodeIndex(root, tmp_path / f"fresh{next(_markers)}.db")
+        await asyncio.to_thread(fresh.build)
+        assert _rows(k.index) == _rows(fresh)
+        fresh.close()
+        assert k.watcher is not None
+        assert k.watcher.known_hashes == scan_workspace(root)
+
+    try:
+        assert (await k.locate("Generated")).definitions == []
+        assert [d.path for d in (await k.locate("Real")).definitions] == ["src.py"]
+        assert (await k.explain("Real")).definitions
+        (root / ".gitignore").write_text("src.py\n")  # shows gen/, hides src.py
+        await until(lambda: bool(k.index.locate("Generated")) and not k.index.locate("Real"))
+        await same_as_a_fresh_build()
+        for entity in ("Generated", "Real"):
+            assert k.cache.peek(Intent.LOCATE, entity_key(entity)) is None
+        assert k.cache.peek(Intent.EXPLAIN, "real") is None
+        generated = await k.locate("Generated")
+        assert [d.path for d in generated.definitions] == ["gen/made.py"]
+        assert (await k.locate("Real")).definitions == []
+        assert (await k.explain("Real")).definitions == []
+
+        (root / "sub" / ".gitignore").write_text("kept.py\n")  # a nested one, added
+        await until(lambda: not k.index.locate("Kept"))
+        await same_as_a_fresh_build()
+        (root / "sub" / ".gitignore").unlink()  # and removed
+        await until(lambda: bool(k.index.locate("Kept")))
+        await same_as_a_fresh_build()
     finally:
         await k.aclose()
 

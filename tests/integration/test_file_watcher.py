@@ -323,3 +323,25 @@ async def test_an_extra_pattern_and_a_shared_policy_are_one_or_the_other(
         FileWatcher(
             workspace, on_changes=Recorder(), ignore=["*.log"], policy=IgnorePolicy(workspace)
         )
+
+
+async def test_an_ignore_file_edit_hides_and_shows_files_that_did_not_change(
+    workspace: Path, watched: tuple[FileWatcher, Recorder]
+) -> None:
+    watcher, rec = watched
+    (workspace / ".gitignore").write_text("pkg/\n")
+    batch = await rec.wait_for(lambda b: ".gitignore" in b.paths)
+    assert batch.created == {".gitignore"}
+    assert batch.deleted == {"pkg/b.py", "pkg/c.py"} and not batch.modified
+    assert set(watcher.known_hashes) == {".gitignore", "a.py"} == set(scan_workspace(workspace))
+    (workspace / "pkg" / "b.py").write_text("hidden edit\n")  # ignored now: no news
+    (workspace / "pkg" / "sub").mkdir()
+    (workspace / "pkg" / "sub" / ".gitignore").write_text("*.py\n")
+    await sentinel(workspace, rec)
+    assert len(rec.mentions("pkg/b.py")) == 1  # its leaving, not the edit
+    assert not rec.mentions("pkg/sub/.gitignore")
+    (workspace / ".gitignore").write_text("*.log\n")
+    batch = await rec.wait_for(lambda b: "pkg/b.py" in b.created)
+    assert batch.created == {"pkg/b.py", "pkg/c.py", "pkg/sub/.gitignore"}
+    assert batch.modified == {".gitignore"}
+    assert watcher.known_hashes == scan_workspace(workspace)
