@@ -317,7 +317,7 @@ async def serve_engine(
         await engine.start_tools()  # configured MCP servers' tools join as hidden ops
         gateway = engine.gateway
     providers: list[ResourceProvider] = [
-        SessionResources(engine.archive),
+        SessionResources(engine.archive, context),
         LibraryResources(engine.knowledge.library),
         RegistryResources(gateway, context),
     ]

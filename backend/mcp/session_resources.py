@@ -1,8 +1,10 @@
 """Sessions and their transcripts as MCP resources.
 
-``sylk://sessions`` lists every session; ``sylk://sessions/{id}/transcript``
-holds one session's messages. Both are read from the archive on every request,
-so sessions another Sylk process creates while the server runs show up too.
+``sylk://sessions`` lists sessions; ``sylk://sessions/{id}/transcript`` holds
+one session's messages. Both are read from the archive on every request, so
+sessions another Sylk process creates while the server runs show up too. A
+client sees its own session's transcript; other sessions' need the
+cross-session scope (``sylk mcp serve --cross-session``), as the chronicle does.
 """
 
 from __future__ import annotations
@@ -13,13 +15,30 @@ from typing import Any
 
 import mcp_types
 
+from backend.errors import SylkError
 from backend.knowledge.archive import Archive
 from backend.mcp.ports import ResourceBody
 from backend.sessions.models import Session
+from backend.skills.hooks_builtin import CROSS_SESSION_SCOPE
+from backend.skills.models import SkillContext
 
 SESSIONS_URI = "sylk://sessions"
 TRANSCRIPT_TEMPLATE = "sylk://sessions/{session_id}/transcript"
 _PREFIX, _SUFFIX = "sylk://sessions/", "/transcript"
+
+
+class TranscriptAccessError(SylkError):
+    def __init__(self, session: Session) -> None:
+        super().__init__(
+            f"session {session.name!r} is not this client's; its transcript is private",
+            help_hint="serve with --session NAME to act in it, or --cross-session to read "
+            "every session",
+        )
+
+
+def may_read(ctx: SkillContext | None, session_id: str) -> bool:
+    """A caller reads its own session, and others only with the cross-session scope."""
+    return ctx is None or session_id == ctx.session_id or CROSS_SESSION_SCOPE in ctx.scopes
 
 
 def transcript_uri(session_id: str) -> str:
@@ -40,8 +59,11 @@ def session_summary(session: Session, messages: int) -> dict[str, Any]:
 
 
 class SessionResources:
-    def __init__(self, archive: Archive) -> None:
+    """``context``: the client; None serves every session (for tools run by the user)."""
+
+    def __init__(self, archive: Archive, context: SkillContext | None = None) -> None:
         self.archive = archive
+        self.context = context
 
     async def _sessions(self) -> tuple[list[Session], dict[str, int]]:
         def load() -> tuple[list[Session], dict[str, int]]:
@@ -49,13 +71,17 @@ class SessionResources:
 
         return await asyncio.to_thread(load)
 
+    def _visible(self, sessions: list[Session]) -> list[Session]:
+        return [s for s in sessions if may_read(self.context, s.id)]
+
     async def list_resources(self) -> list[mcp_types.Resource]:
         sessions, counts = await self._sessions()
+        sessions = self._visible(sessions)
         listing = mcp_types.Resource(
             uri=SESSIONS_URI,
             name="sessions",
             title="Sylk sessions",
-            description="Every session: id, name, state, workspace, message count.",
+            description="Sessions this client may read: id, name, state, workspace, message count.",
             mime_type="application/json",
         )
         transcripts = [
@@ -84,6 +110,7 @@ class SessionResources:
     async def read(self, uri: str) -> ResourceBody | None:
         if uri == SESSIONS_URI:
             sessions, counts = await self._sessions()
+            sessions = self._visible(sessions)
             rows = [session_summary(s, counts.get(s.id, 0)) for s in sessions]
             return ResourceBody(json.dumps({"sessions": rows}, indent=1))
         if not (uri.startswith(_PREFIX) and uri.endswith(_SUFFIX)):
@@ -93,6 +120,8 @@ class SessionResources:
         session = next((s for s in sessions if s.id == session_id), None)
         if session is None:
             return None
+        if not may_read(self.context, session.id):
+            raise TranscriptAccessError(session)
         messages = await self.archive.aload_transcript(session.id)
         body = {
             "session": session_summary(session, counts.get(session.id, 0)),

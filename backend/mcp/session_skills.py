@@ -12,9 +12,9 @@ import asyncio
 from pydantic import BaseModel, ConfigDict, Field
 
 from backend.knowledge.archive import Archive
-from backend.mcp.session_resources import session_summary
+from backend.mcp.session_resources import may_read, session_summary
 from backend.skills.envelopes import ErrorCode, SkillError
-from backend.skills.hooks_builtin import CROSS_SESSION_TAG
+from backend.skills.hooks_builtin import CROSS_SESSION_SCOPE, CROSS_SESSION_TAG
 from backend.skills.models import Example, Skill, SkillContext, SkillResult
 
 
@@ -24,25 +24,31 @@ class ListParams(BaseModel):
 
 class TranscriptParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    session_id: str = Field(min_length=1, description="the session's id, or a unique prefix")
+    session_id: str | None = Field(
+        default=None,
+        description="the session's id (default: yours); other sessions need the "
+        "cross-session scope",
+    )
     limit: int | None = Field(default=None, ge=1, description="only the last N messages")
 
 
 def session_skills(archive: Archive) -> list[Skill]:
-    async def list_sessions(_ctx: SkillContext, _params: ListParams) -> SkillResult:
+    async def list_sessions(ctx: SkillContext, _params: ListParams) -> SkillResult:
         sessions = await asyncio.to_thread(archive.load_sessions)
         counts = await asyncio.to_thread(archive.transcript_counts)
-        rows = [session_summary(s, counts.get(s.id, 0)) for s in sessions]
-        return SkillResult(result={"sessions": rows})
+        visible = [s for s in sessions if may_read(ctx, s.id)]
+        rows = [session_summary(s, counts.get(s.id, 0)) for s in visible]
+        hidden = len(sessions) - len(visible)
+        note = f"{hidden} other sessions need the {CROSS_SESSION_SCOPE} scope" if hidden else None
+        return SkillResult(result={"sessions": rows, **({"note": note} if note else {})})
 
-    async def transcript(_ctx: SkillContext, params: TranscriptParams) -> SkillResult:
+    async def transcript(ctx: SkillContext, params: TranscriptParams) -> SkillResult:
+        wanted = params.session_id or ctx.session_id
         sessions = await asyncio.to_thread(archive.load_sessions)
-        matches = [s for s in sessions if s.id.startswith(params.session_id)]
+        matches = [s for s in sessions if s.id.startswith(wanted) and may_read(ctx, s.id)]
         if len(matches) != 1:
             found = "no session matches" if not matches else f"{len(matches)} sessions match"
-            raise SkillError(
-                ErrorCode.NOT_FOUND, f"{found} {params.session_id!r}", help_path="sessions.list"
-            )
+            raise SkillError(ErrorCode.NOT_FOUND, f"{found} {wanted!r}", help_path="sessions.list")
         messages = await archive.aload_transcript(matches[0].id, limit=params.limit)
         return SkillResult(result={"messages": [m.model_dump(mode="json") for m in messages]})
 
@@ -50,7 +56,8 @@ def session_skills(archive: Archive) -> list[Skill]:
         Skill(
             op="sessions.list",
             agent="archivalist",
-            description="List every Sylk session with its state, workspace and message count.",
+            description="List Sylk sessions with their state, workspace and message count "
+            "(yours, or all with the cross-session scope).",
             params=ListParams,
             handler=list_sessions,
             tags=("sessions", "history"),

@@ -31,7 +31,7 @@ from backend.skills.builtin_base import (
     declare,
 )
 from backend.skills.envelopes import ErrorCode, SkillError
-from backend.skills.hooks_builtin import CROSS_SESSION_TAG
+from backend.skills.hooks_builtin import CROSS_SESSION_SCOPE, CROSS_SESSION_TAG
 from backend.skills.models import Guidance, Handler, Policy, Skill, SkillContext, SkillResult
 from backend.workspace.files import Workspace
 
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from backend.knowledge.chronicle import Chronicle
 
 CHRONICLE = "the Archivalist's chronicle (historical memory across sessions)"
-CROSS_SCOPE = "history.cross_session"
+CROSS_SCOPE = CROSS_SESSION_SCOPE
 Category = Literal[
     "decision", "insight", "pattern", "failure", "task_state", "timeline", "user_voice",
     "hypothesis", "open_thread", "general",

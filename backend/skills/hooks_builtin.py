@@ -35,7 +35,8 @@ from backend.skills.hooks import (
 from backend.skills.models import OpKind
 from backend.skills.registry import Registry
 
-CROSS_SESSION_TAG = "cross_session"  # ops with this tag may name other sessions
+CROSS_SESSION_TAG = "cross_session"  # ops with this tag may name other sessions ...
+CROSS_SESSION_SCOPE = "history.cross_session"  # ... for callers holding this scope
 _SECRET_KEY = re.compile(r"(api[_-]?key|token|secret|password|authorization)", re.I)
 _LOG_VALUE_MAX = 200
 
@@ -190,29 +191,33 @@ def parameter_validation() -> Hook:
 
 
 def session_scoping() -> Hook:
-    """Stamp the caller's session into ``session_id`` params; refuse other sessions' ids."""
+    """Stamp the caller's session into ``session_id`` params; refuse other sessions' ids
+    unless the op is tagged cross-session and the caller holds the cross-session scope."""
 
     def scope(data: ToolCallData) -> None:
         fields = data.skill.params.model_fields
         own = data.ctx.session_id
-        crossing = CROSS_SESSION_TAG in data.skill.tags
+        crossing = CROSS_SESSION_TAG in data.skill.tags and CROSS_SESSION_SCOPE in data.ctx.scopes
+        refused = f"{data.skill.op} may only act on the caller's session"
+        if CROSS_SESSION_TAG in data.skill.tags:
+            refused += f" (other sessions need the {CROSS_SESSION_SCOPE} scope)"
         if "session_id" in fields:
             given = data.args.get("session_id")
             if given in (None, ""):
                 data.args["session_id"] = own
                 if data.params is not None:
                     data.params = data.params.model_copy(update={"session_id": own})
-            elif given != own and not crossing:
+            elif not own.startswith(given) and not crossing:  # an id prefix is fine
                 raise Rejection(
                     ErrorCode.ACCESS_DENIED,
-                    f"{data.skill.op} may only act on the caller's session",
+                    refused,
                     details={"reason": "cross_session", "session_id": given},
                 )
         others = [s for s in data.args.get("session_ids") or [] if s != own]
         if "session_ids" in fields and others and not crossing:
             raise Rejection(
                 ErrorCode.ACCESS_DENIED,
-                f"{data.skill.op} may only act on the caller's session",
+                refused,
                 details={"reason": "cross_session", "session_ids": others},
             )
 

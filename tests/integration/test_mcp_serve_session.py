@@ -17,6 +17,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import Client, StdioServerParameters
 
 from backend.engine import Engine, EngineConfig
@@ -148,3 +149,32 @@ def test_an_unknown_session_is_a_clear_error(data_dir: Path, workspace: Path) ->
     assert done.stdout == ""  # no protocol was started
     assert "sylk: error: no session matches 'nope'" in done.stderr
     assert "sylk sessions list" in done.stderr and "Traceback" not in done.stderr
+
+
+async def test_transcripts_are_private_to_their_session_unless_cross_session(
+    data_dir: Path, workspace: Path
+) -> None:
+    from mcp import MCPError
+
+    config = EngineConfig(data_dir=data_dir, workspace=workspace, watch_files=False)
+    async with Engine(config) as engine:
+        alpha = await engine.create_session("alpha")
+        await engine.submit(alpha.id, "/help")
+    uri = f"sylk://sessions/{alpha.id}/transcript"
+
+    async with serve(data_dir, workspace) as client:  # a fresh session of its own
+        denied = await execute(client, "sessions.transcript", session_id=alpha.id)
+        assert denied["error"]["code"] == "ACCESS_DENIED"
+        assert "history.cross_session" in denied["error"]["message"]
+        listed = (await execute(client, "sessions.list"))["result"]
+        assert listed["sessions"] == [] and "1 other sessions" in listed["note"]
+        uris = {str(r.uri) for r in (await client.list_resources()).resources}
+        assert uri not in uris and "sylk://sessions" in uris
+        with pytest.raises(MCPError, match="transcript is private"):
+            await client.read_resource(uri)
+
+    async with serve(data_dir, workspace, "--cross-session") as client:
+        read = await execute(client, "sessions.transcript", session_id=alpha.id[:8])
+        assert read["result"]["messages"][0]["payload"]["text"] == "/help"
+        uris = {str(r.uri) for r in (await client.list_resources()).resources}
+        assert uri in uris

@@ -67,7 +67,7 @@ async def test_sylk_mcp_serve_end_to_end(data_dir: Path, workspace: Path) -> Non
 
     server = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "sylk_tui", "mcp", "serve", *dirs(data_dir, workspace)],
+        args=["-m", "sylk_tui", "mcp", "serve", "--session", "alpha", *dirs(data_dir, workspace)],
         cwd=ROOT,
         env={k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ},
     )
