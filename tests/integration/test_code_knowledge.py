@@ -372,9 +372,42 @@ def _rows(index: CodeIndex) -> tuple[set[tuple[str, str]], set[tuple[str, str, i
     return files, symbols
 
 
-@pytest.mark.slow
-async def test_git_checkout_leaves_no_stale_rows_or_entries(tmp_path: Path) -> None:
-    repo = tmp_path / "repo"
+def _answer(k: CodeKnowledge, intent: Intent, subject: str) -> Evidence:
+    """What the index says now, past the cache."""
+    compute = {
+        Intent.LOCATE: lambda s: k._locate(s, ""),
+        Intent.EXPLAIN: k._explain,
+        Intent.PATTERN: k._patterns,
+        Intent.GENERAL: k._general,
+    }[intent]
+    return compute(subject)
+
+
+async def assert_no_stale_entries(k: CodeKnowledge) -> int:
+    """Every cached answer equals the one the index gives now; returns how many there are."""
+    seen = 0
+    for intent in Intent:
+        for key in list(k.cache._stores[intent].entries):
+            entry = k.cache.peek(intent, key)
+            assert entry is not None
+            cached: Evidence = entry.value
+            now = await asyncio.to_thread(_answer, k, intent, cached.subject)
+            assert (cached.definitions, cached.snippets) == (now.definitions, now.snippets), key
+            seen += 1
+    return seen
+
+
+async def ask_everything(k: CodeKnowledge, ds: range, i: int) -> None:
+    """Cache an answer of every intent about ``fn_{d}_{i}`` for each ``d``."""
+    for d in ds:
+        await k.locate(f"fn_{d}_{i}")
+        await k.explain(f"fn_{d}_{i}")
+    await k.patterns("moved")
+    await k.general("moved functions")
+
+
+def _git_repo(repo: Path) -> None:
+    """``main``: 2,000 one-function modules; ``other``: each function two lines lower."""
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
     for d in range(20):
@@ -392,12 +425,27 @@ async def test_git_checkout_leaves_no_stale_rows_or_entries(tmp_path: Path) -> N
     git(repo, "commit", "-q", "-m", "other")
     git(repo, "checkout", "-q", "main")
 
-    k = CodeKnowledge(repo, tmp_path / "live.db")
+
+@pytest.mark.slow
+async def test_git_checkout_leaves_no_stale_rows_or_entries(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    _git_repo(repo)
+    statuses: list[IndexStatus] = []
+    k = CodeKnowledge(repo, tmp_path / "live.db", on_status=statuses.append)
     await k.start()
     await asyncio.wait_for(k.wait_ready(), 60)
     try:
-        for d in range(0, 20, 4):
-            assert [h.line for h in (await k.locate(f"fn_{d}_7")).definitions] == [1]
+        await ask_everything(k, range(0, 20, 4), 7)
+        assert [h.line for h in (await k.locate("fn_0_7")).definitions] == [1]
+        assert not (await k.patterns("moved")).snippets  # nothing moved on main
+        assert {i: len(k.cache._stores[i].entries) for i in Intent} == {
+            Intent.LOCATE: 5,
+            Intent.EXPLAIN: 5,
+            Intent.PATTERN: 1,
+            Intent.GENERAL: 1,
+        }
+
+        # A 2,000-file checkout: a bulk change, the index rebuilt, the cache started afresh.
         await asyncio.to_thread(git, repo, "checkout", "-q", "other")
         await until(lambda: k.status.phase == "rebuilding" or not k.ready, within=20)
         await settle(k)
@@ -405,12 +453,26 @@ async def test_git_checkout_leaves_no_stale_rows_or_entries(tmp_path: Path) -> N
         await asyncio.to_thread(fresh.build)
         assert _rows(k.index) == _rows(fresh)  # zero stale index rows
         fresh.close()
-        for d in range(0, 20, 4):  # and every answer is the new one
-            assert [h.line for h in (await k.locate(f"fn_{d}_7")).definitions] == [3]
-        for intent in Intent:  # zero stale cache entries: each one equals a fresh answer
-            for key in list(k.cache._stores[intent].entries):
-                entry = k.cache.peek(intent, key)
-                assert entry is not None
-                assert entry.value.definitions == k.index.locate(entry.value.subject)
+        await assert_no_stale_entries(k)  # what was cached before the checkout is gone
+        await ask_everything(k, range(0, 20, 4), 7)
+        assert [h.line for h in (await k.locate("fn_0_7")).definitions] == [3]
+        assert (await k.explain("fn_4_7")).snippets[0].line == 3
+        assert len((await k.patterns("moved")).snippets) == 10
+        assert await assert_no_stale_entries(k) == 12
+
+        # Five files back to main's version at once: a small batch, handled entry by entry.
+        await ask_everything(k, range(5), 9)
+        statuses.clear()
+        five = [f"pkg{d:02}/m009.py" for d in range(5)]
+        await asyncio.to_thread(git, repo, "checkout", "-q", "main", "--", *five)
+        await until(lambda: all(k.index.locate(f"fn_{d}_9")[0].line == 1 for d in range(5)))
+        await settle(k)
+        assert "rebuilding" not in {s.phase for s in statuses}
+        for d in range(5):
+            assert k.cache.peek(Intent.LOCATE, entity_key(f"fn_{d}_9")) is None
+            assert k.cache.peek(Intent.EXPLAIN, entity_key(f"fn_{d}_9")) is None
+        assert k.cache.peek(Intent.LOCATE, entity_key("fn_4_7")) is not None  # untouched
+        assert await assert_no_stale_entries(k) > 0
+        assert [h.line for h in (await k.locate("fn_3_9")).definitions] == [1]
     finally:
         await k.aclose()
