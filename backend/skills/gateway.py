@@ -187,8 +187,9 @@ class Gateway:
         per_domain: int | None = None,
         cursor: str | None = None,
     ) -> Envelope:
-        """Ranked ``hits`` plus the same hits per domain in ``groups`` (entry points first),
-        and ``next_cursor`` when there are more; see :mod:`backend.skills.gateway_search`."""
+        """Ranked ``hits``, domains' ``entry_points`` that did not score, ``groups`` naming
+        each domain's ops (entry points first), and ``next_cursor`` when there are more;
+        see :mod:`backend.skills.gateway_search`."""
         start = time.perf_counter()
         trace = ctx.trace_id or new_trace_id()
         request = SearchRequest(query, domain, limit, tuple(tags), per_domain, cursor)
@@ -202,11 +203,10 @@ class Gateway:
                 help_path="search", latency_ms=_since(start),
             )  # fmt: skip
         meta = Meta(trace_id=trace, latency_ms=_since(start), warnings=page.warnings)
-        result: dict[str, Any] = {
-            "query": query,
-            "hits": page.dumped,
-            "groups": page.groups,
-        }
+        result: dict[str, Any] = {"query": query, "hits": page.dumped}
+        if page.entry_points:
+            result["entry_points"] = page.entry_points
+        result["groups"] = page.groups
         if page.next_cursor:
             result["next_cursor"] = page.next_cursor
         if not page.hits:

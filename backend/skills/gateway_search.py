@@ -6,13 +6,15 @@ op or resource must carry every tag given, case-insensitively). ``per_domain``
 keeps at most that many hits of each domain, so one crowded domain cannot push
 the others off the page.
 
-Groups. As in Ernesto's ``ask``, the same hits are also returned per domain
-with the domain's description: the domain's entry points first (ops flagged
+Groups. As in Ernesto's ``ask``, the hits are also arranged per domain with
+the domain's description: the domain's entry points first (ops flagged
 ``entry_point`` that the caller may run; listed whether or not they scored, so
 a model always sees the way into a domain it touched), then its ops, then its
-resources. Only domains with a hit (or the ``domain`` asked for) get a group:
-every builtin op is searchable, so listing every entry point of every domain
-would undo the point of searching.
+resources. A group names its ops rather than repeating them (every token of a
+result is read by a model): each is described once, in ``hits`` if it scored,
+else in ``entry_points``. Only domains with a hit (or the ``domain`` asked
+for) get a group: every builtin op is searchable, so listing every entry point
+of every domain would undo the point of searching.
 
 Pages. A result with more hits than ``limit`` carries ``next_cursor``; passing
 it back as ``cursor`` returns the next page of the same search. The cursor is
@@ -72,8 +74,8 @@ class SearchPage:
     groups: list[dict[str, Any]]
     next_cursor: str | None = None
     warnings: list[str] = field(default_factory=list)
-    # ``hits`` as the model sees them; groups share these dicts rather than dump twice.
-    dumped: list[dict[str, Any]] = field(default_factory=list)
+    dumped: list[dict[str, Any]] = field(default_factory=list)  # ``hits`` as the model sees them
+    entry_points: list[dict[str, Any]] = field(default_factory=list)  # grouped, did not score
 
 
 def _norm(tags: Sequence[str]) -> set[str]:
@@ -138,10 +140,10 @@ class GatewaySearch:
             next_cursor = encode_cursor(offset + limit, request, self.registry.version)
         dumped = [h.model_dump(exclude_defaults=True) for h in hits]
         entries = offset == 0
-        groups = self._groups(
-            ctx, request, hits, dumped, described=described, tags=tags, entries=entries
+        groups, unscored = self._groups(
+            ctx, request, hits, described=described, tags=tags, entries=entries
         )
-        return SearchPage(hits, groups, next_cursor, warnings, dumped)
+        return SearchPage(hits, groups, next_cursor, warnings, dumped, unscored)
 
     # -- ranking ------------------------------------------------------------------------
     def _ranked(
@@ -215,32 +217,32 @@ class GatewaySearch:
         ctx: SkillContext,
         request: SearchRequest,
         hits: list[SearchHit],
-        dumped: list[dict[str, Any]],
         *,
         described: frozenset[str],
         tags: set[str],
         entries: bool,
-    ) -> list[dict[str, Any]]:
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The groups (op names per domain) and the entry points that did not score."""
         domains = [self._domain_of(h.op) for h in hits]
         order = list(dict.fromkeys(domains))
         if request.domain is not None and request.domain not in order:
             order.append(request.domain)
-        groups = []
+        scored = {h.op for h in hits}
+        groups: list[dict[str, Any]] = []
+        unscored: list[dict[str, Any]] = []
         for name in order:
-            mine = [(h, d) for h, d, dom in zip(hits, dumped, domains, strict=True) if dom == name]
-            first: list[dict[str, Any]] = []
+            mine = [h for h, dom in zip(hits, domains, strict=True) if dom == name]
+            first: list[str] = []
             if entries:
-                scored = {h.op: d for h, d in mine}
                 for skill in self.registry.entry_points(name):
                     if not self._offered(skill.op, ctx) or not tags <= _norm(skill.tags):
                         continue
-                    hit = scored.get(skill.op)
-                    if hit is None:
-                        hit = self._op_hit(skill, 0.0, described).model_dump(exclude_defaults=True)
-                    first.append(hit)
-            taken = {d["op"] for d in first}
-            ops = [d for h, d in mine if h.kind == "op" and h.op not in taken]
-            resources = [d for h, d in mine if h.kind == "resource"]
+                    first.append(skill.op)
+                    if skill.op not in scored:
+                        hit = self._op_hit(skill, 0.0, described)
+                        unscored.append(hit.model_dump(exclude_defaults=True))
+            ops = [h.op for h in mine if h.kind == "op" and h.op not in first]
+            resources = [h.op for h in mine if h.kind == "resource"]
             listed = [*first, *ops, *resources]
             if not listed:
                 continue
@@ -248,6 +250,6 @@ class GatewaySearch:
             domain = self.registry.domain(name)
             if domain is not None and domain.description:
                 group["description"] = domain.description
-            group["hits"] = listed
+            group["ops"] = listed
             groups.append(group)
-        return groups
+        return groups, unscored

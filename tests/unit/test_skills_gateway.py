@@ -377,7 +377,7 @@ def test_every_builtin_describes_at_every_level(level: str) -> None:
 
 
 def groups(envelope: Any) -> list[tuple[str, list[str]]]:
-    return [(g["domain"], [h["op"] for h in g["hits"]]) for g in envelope.result["groups"]]
+    return [(g["domain"], list(g["ops"])) for g in envelope.result["groups"]]
 
 
 async def test_search_groups_hits_by_domain_with_entry_points_first() -> None:
@@ -394,8 +394,11 @@ async def test_search_groups_hits_by_domain_with_entry_points_first() -> None:
     assert listed[0] == "warehouse.analyst.guide"
     assert listed[-1] == "warehouse.sql.query/tables/orders"
     assert set(listed[1:-1]) == {"warehouse.sql.truncate", "warehouse.sql.drop"}
-    guide = env.result["groups"][0]["hits"][0]
+    # Each op is described once: the guide did not score, so it is in entry_points.
+    (guide,) = env.result["entry_points"]
+    assert guide["op"] == "warehouse.analyst.guide"
     assert guide["entry_point"] is True and guide["score"] == 0.0  # listed, not a hit
+    assert env.result["hits"][0]["summary"] and "summary" not in str(env.result["groups"])
     # A domain the search did not touch gets no group; asking for it by name does.
     assert [d for d, _ in groups(gw.search(caller(), "sleep"))] == ["util"]
     assert groups(gw.search(caller(), "sleep", domain="warehouse")) == [

@@ -61,8 +61,9 @@ async def test_a_best_practice_search_returns_the_fragment_and_reads_it() -> Non
     assert hit["op"] == "sylk://library/errors/retries-backoff"
     assert hit["execute_with"] == {"op": "academic.library.get", "args": {"ref": hit["op"]}}
     academic = next(g for g in env.result["groups"] if g["domain"] == "academic")
-    kinds = [h.get("kind", "op") for h in academic["hits"]]
-    assert academic["hits"][0]["op"] == "academic.library.query"  # the domain's entry point
+    described = {h["op"]: h for h in [*env.result["hits"], *env.result.get("entry_points", [])]}
+    kinds = [described[op].get("kind", "op") for op in academic["ops"]]
+    assert academic["ops"][0] == "academic.library.query"  # the domain's entry point
     assert kinds == sorted(kinds) and "resource" in kinds  # ops first, then resources
     read = await gateway.execute(ctx(), **hit["execute_with"])
     assert read.ok and read.result["uri"] == hit["op"]
