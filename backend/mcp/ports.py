@@ -3,22 +3,21 @@
 :class:`GatewayPort` is what the server calls of the skill gateway
 (``backend.skills.gateway.Gateway`` fits it). :class:`ResourceProvider`
 is how knowledge sources (sessions now; the Librarian and Archivalist later)
-publish MCP resources. The verb argument models define the MCP tools' input
-schemas.
+publish MCP resources. The verbs' argument models (the MCP tools' input
+schemas) live in :mod:`backend.skills.verb_args`, shared with the agents' tools.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import mcp_types
 from pydantic import BaseModel, ConfigDict, Field
 
 from backend.skills.gateway_batch import MAX_BATCH, BatchCall
 from backend.skills.models import SkillContext
-
-DetailLevel = Literal["summary", "schema", "full"]
 
 
 class GatewayPort(Protocol):
@@ -30,10 +29,25 @@ class GatewayPort(Protocol):
     """
 
     def search(
-        self, ctx: SkillContext, query: str, domain: str | None = None, limit: int = 10
+        self,
+        ctx: SkillContext,
+        query: str,
+        domain: str | None = None,
+        limit: int = 10,
+        *,
+        tags: Sequence[str] = (),
+        per_domain: int | None = None,
+        cursor: str | None = None,
     ) -> Any: ...
 
-    def describe(self, ctx: SkillContext, path: str = "", level: str = "summary") -> Any: ...
+    def describe(
+        self,
+        ctx: SkillContext,
+        path: str = "",
+        level: str = "summary",
+        *,
+        if_none_match: str | None = None,
+    ) -> Any: ...
 
     def execute(
         self,
@@ -66,29 +80,6 @@ class ResourceProvider(Protocol):
 
 class _Args(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-# The same arguments the agents' verb tools take (backend/skills/executor.py).
-class SearchArgs(_Args):
-    query: str = Field(min_length=1, description="what you want to do, in a few words")
-    domain: str | None = Field(default=None, description="only ops of this domain, e.g. 'sessions'")
-    limit: int = Field(default=10, ge=1, le=50)
-
-
-class DescribeArgs(_Args):
-    op: str = Field(
-        default="", description="an op, a group prefix ('sessions'), or '' for every domain"
-    )
-    level: DetailLevel = Field(
-        default="summary", description="summary: one line; schema: + parameters; full: + policy"
-    )
-
-
-class ExecuteArgs(_Args):
-    op: str = Field(min_length=1, description="the op to run, as found by search")
-    args: dict[str, Any] = Field(default_factory=dict, description="the op's parameters")
-    dry_run: bool | None = Field(default=None, description="destructive ops default to true")
-    idempotency_key: str | None = Field(default=None, description="makes a write retry-safe")
 
 
 class BatchArgs(_Args):

@@ -35,14 +35,7 @@ from pydantic_core import to_jsonable_python
 
 from backend.errors import SylkError
 from backend.mcp.library_resources import LibraryResources
-from backend.mcp.ports import (
-    BatchArgs,
-    DescribeArgs,
-    ExecuteArgs,
-    GatewayPort,
-    ResourceProvider,
-    SearchArgs,
-)
+from backend.mcp.ports import BatchArgs, GatewayPort, ResourceProvider
 from backend.mcp.prompts import PromptError, SylkPrompts
 from backend.mcp.registry_resources import RegistryResources
 from backend.mcp.session_resources import SessionResources
@@ -50,6 +43,7 @@ from backend.skills.builtin_archivalist import CROSS_SCOPE
 from backend.skills.envelopes import Envelope, new_trace_id
 from backend.skills.gateway import Gateway
 from backend.skills.models import SkillContext
+from backend.skills.verb_args import DescribeArgs, ExecuteArgs, SearchArgs
 
 if TYPE_CHECKING:
     from backend.engine import Engine
@@ -75,11 +69,14 @@ async def _settled(value: Any) -> Any:
 
 
 async def _search(gateway: GatewayPort, ctx: SkillContext, a: SearchArgs) -> Any:
-    return await _settled(gateway.search(ctx, a.query, a.domain, a.limit))
+    found = gateway.search(
+        ctx, a.query, a.domain, a.limit, tags=a.tags, per_domain=a.per_domain, cursor=a.cursor
+    )
+    return await _settled(found)
 
 
 async def _describe(gateway: GatewayPort, ctx: SkillContext, a: DescribeArgs) -> Any:
-    return await _settled(gateway.describe(ctx, a.op, a.level))
+    return await _settled(gateway.describe(ctx, a.op, a.level, if_none_match=a.if_none_match))
 
 
 async def _execute(gateway: GatewayPort, ctx: SkillContext, a: ExecuteArgs) -> Any:

@@ -182,6 +182,7 @@ def server_entry_skill(hub: McpHub, server: str, domain: str, tools: list[McpToo
         tier=SkillTier.SPECIALISED,
         tags=(MCP_AGENT, server, *(t.name for t in tools)),
         searchable=True,
+        entry_point=True,  # a search touching the server's tools always shows the way in
     )
 
 

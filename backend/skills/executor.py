@@ -24,9 +24,9 @@ import dataclasses
 import functools
 import hashlib
 import re
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from backend.agents.tools import ToolOutcome
 from backend.llm.types import ChatRequest, TextBlock, ToolCall, ToolSpec
@@ -36,6 +36,7 @@ from backend.skills.gateway_batch import MAX_BATCH
 from backend.skills.handlers import is_not_available
 from backend.skills.hooks_builtin import field_errors
 from backend.skills.models import OpKind, Skill, SkillContext, SkillTier
+from backend.skills.verb_args import DescribeArgs, ExecuteArgs, SearchArgs
 
 MAX_INITIAL_TOOLS = 6
 VERBS = ("search", "describe", "execute", "batch")
@@ -51,33 +52,6 @@ def tool_name(op: str) -> str:
     return f"{name[:55]}_{digest}"
 
 
-class _Search(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    query: str = Field(description="what you want to do, in a few words")
-    domain: str | None = Field(
-        default=None, description="only ops of this domain, e.g. 'librarian'"
-    )
-    limit: int = Field(default=10, ge=1, le=50)
-
-
-class _Describe(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    op: str = Field(
-        default="",
-        validation_alias=AliasChoices("op", "path"),
-        description="an op, a group prefix ('librarian.code'), or '' for all",
-    )
-    level: Literal["summary", "schema", "full"] = "summary"
-
-
-class _Execute(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    op: str = Field(description="the op to run, e.g. 'librarian.code.search'")
-    args: dict[str, Any] = Field(default_factory=dict)
-    dry_run: bool | None = Field(default=None, description="destructive ops default to true")
-    idempotency_key: str | None = Field(default=None, description="retry-safe writes")
-
-
 class _Batch(BaseModel):
     model_config = ConfigDict(extra="forbid")
     calls: list[dict[str, Any]] = Field(
@@ -89,13 +63,13 @@ class _Batch(BaseModel):
 
 
 _VERB_SPECS: dict[str, tuple[type[BaseModel], str]] = {
-    "search": (_Search, "Find ops by meaning. Returns ranked ops with one-line summaries."),
+    "search": (SearchArgs, "Find ops by meaning. Returns ranked ops with one-line summaries."),
     "describe": (
-        _Describe,
+        DescribeArgs,
         "Help for an op (level summary|schema|full) or, for a prefix, every op in that group.",
     ),
     "execute": (
-        _Execute,
+        ExecuteArgs,
         "Run an op with args. Returns {ok, result, guidance, meta} or {ok:false, error}. "
         "Guidance names the next ops to use.",
     ),
@@ -237,11 +211,16 @@ class GatewayToolExecutor:
 
     async def _verb(self, parsed: BaseModel) -> Envelope:
         ctx = self.ctx
-        if isinstance(parsed, _Search):
-            return self.gateway.search(ctx, parsed.query, parsed.domain, parsed.limit)
-        if isinstance(parsed, _Describe):
-            return self.gateway.describe(ctx, self._op_name(parsed.op), parsed.level)
-        if isinstance(parsed, _Execute):
+        if isinstance(parsed, SearchArgs):
+            return self.gateway.search(
+                ctx, parsed.query, parsed.domain, parsed.limit,
+                tags=parsed.tags, per_domain=parsed.per_domain, cursor=parsed.cursor,
+            )  # fmt: skip
+        if isinstance(parsed, DescribeArgs):
+            return self.gateway.describe(
+                ctx, self._op_name(parsed.op), parsed.level, if_none_match=parsed.if_none_match
+            )
+        if isinstance(parsed, ExecuteArgs):
             return await self.gateway.execute(
                 ctx, self._op_name(parsed.op), parsed.args,
                 dry_run=parsed.dry_run, idempotency_key=parsed.idempotency_key,

@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from backend.skills.envelopes import Envelope, ErrorCode, Meta, failure, new_trace_id
 from backend.skills.models import SkillContext
+from backend.skills.verb_args import MAX_LIMIT, DetailLevel
 
 MAX_BATCH = 25
 
 
 class BatchCall(BaseModel):
+    """One item: ``verb`` plus that verb's arguments (see :mod:`backend.skills.verb_args`)."""
+
     model_config = ConfigDict(extra="forbid")
     verb: Literal["search", "describe", "execute"]
     op: str | None = Field(default=None, description="execute: the op; describe: op or prefix")
@@ -27,18 +31,37 @@ class BatchCall(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict)
     dry_run: bool | None = None
     idempotency_key: str | None = None
-    level: Literal["summary", "schema", "full"] = "summary"
+    level: DetailLevel = "summary"
+    if_none_match: str | None = None
     query: str | None = None
     domain: str | None = None
-    limit: int = Field(default=10, ge=1, le=50)
+    limit: int = Field(default=10, ge=1, le=MAX_LIMIT)
+    tags: list[str] = Field(default_factory=list)
+    per_domain: int | None = Field(default=None, ge=1, le=MAX_LIMIT)
+    cursor: str | None = None
 
 
 class Verbs(Protocol):
     def search(
-        self, ctx: SkillContext, query: str, domain: str | None = None, limit: int = 10
+        self,
+        ctx: SkillContext,
+        query: str,
+        domain: str | None = None,
+        limit: int = 10,
+        *,
+        tags: Sequence[str] = (),
+        per_domain: int | None = None,
+        cursor: str | None = None,
     ) -> Envelope: ...
 
-    def describe(self, ctx: SkillContext, path: str = "", level: str = "summary") -> Envelope: ...
+    def describe(
+        self,
+        ctx: SkillContext,
+        path: str = "",
+        level: str = "summary",
+        *,
+        if_none_match: str | None = None,
+    ) -> Envelope: ...
 
     async def execute(
         self,
@@ -71,9 +94,13 @@ async def _one(verbs: Verbs, ctx: SkillContext, raw: Any) -> Envelope:
             help_path="batch",
         )
     if call.verb == "search":
-        return verbs.search(ctx, call.query or "", call.domain, call.limit)
+        return verbs.search(
+            ctx, call.query or "", call.domain, call.limit,
+            tags=call.tags, per_domain=call.per_domain, cursor=call.cursor,
+        )  # fmt: skip
     if call.verb == "describe":
-        return verbs.describe(ctx, call.op or call.path or "", call.level)
+        path = call.op or call.path or ""
+        return verbs.describe(ctx, path, call.level, if_none_match=call.if_none_match)
     if not call.op:
         return failure(
             "batch",

@@ -75,6 +75,8 @@ async def test_sylk_mcp_serve_end_to_end(data_dir: Path, workspace: Path) -> Non
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert set(tools) == {"search", "describe", "execute", "batch"}
         assert tools["execute"].input_schema["required"] == ["op"]
+        assert {"tags", "per_domain", "cursor"} <= set(tools["search"].input_schema["properties"])
+        assert "if_none_match" in tools["describe"].input_schema["properties"]
 
         found = await client.call_tool("search", {"query": "list sessions"})
         assert not found.is_error
@@ -220,7 +222,7 @@ async def test_real_gateway_verbs_and_resources_in_process(engine: Engine) -> No
 
 class BrokenGateway(Gateway):
     def search(
-        self, ctx: SkillContext, query: str, domain: str | None = None, limit: int = 10
+        self, ctx: SkillContext, query: str, domain: str | None = None, limit: int = 10, **_: Any
     ) -> Envelope:
         if query == "typed":
             raise SylkError("the index is rebuilding", help_hint="try again in a moment")

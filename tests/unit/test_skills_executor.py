@@ -110,6 +110,18 @@ async def test_verbs_dispatch_and_bad_input_is_an_error_envelope(tmp_path: Path)
                                            {"verb": "execute", "op": "engineer.file.read",
                                             "args": {"path": "notes.txt"}}])  # fmt: skip
     assert [r["ok"] for r in batch["result"]["results"]] == [True, True]
+    # Paging, tags and per-domain caps reach the gateway from the tool and from batch.
+    first = await call(ex, "search", query="read a file", limit=1, per_domain=1)
+    second = await call(ex, "search", query="read a file", limit=1, per_domain=1,
+                        cursor=first["result"]["next_cursor"])  # fmt: skip
+    assert first["result"]["hits"][0]["op"] != second["result"]["hits"][0]["op"]
+    tagged = await call(ex, "batch", calls=[{"verb": "search", "query": "file",
+                                             "tags": ["edit", "patch"]}])  # fmt: skip
+    (found,) = tagged["result"]["results"]
+    assert [h["op"] for h in found["result"]["hits"]] == ["engineer.file.edit"]
+    etag = described["meta"]["etag"]
+    same = await call(ex, "describe", op="engineer.file.edit", level="schema", if_none_match=etag)
+    assert same["result"] == {"path": "engineer.file.edit", "unchanged": True}
     bad = await call(ex, "search", limit=3)
     assert bad["error"]["code"] == "VALIDATION_ERROR"
     assert bad["error"]["details"]["field_errors"][0]["field"] == "query"
