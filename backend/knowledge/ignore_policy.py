@@ -19,7 +19,7 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Iterator
-from fnmatch import fnmatchcase
+from fnmatch import translate
 from pathlib import Path, PurePosixPath
 
 # The seed's FileWatcher.ignorePaths, then version control, environments and tool caches.
@@ -117,20 +117,25 @@ class IgnorePolicy:
     def __init__(self, root: Path, extra: Iterable[str] = ()) -> None:
         self.root = root
         self.patterns: tuple[str, ...] = (*DEFAULT_PATTERNS, *extra)
+        # fnmatch semantics, compiled once: the walk asks about every entry.
+        self._pattern = re.compile("|".join(f"(?:{translate(p)})" for p in self.patterns))
 
     def skips(self, rel: str, is_dir: bool = False) -> bool:
         """Left out by name alone (no file is read): safe on any thread, at any rate."""
         if rel in ("", "."):
             return False
         parts = rel.split("/")
-        if any(part in SKIP_DIRS for part in (parts if is_dir else parts[:-1])):
+        last = len(parts) - 1
+        return any(self._skips_entry(rel, p, is_dir or i < last) for i, p in enumerate(parts))
+
+    def _skips_entry(self, rel: str, name: str, is_dir: bool) -> bool:
+        """``rel`` left out by its last part, ``name``, alone (its directories passed)."""
+        if is_dir:
+            if name in SKIP_DIRS:
+                return True
+        elif os.path.splitext(name)[1].lower() in BINARY_EXTS:
             return True
-        if not is_dir and PurePosixPath(parts[-1]).suffix.lower() in BINARY_EXTS:
-            return True
-        return any(
-            fnmatchcase(rel, pattern) or any(fnmatchcase(p, pattern) for p in parts)
-            for pattern in self.patterns
-        )
+        return bool(self._pattern.match(name) or self._pattern.match(rel))
 
     def view(self) -> IgnoreView:
         return IgnoreView(self)
@@ -204,16 +209,20 @@ class IgnoreView:
             entries = sorted(os.scandir(self._policy.root / rel_dir), key=lambda e: e.name)
         except OSError:
             return
-        skips = self._policy.skips
+        skips = self._policy._skips_entry  # the directories above were checked on the way
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             try:
                 if entry.is_symlink():
                     continue
                 if entry.is_dir():
-                    if not skips(rel, True) and not _matched(rel, True, layers):
+                    if not skips(rel, entry.name, True) and not _matched(rel, True, layers):
                         yield from self._walk_dir(rel, layers)
-                elif entry.is_file() and not skips(rel) and not _matched(rel, False, layers):
+                elif (
+                    entry.is_file()
+                    and not skips(rel, entry.name, False)
+                    and not _matched(rel, False, layers)
+                ):
                     yield rel, entry.stat(follow_symlinks=False)
             except OSError:  # gone between the listing and the look
                 continue
