@@ -147,8 +147,11 @@ def inspector_skills() -> list[Skill]:
            INSPECTOR, tier=CORE, tags=("style", "lint", "format", "compliance"),
            examples=[("lint two files", {"paths": ["a.py", "b.py"]})],
            notes=("until it exists, engineer.shell.run can run the project's linter",)),
-        _d("inspector.issues.report", "Report found issues to the Architect.", IssuesParams,
-           INSPECTOR, tier=CORE, kind=WRITE, tags=("issues", "problems", "corrections"),
+        # A report is a message to the Architect, not a change to the workspace: the
+        # Inspector, who may not write, must still be able to send it.
+        _d("inspector.issues.report", "Report the issues a review found (problems that need "
+           "correcting) to the Architect.", IssuesParams,
+           INSPECTOR, tier=CORE, tags=("issues", "problems", "corrections", "findings"),
            examples=[("report", {"issues": ["missing test for X"]})]),
         _d("inspector.analysis.deep", "Deep analysis for race conditions, leaks, deadlocks "
            "and security problems.", FilesParams, INSPECTOR, tier=CONTEXTUAL,

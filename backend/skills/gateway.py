@@ -44,6 +44,7 @@ from backend.skills.envelopes import (
     failure,
     new_trace_id,
 )
+from backend.skills.error_codes import code_for
 from backend.skills.gateway_batch import run_batch
 from backend.skills.gateway_search import CursorError, GatewaySearch, SearchRequest
 from backend.skills.handlers import (
@@ -456,7 +457,7 @@ class Gateway:
         elif isinstance(exc, WorkspaceError):
             code, reason = ErrorCode.VALIDATION_ERROR, "workspace"
         elif isinstance(exc, SylkError):
-            code, reason = ErrorCode.INTERNAL, type(exc).__name__
+            code, reason = code_for(exc), type(exc).__name__
         else:
             log.exception("skill %s failed", op, exc_info=exc)
             code, reason = ErrorCode.INTERNAL, type(exc).__name__
