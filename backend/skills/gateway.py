@@ -188,8 +188,8 @@ class Gateway:
         per_domain: int | None = None,
         cursor: str | None = None,
     ) -> Envelope:
-        """Ranked ``hits``, domains' ``entry_points`` that did not score, ``groups`` naming
-        each domain's ops (entry points first), and ``next_cursor`` when there are more;
+        """Ranked ``hits``, the touched ``domains`` with their descriptions, their
+        ``entry_points`` that did not score, and ``next_cursor`` when there are more;
         see :mod:`backend.skills.gateway_search`."""
         start = time.perf_counter()
         trace = ctx.trace_id or new_trace_id()
@@ -207,7 +207,7 @@ class Gateway:
         result: dict[str, Any] = {"query": query, "hits": page.dumped}
         if page.entry_points:
             result["entry_points"] = page.entry_points
-        result["groups"] = page.groups
+        result["domains"] = page.domains
         if page.next_cursor:
             result["next_cursor"] = page.next_cursor
         if not page.hits:

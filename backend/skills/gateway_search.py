@@ -6,15 +6,16 @@ op or resource must carry every tag given, case-insensitively). ``per_domain``
 keeps at most that many hits of each domain, so one crowded domain cannot push
 the others off the page.
 
-Groups. As in Ernesto's ``ask``, the hits are also arranged per domain with
-the domain's description: the domain's entry points first (ops flagged
-``entry_point`` that the caller may run; listed whether or not they scored, so
-a model always sees the way into a domain it touched), then its ops, then its
-resources. A group names its ops rather than repeating them (every token of a
-result is read by a model): each is described once, in ``hits`` if it scored,
-else in ``entry_points``. Only domains with a hit (or the ``domain`` asked
-for) get a group: every builtin op is searchable, so listing every entry point
-of every domain would undo the point of searching.
+Domains. As in Ernesto's ``ask``, a result says which domains it touched, with
+each domain's description, and always offers each such domain's entry points
+(ops flagged ``entry_point`` that the caller may run), whether or not they
+scored, so a model always sees the way into a domain it touched. Every token of
+a result is read by a model, so nothing is said twice: an op's name carries its
+domain (``librarian.code.search``), ``domains`` maps each touched domain to its
+description in order of first hit, and an entry point is described in ``hits``
+if it scored, else in ``entry_points``. Only domains with a hit (or the
+``domain`` asked for) count: every builtin op is searchable, so listing every
+entry point of every domain would undo the point of searching.
 
 Pages. A result with more hits than ``limit`` carries ``next_cursor``; passing
 it back as ``cursor`` returns the next page of the same search. The cursor is
@@ -71,11 +72,11 @@ class SearchRequest:
 @dataclass
 class SearchPage:
     hits: list[SearchHit]
-    groups: list[dict[str, Any]]
+    domains: dict[str, str]  # touched domain -> its description, in order of first hit
     next_cursor: str | None = None
     warnings: list[str] = field(default_factory=list)
     dumped: list[dict[str, Any]] = field(default_factory=list)  # ``hits`` as the model sees them
-    entry_points: list[dict[str, Any]] = field(default_factory=list)  # grouped, did not score
+    entry_points: list[dict[str, Any]] = field(default_factory=list)  # did not score
 
 
 def _norm(tags: Sequence[str]) -> set[str]:
@@ -140,10 +141,10 @@ class GatewaySearch:
             next_cursor = encode_cursor(offset + limit, request, self.registry.version)
         dumped = [h.model_dump(exclude_defaults=True) for h in hits]
         entries = offset == 0
-        groups, unscored = self._groups(
+        domains, unscored = self._domains(
             ctx, request, hits, described=described, tags=tags, entries=entries
         )
-        return SearchPage(hits, groups, next_cursor, warnings, dumped, unscored)
+        return SearchPage(hits, domains, next_cursor, warnings, dumped, unscored)
 
     # -- ranking ------------------------------------------------------------------------
     def _ranked(
@@ -212,7 +213,7 @@ class GatewaySearch:
             usage=usage(skill) if skill.op in described else None,
         )
 
-    def _groups(
+    def _domains(
         self,
         ctx: SkillContext,
         request: SearchRequest,
@@ -221,35 +222,29 @@ class GatewaySearch:
         described: frozenset[str],
         tags: set[str],
         entries: bool,
-    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """The groups (op names per domain) and the entry points that did not score."""
-        domains = [self._domain_of(h.op) for h in hits]
-        order = list(dict.fromkeys(domains))
+    ) -> tuple[dict[str, str], list[dict[str, Any]]]:
+        """The touched domains with their descriptions, and their entry points that did
+        not score (first page only)."""
+        touched = list(dict.fromkeys(self._domain_of(h.op) for h in hits))
+        order = [*touched]
         if request.domain is not None and request.domain not in order:
             order.append(request.domain)
         scored = {h.op for h in hits}
-        groups: list[dict[str, Any]] = []
+        domains: dict[str, str] = {}
         unscored: list[dict[str, Any]] = []
         for name in order:
-            mine = [h for h, dom in zip(hits, domains, strict=True) if dom == name]
-            first: list[str] = []
+            doors = []
             if entries:
-                for skill in self.registry.entry_points(name):
-                    if not self._offered(skill.op, ctx) or not tags <= _norm(skill.tags):
-                        continue
-                    first.append(skill.op)
-                    if skill.op not in scored:
-                        hit = self._op_hit(skill, 0.0, described)
-                        unscored.append(hit.model_dump(exclude_defaults=True))
-            ops = [h.op for h in mine if h.kind == "op" and h.op not in first]
-            resources = [h.op for h in mine if h.kind == "resource"]
-            listed = [*first, *ops, *resources]
-            if not listed:
-                continue
-            group: dict[str, Any] = {"domain": name}
-            domain = self.registry.domain(name)
-            if domain is not None and domain.description:
-                group["description"] = domain.description
-            group["ops"] = listed
-            groups.append(group)
-        return groups, unscored
+                doors = [
+                    s
+                    for s in self.registry.entry_points(name)
+                    if self._offered(s.op, ctx) and tags <= _norm(s.tags)
+                ]
+            for skill in doors:
+                if skill.op not in scored:
+                    hit = self._op_hit(skill, 0.0, described)
+                    unscored.append(hit.model_dump(exclude_defaults=True))
+            if doors or name in touched:
+                domain = self.registry.domain(name)
+                domains[name] = domain.description if domain is not None else ""
+        return domains, unscored

@@ -377,7 +377,17 @@ def test_every_builtin_describes_at_every_level(level: str) -> None:
 
 
 def groups(envelope: Any) -> list[tuple[str, list[str]]]:
-    return [(g["domain"], list(g["ops"])) for g in envelope.result["groups"]]
+    """Each touched domain's ops as a model reads them: entry points, ops, resources."""
+    result = envelope.result
+    described = [*result["hits"], *result.get("entry_points", [])]
+    out = []
+    for domain in result["domains"]:
+        mine = [h for h in described if h["op"].split(".", 1)[0] == domain]
+        doors = [h["op"] for h in mine if h.get("entry_point")]
+        ops = [h["op"] for h in mine if h.get("kind", "op") == "op" and h["op"] not in doors]
+        resources = [h["op"] for h in mine if h.get("kind") == "resource"]
+        out.append((domain, [*doors, *ops, *resources]))
+    return out
 
 
 async def test_search_groups_hits_by_domain_with_entry_points_first() -> None:
@@ -389,7 +399,7 @@ async def test_search_groups_hits_by_domain_with_entry_points_first() -> None:
     assert "warehouse.analyst.guide" not in ops(env)
     (domain, listed), *rest = groups(env)
     assert rest == [] and domain == "warehouse"
-    assert env.result["groups"][0]["description"] == "Data warehouse"
+    assert env.result["domains"] == {"warehouse": "Data warehouse"}
     # Entry point first, then the ops that scored, resources last.
     assert listed[0] == "warehouse.analyst.guide"
     assert listed[-1] == "warehouse.sql.query/tables/orders"
@@ -398,7 +408,7 @@ async def test_search_groups_hits_by_domain_with_entry_points_first() -> None:
     (guide,) = env.result["entry_points"]
     assert guide["op"] == "warehouse.analyst.guide"
     assert guide["entry_point"] is True and guide["score"] == 0.0  # listed, not a hit
-    assert env.result["hits"][0]["summary"] and "summary" not in str(env.result["groups"])
+    assert "warehouse.analyst.guide" not in str(env.result["hits"])  # said once, not twice
     # A domain the search did not touch gets no group; asking for it by name does.
     assert [d for d, _ in groups(gw.search(caller(), "sleep"))] == ["util"]
     assert groups(gw.search(caller(), "sleep", domain="warehouse")) == [
