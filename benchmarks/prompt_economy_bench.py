@@ -1,8 +1,12 @@
 """Tool-definition tokens per model call: the skill gateway against every op listed flat.
 
 Gateway: what ``GatewayToolExecutor.specs()`` gives an agent's model on its first call
-(the four gateway verbs plus at most two core ops: at most six tools), for every agent
-that owns a core op. Flat: every registered op (the built-in skills plus the 199
+(the four gateway verbs plus at most two ops: at most six tools), for every agent, in an
+engine's registry (knowledge services wired, so each agent's real core ops are pinned).
+"Loaded" is each agent's worst case: every trigger of its contextual ops fired and every
+one of its contextual and specialised ops described, so the loaded ones compete for the
+two op slots; its tokens include the line the executor adds to the system prompt naming
+the ready ops that got no slot. Flat: every registered op (the built-in skills plus the 199
 MetaTool tools as ``metatool.<id>`` ops with a no-op parameter model) as a tool
 definition of its own: the executor's tool name, the op's description and its JSON
 schema. MetaTool ships no parameters, so its flat definitions are as small as a tool
@@ -49,11 +53,12 @@ SEARCH_QUERY = "What's the weather forecast for tomorrow in New York City?"
 # --- The one place that knows the built-in skills and how an agent's tools are built ------
 
 
-def builtin_registry() -> Registry:
-    """A registry holding every built-in skill (and their domains), as the engine builds it."""
-    from backend.skills.builtin import register_builtins
+def engine_gateway(data_dir: Path) -> Any:
+    """The gateway of a real engine (temp data dir, no file watching), every built-in in it."""
+    from backend.engine import Engine, EngineConfig
 
-    return register_builtins()
+    config = EngineConfig(data_dir=data_dir, workspace=data_dir, watch_files=False)
+    return Engine(config)
 
 
 def agents() -> list[str]:
@@ -62,25 +67,37 @@ def agents() -> list[str]:
     return list(AGENTS)
 
 
-def gateway_specs(registry: Registry, agent: str) -> tuple[list[ToolSpec], Callable[[str], str]]:
-    """The tool definitions the agent's model gets first, and a search-result renderer.
-
-    The agent has its suggested rights (scopes, write permission), so its core ops are
-    offered as they would be in a session; no contextual op is loaded yet.
-    """
+def agent_calls(
+    gateway: Any, agent: str
+) -> tuple[list[ToolSpec], list[ToolSpec], str, Callable[[str], str]]:
+    """The agent's first-call tools, its tools and system note when everything is loaded,
+    and a search-result renderer. The agent has its suggested rights."""
+    from backend.llm.types import ChatMessage, ChatOptions, ChatRequest
     from backend.skills.builtin import agent_context
-    from backend.skills.contextual import ContextTracker
     from backend.skills.executor import GatewayToolExecutor
-    from backend.skills.gateway import Gateway
+    from backend.skills.models import SkillTier
 
-    gateway = Gateway(registry, context_tracker=ContextTracker(registry))
-    ctx = agent_context(agent, "bench", Path(tempfile.gettempdir()))
+    ctx = agent_context(agent, f"bench-{agent}", Path(tempfile.gettempdir()))
     executor = GatewayToolExecutor(gateway, ctx, agent)
+    first = executor.specs()
+    # The agent's own contextual and specialised skills (the MetaTool ops are registered
+    # under an agent's name for the flat count only; they are not its skills).
+    own = [
+        s
+        for s in gateway.registry
+        if s.agent == agent and s.tier is not SkillTier.CORE and s.domain != "metatool"
+    ]
+    triggers = " ".join(t for s in own for t in s.triggers)
+    for skill in own:
+        gateway.describe(ctx, skill.op)
+    request = ChatRequest(messages=[ChatMessage.user(triggers or "go")],
+                          options=ChatOptions(model="m"))  # fmt: skip
+    loaded = executor.prompt_hook(request)
 
     def search_result(query: str) -> str:
-        return gateway.search(ctx, query, None, 10).to_json()
+        return str(gateway.search(ctx, query, None, 10).to_json())
 
-    return executor.specs(), search_result
+    return first, list(loaded.tools), loaded.system or "", search_result
 
 
 def flat_spec(skill: Skill) -> ToolSpec:
@@ -147,10 +164,23 @@ def reduction(gateway: dict[str, Any], flat: dict[str, Any]) -> dict[str, Any]:
 
 
 def run(tools_path: Path) -> dict[str, Any]:
+    import asyncio
+
     import bpe_openai  # type: ignore[import-untyped,unused-ignore]
 
     counts = {enc: counter(enc) for enc in ENCODINGS}
-    registry = builtin_registry()
+    with tempfile.TemporaryDirectory(prefix="sylk-economy-") as data_dir:
+        engine = engine_gateway(Path(data_dir))
+        try:
+            return _measure_engine(engine.gateway, tools_path, counts, bpe_openai)
+        finally:
+            asyncio.run(engine.aclose())
+
+
+def _measure_engine(
+    gateway: Any, tools_path: Path, counts: dict[str, Callable[[str], int]], bpe: Any
+) -> dict[str, Any]:
+    registry: Registry = gateway.registry
     builtins = list(registry)
     metatool = make_skills(load_jsonl(tools_path))
     registry.register_all(metatool)
@@ -162,13 +192,23 @@ def run(tools_path: Path) -> dict[str, Any]:
     per_agent: dict[str, Any] = {}
     search_result_tokens: dict[str, Any] = {}
     for agent in agents():
-        specs, search_result = gateway_specs(registry, agent)
-        measured = measure(specs, counts)
+        first, loaded, note, search_result = agent_calls(gateway, agent)
+        measured = measure(first, counts)
+        worst = measure(loaded, counts)
+        for shape in ("anthropic", "openai"):
+            for enc, count in counts.items():
+                worst[shape][enc] += count(note) if note else 0
         per_agent[agent] = {
             **measured,
-            "names": [s.name for s in specs],
+            "names": [s.name for s in first],
             "vs_flat": reduction(measured, flat),
             "vs_flat_builtin_only": reduction(measured, flat_builtin),
+            "loaded": {
+                **worst,
+                "names": [s.name for s in loaded],
+                "system_note": note,
+                "vs_flat": reduction(worst, flat),
+            },
         }
         if not search_result_tokens:
             text = search_result(SEARCH_QUERY)
@@ -177,12 +217,17 @@ def run(tools_path: Path) -> dict[str, Any]:
                 "chars": len(text),
                 **{enc: count(text) for enc, count in counts.items()},
             }
-    largest = max(per_agent, key=lambda a: per_agent[a]["anthropic"]["o200k_base"])
+
+    def tokens(entry: dict[str, Any]) -> int:
+        return int(entry["anthropic"]["o200k_base"])
+
+    largest = max(per_agent, key=lambda a: tokens(per_agent[a]))
+    largest_loaded = max(per_agent, key=lambda a: tokens(per_agent[a]["loaded"]))
     return {
         "machine": machine(),
         "tokenizer": {
             "package": "bpe-openai",
-            "version": getattr(bpe_openai, "__version__", "unknown"),
+            "version": getattr(bpe, "__version__", "unknown"),
             "encodings": list(ENCODINGS),
             "offline": "vocabularies bundled in the wheel",
         },
@@ -192,7 +237,10 @@ def run(tools_path: Path) -> dict[str, Any]:
         "gateway_per_agent": per_agent,
         "largest_gateway_agent": largest,
         "largest_gateway_vs_flat": per_agent[largest]["vs_flat"],
+        "largest_loaded_agent": largest_loaded,
+        "largest_loaded_vs_flat": per_agent[largest_loaded]["loaded"]["vs_flat"],
         "max_tools_visible": max(a["tools"] for a in per_agent.values()),
+        "max_tools_visible_loaded": max(a["loaded"]["tools"] for a in per_agent.values()),
         "one_search_result": search_result_tokens,
     }
 
