@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +18,11 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from backend.agents.conversation import HISTORY_LIMIT, conversation
 from backend.agents.dispatch import AgentDispatcher
 from backend.agents.knowledge_desk import Question
-from backend.agents.turns import TurnRunner, session_brief
+from backend.agents.turns import TurnRunner
 from backend.clock import utc_now
 from backend.config import SylkConfig, load_config
 from backend.engine_knowledge import EngineKnowledge, tools_answer
+from backend.engine_skills import EngineSkills
 from backend.errors import CommandError, SessionNotActiveError, SylkError
 from backend.events import (
     ActiveSessionChanged,
@@ -32,12 +33,7 @@ from backend.events import (
     SessionChanged,
     SessionCreated,
 )
-from backend.guide.bus_errors import (
-    AgentUnavailableError,
-    BusError,
-    MessageDeadLetteredError,
-    RequestTimeoutError,
-)
+from backend.guide.bus_errors import BusError, describe_failure
 from backend.guide.commands import run_command
 from backend.guide.guide import Guide
 from backend.guide.health import AgentHealth, HealthStatus
@@ -47,48 +43,29 @@ from backend.guide.router import Router
 from backend.guide.routing import AGENT_TARGETS, RouteDecision
 from backend.guide.status import cache_lines, render_status
 from backend.knowledge.archive import Archive
-from backend.knowledge.chronicle_models import Category
 from backend.knowledge.code_knowledge import CodeKnowledge
 from backend.llm.accounting import UsageSummary, summarise
 from backend.llm.offline import offline_answer
 from backend.mcp.client import McpHub
-from backend.mcp.session_skills import session_skills
 from backend.mcp.skills import attach_skills
 from backend.messages import Message, MessageType
 from backend.questions import Prompter
 from backend.redaction import Redactor
 from backend.sessions.manager import SessionChange, SessionManager
 from backend.sessions.models import (
-    FileRecord,
     Session,
     SessionContext,
     SessionSnapshot,
     SessionState,
 )
-from backend.skills.builtin import build_gateway
 from backend.skills.builtin_guide import GuideWiring
-from backend.skills.embedding import describe_search, semantic_stage
-from backend.skills.hooks_agents import Consultation, consultation_logging
+from backend.skills.embedding import describe_search
 from backend.skills.hooks_builtin import (
-    FileTouch,
-    file_tracking,
-    result_logging,
     route_cache_hooks,
-    session_context_injection,
 )
 
 Transcript = list[Message[dict[str, Any]]]
 log = logging.getLogger("sylk.tools")
-
-
-def _bus_failure(role: str, exc: BusError) -> str:
-    if isinstance(exc, RequestTimeoutError):
-        return f"The {role} did not answer in time; it is reported in /status. {exc}"
-    if isinstance(exc, MessageDeadLetteredError):
-        return f"The {role} failed on this request: {exc}. See /deadletters to replay it."
-    if isinstance(exc, AgentUnavailableError):
-        return f"The {role} is failing repeatedly and is paused: {exc}"
-    return f"Could not deliver to the {role}: {exc}"
 
 
 class EngineConfig(BaseModel):
@@ -125,9 +102,12 @@ class Engine:
             events=self.events,
             watch=config.watch_files,
         )
-        self.gateway = build_gateway(
-            knowledge=self.knowledge.wiring(),
-            embedding=semantic_stage(self.settings.search.semantic),
+        self._manager = SessionManager(self.archive.load_sessions())
+        self.skills = EngineSkills(
+            knowledge=self.knowledge,
+            archive=self.archive,
+            redactor=self.redactor,
+            semantic=self.settings.search.semantic,
             wiring=GuideWiring(
                 route=self.route,
                 classify=classify_text,
@@ -138,13 +118,10 @@ class Engine:
                 switch_session=self.switch_session,
                 session_context=self.get_context,
             ),
+            session_of=self._manager.get,
+            update_context=self.update_context,
         )
-        self.gateway.registry.register_all(session_skills(self.archive))
-        self.gateway.hooks.install(session_context_injection(self._session_brief))
-        self.gateway.hooks.install(file_tracking(self._track_file))
-        self.gateway.hooks.install(consultation_logging(self._log_consultation))
-        self.gateway.hooks.install(result_logging(log, redactor=self.redactor))
-        self._background: set[asyncio.Task[Any]] = set()
+        self.gateway = self.skills.gateway
         self.mcp = McpHub(self.settings.mcp_servers, cwd=config.workspace)
         self._mcp_started = False
         self.turns = TurnRunner(
@@ -156,7 +133,6 @@ class Engine:
             provider_override=config.provider,
             model_override=config.model,
         )
-        self._manager = SessionManager(self.archive.load_sessions())
         self.guide = Guide(
             router=self._router(),
             settings=self.settings.guide,
@@ -181,7 +157,7 @@ class Engine:
         if self._closed:
             return
         self._closed = True
-        await asyncio.gather(*self._background, return_exceptions=True)
+        await self.skills.aclose()
         await self.dispatcher.aclose()
         await self.guide.aclose()
         await self.turns.aclose()
@@ -190,46 +166,6 @@ class Engine:
         async with self._lock:
             await asyncio.to_thread(self.archive.close)
         self.events.close()
-
-    def _session_brief(self, session_id: str) -> str | None:
-        """Pre-prompt hook provider: the session's brief, or nothing for an unknown id."""
-        try:
-            return session_brief(self._manager.get(session_id))
-        except SylkError:
-            return None
-
-    def _track_file(self, touch: FileTouch) -> None:
-        """Post-tool hook: a write op touched a file; remember it in the session's context."""
-
-        def note(ctx: SessionContext) -> None:
-            files = ctx.created_files if touch.operation == "created" else ctx.modified_files
-            files[touch.path] = FileRecord(path=touch.path, source=touch.op)
-
-        chronicle = self.knowledge.chronicle
-        self._spawn(self.update_context(touch.session_id, note), "sylk-file-tracking")
-        self._spawn(
-            chronicle.record_file(touch.session_id, touch.path, touch.operation, agent=touch.agent),
-            "sylk-file-tracking",
-        )
-
-    def _log_consultation(self, asked: Consultation) -> None:
-        """Post-tool hook: the Engineer consulted another agent; note it on the timeline."""
-        found = "answered from its store" if asked.answered else "had nothing stored"
-        entry = self.knowledge.chronicle.store(
-            asked.session_id,
-            Category.TIMELINE,
-            f"Consulted the {asked.consulted}: {asked.question} ({found})",
-            title=f"consulted {asked.consulted}",
-            agent=asked.agent,
-            data={"consulted": asked.consulted, "answered": asked.answered},
-        )
-        self._spawn(entry, "sylk-consultation-log")
-
-    def _spawn(self, job: Coroutine[Any, Any, Any], name: str) -> None:
-        """Run hook side work in the background; close waits for it, nothing is lost."""
-        task = asyncio.get_running_loop().create_task(job, name=name)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
 
     async def start_tools(self) -> None:
         """Start the configured MCP servers once and register their tools as hidden ops."""
@@ -502,9 +438,11 @@ class Engine:
         try:
             reply = await self.dispatcher.ask(session_id, decision, history)
             # Context updates the turn's tools caused are saved before its answer.
-            await asyncio.gather(*list(self._background), return_exceptions=True)
+            await self.skills.settle()
         except BusError as exc:
-            return await self._notice(session_id, _bus_failure(role, exc), error=type(exc).__name__)
+            return await self._notice(
+                session_id, describe_failure(role, exc), error=type(exc).__name__
+            )
         payload = dict(reply.payload)
         meta = {k: v for k, v in payload.items() if k != "text"}
         if payload.get("stop") == "error":

@@ -172,3 +172,14 @@ class DeadLetterNotFoundError(BusError):
             help_hint="it may have been replayed, purged or dropped as the oldest",
         )
         self.dead_letter_id = dead_letter_id
+
+
+def describe_failure(role: str, exc: BusError) -> str:
+    """What the user is told when a request could not reach ``role`` or failed there."""
+    if isinstance(exc, RequestTimeoutError):
+        return f"The {role} did not answer in time; it is reported in /status. {exc}"
+    if isinstance(exc, MessageDeadLetteredError):
+        return f"The {role} failed on this request: {exc}. See /deadletters to replay it."
+    if isinstance(exc, AgentUnavailableError):
+        return f"The {role} is failing repeatedly and is paused: {exc}"
+    return f"Could not deliver to the {role}: {exc}"
