@@ -34,7 +34,7 @@ _STOP_TEXT = """a an and are as at be been being but by can could did do does do
     there these they this to too us use using was we were what when where which while who why
     will with would you your about any some way ways best practice practices recommended
     recommend good better right proper properly correct correctly tips advice guide guidance
-    want need help please tell show explain know
+    want need help please tell show explain know code
 """
 STOP_WORDS = frozenset(_STOP_TEXT.split())
 ALIASES = {
@@ -168,6 +168,11 @@ def for_other_language(fragment: Fragment, asked: frozenset[str]) -> bool:
         return False
     own = {ALIASES.get(t, t) for t in fragment._tags_lc} & LANGUAGES
     return bool(own) and not own & asked
+
+
+def tagged_with(fragment: Fragment, words: Sequence[str]) -> bool:
+    """Is ``fragment`` tagged with any of ``words`` (prefix match on stemmed words)?"""
+    return any(_any(word, fragment._tags_lc) for word in words)
 
 
 def select_within_budget(scored: Sequence[Scored], max_tokens: int) -> list[Scored]:

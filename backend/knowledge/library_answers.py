@@ -16,6 +16,8 @@ from backend.knowledge.fragment_match import (
     for_other_language,
     keywords,
     rank,
+    score,
+    tagged_with,
 )
 from backend.knowledge.library_render import excerpt
 from backend.llm.offline import how_to_configure
@@ -37,14 +39,26 @@ def answer_best_practice(
     hint = no_model_hint or how_to_configure(None)
     question = f"{subject} {text}" if subject and subject.lower() not in text.lower() else text
     ranked = rank(library.fragments(), question, min_score=MIN_SCORE)
-    # "error handling in python" is not answered with Go's and Rust's error handling.
-    asked = asked_languages(keywords(question))
+    # "error handling in python" is not answered with Go's and Rust's error handling,
+    # nor with Python fragments on other topics: a language filters the fragments, the
+    # rest of the question (the topic) decides which are relevant.
+    words = keywords(question)
+    asked = asked_languages(words)
     ranked = [s for s in ranked if not for_other_language(s.fragment, asked)]
+    topic = [w for w in words if w not in asked]
+    relevance = {
+        s.fragment.uri: score(s.fragment, topic) if asked and topic else s.score for s in ranked
+    }
     # A fragment that matches only on one generic word is noise next to one that
-    # matches the subject; keep those within reach of the best score.
+    # matches the subject; keep those within reach of the best. Tags are the library's
+    # curated index: once a fragment is tagged with the topic, fragments that only
+    # mention it in passing (SQLite's "database is locked" errors, for error
+    # handling) are left out.
     if ranked:
-        floor = max(MIN_SCORE, ranked[0].score // 2)
-        ranked = [s for s in ranked if s.score >= floor]
+        floor = max(MIN_SCORE, max(relevance.values()) // 2)
+        ranked = [s for s in ranked if relevance[s.fragment.uri] >= floor]
+        tagged = [s for s in ranked if tagged_with(s.fragment, topic or words)]
+        ranked = tagged or ranked
     top = ranked[:TOP_FRAGMENTS]
     about = subject or text.strip()
     if not top:
@@ -54,7 +68,6 @@ def answer_best_practice(
             "Academic cannot research it further.\n\n"
             f"{hint}"
         )
-    words = keywords(question)
     parts = [OFFLINE_LABEL, f"What the library holds on {about!r}:"]
     remaining = max_tokens
     for n, item in enumerate(top):

@@ -173,6 +173,9 @@ def test_the_offline_answer_keeps_to_the_language_asked_about(library: FragmentL
     )
     assert "sylk://library/errors/python-exceptions" in python
     assert "errors/go-errors" not in python and "errors/rust-result" not in python
+    # Nor with Python fragments on other topics, nor with one mentioning errors in passing.
+    for noise in ("profiling-python", "python-toolchain", "sqlite-tuning"):
+        assert noise not in python, noise
     # Without a language every language's fragment may answer; neutral ones always can.
     anywhere = answer_best_practice(library, "error handling best practices", "error_handling")
     assert "errors/go-errors" in anywhere or "errors/rust-result" in anywhere
