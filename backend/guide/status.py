@@ -17,15 +17,15 @@ CacheStats = Mapping[str, Mapping[str, float | int]]  # intent -> hits, misses, 
 
 
 def cache_lines(caches: Mapping[str, CacheStats]) -> list[str]:
-    """One line per intent that saw use: hit rate, hits, misses, invalidated, entries."""
+    """One short line per intent that saw use: hit rate, hits of asked, invalidated, kept."""
     lines: list[str] = []
     for owner, stats in caches.items():
         for intent, s in stats.items():
-            if s["hits"] or s["misses"] or s["invalidations"]:
+            asked = int(s["hits"]) + int(s["misses"])
+            if asked or s["invalidations"]:
                 lines.append(
-                    f"  {owner} {intent:<10} {s['hit_rate']:>4.0%} hit  {s['hits']} hits, "
-                    f"{s['misses']} misses, {s['invalidations']} invalidated, "
-                    f"{s['entries']} cached"
+                    f"  {owner[:11]:<11} {intent:<10} {s['hit_rate']:>4.0%} "
+                    f"{s['hits']}/{asked} · {s['invalidations']} dropped · {s['entries']} kept"
                 )
     return lines
 
@@ -62,7 +62,7 @@ def render_status(
         f"  cache hit rate {cache.hit_rate:.0%} ({cache.hits} of {cache.hits + cache.misses})"
     )
     if caches:
-        lines += ["", "Knowledge caches (this session's workspace and history):", *caches]
+        lines += ["", "Knowledge caches (hit rate, hits/asked):", *caches]
     health = guide.health.report(session_id)
     lines += ["", "Agents in this session:"]
     if not health:

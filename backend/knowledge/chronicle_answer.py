@@ -12,6 +12,7 @@ it may see.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, TypeVar
@@ -267,7 +268,21 @@ async def _messages(
     asked = _plain(question)
     hits = [h for h in hits if h.type != "SYSTEM_NOTICE" and _plain(h.text) != asked]
     earlier = await archive_questions(chronicle, [h.seq for h in hits if h.source == "user"])
-    return [h for h in hits if h.seq not in earlier][:limit]
+    return _collapse([h for h in hits if h.seq not in earlier])[:limit]
+
+
+def _collapse(hits: list[TranscriptHit]) -> list[TranscriptHit]:
+    """One line for the same words said again in a session: the first shown, with a count."""
+    kept: dict[tuple[str, str, str], list[TranscriptHit]] = {}
+    for hit in hits:
+        kept.setdefault((hit.session_id, hit.source, _plain(hit.text)), []).append(hit)
+    out = []
+    for same in kept.values():
+        first = same[0]
+        if len(same) > 1:
+            first = dataclasses.replace(first, snippet=f"{first.snippet} ({len(same)} times)")
+        out.append(first)
+    return out
 
 
 async def _search(  # noqa: PLR0917 - one call site, every argument a different thing

@@ -105,13 +105,13 @@ def describe_search(stage: EmbeddingStage | None, mode: str) -> str:
     """How skill search ranks now, for /status."""
     if stage is None:
         if mode == "off":
-            return "BM25F (semantic stage off in the config)"
-        return "BM25F (install the embedding extra for semantic search)"
+            return "BM25F (semantic: off in the config)"
+        return "BM25F (semantic: install the embedding extra)"
     if stage.error is not None:
-        return f"BM25F (semantic stage failed: {stage.error})"
+        return f"BM25F (semantic failed: {stage.error})"
     if not stage.ready:
-        return "BM25F (semantic stage loads when an agent first searches)"
-    return "BM25F + semantic (sentence embeddings, fused by rank)"
+        return "BM25F (semantic: loads when an agent works)"
+    return "BM25F + semantic (fused by rank)"
 
 
 def default_model_path() -> Path:

@@ -293,6 +293,22 @@ async def test_sylk_notices_and_questions_to_the_archive_are_not_history(
     assert "work on today" not in answer.lower()
 
 
+async def test_the_same_request_said_again_is_one_line_with_a_count(
+    chronicle: Chronicle, archive: Archive
+) -> None:
+    hour = timedelta(hours=1)
+    archive.append_messages(
+        [
+            say(A, "where is EngineSkills defined", NOW - 3 * hour),
+            say(A, "Where is EngineSkills defined?", NOW - 2 * hour),
+            say(A, "add retries to fetch", NOW - hour),
+        ]
+    )
+    answer = await ask(chronicle, "what did we work on today", time_scope="today")
+    assert answer.count("EngineSkills") == 1 and "(2 times)" in answer
+    assert "add retries to fetch" in answer
+
+
 async def test_a_topic_matched_only_in_part_says_so(chronicle: Chronicle, archive: Archive) -> None:
     archive.append_messages(
         [
