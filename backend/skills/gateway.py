@@ -92,6 +92,9 @@ class Gateway:
         self.tracker = context_tracker
         self.index = SkillIndex(registry, search_config, embedding=embedding)
         self._unveiled: dict[str, set[str]] = {}
+        # (scopes, can_write) -> key -> (allowed, searchable, op), for one registry version
+        self._offer_memo: dict[tuple[frozenset[str], bool], dict[str, tuple[bool, bool, str]]] = {}
+        self._offer_version = ""
         self._help: OrderedDict[tuple[Any, ...], tuple[dict[str, Any], str]] = OrderedDict()
         self._idempotency = IdempotencyStore(idempotency_capacity)
         self._described: dict[str, set[str]] = {}
@@ -106,13 +109,26 @@ class Gateway:
         return frozenset(self._unveiled.get(session_id, ()))
 
     def offered(self, key: str, ctx: SkillContext) -> bool:
-        """May ``key`` (op or resource uri) appear in this caller's search and listings?"""
-        resource = self.registry.resource(key)
-        op = resource.op if resource else key
-        skill = self.registry.get(op)
-        if skill is None or not self.registry.allowed(key, ctx):
-            return False
-        return skill.searchable or op in self._unveiled.get(ctx.session_id, ())
+        """May ``key`` (op or resource uri) appear in this caller's search and listings?
+
+        Search asks this of every candidate it scores (dozens per query), so what
+        depends only on the registry and the caller's rights is remembered per
+        registry version; whether the session unveiled a hidden op is looked up fresh.
+        """
+        version = self.registry.version
+        if version != self._offer_version:
+            self._offer_memo.clear()
+            self._offer_version = version
+        memo = self._offer_memo.setdefault((ctx.scopes, ctx.can_write), {})
+        known = memo.get(key)
+        if known is None:
+            resource = self.registry.resource(key)
+            op = resource.op if resource else key
+            skill = self.registry.get(op)
+            allowed = skill is not None and self.registry.allowed(key, ctx)
+            known = memo[key] = (allowed, skill is not None and skill.searchable, op)
+        allowed, searchable, op = known
+        return allowed and (searchable or op in self._unveiled.get(ctx.session_id, ()))
 
     def forget_session(self, session_id: str) -> None:
         self._unveiled.pop(session_id, None)
@@ -175,7 +191,7 @@ class Gateway:
         """The flat ranked hits of the first page (see :meth:`search`)."""
         request = SearchRequest(query, domain, limit, tuple(tags), per_domain)
         self._refresh()
-        return self._search.page(ctx, request).hits
+        return [SearchHit.model_validate(h) for h in self._search.page(ctx, request).hits]
 
     def search(
         self,
@@ -204,7 +220,7 @@ class Gateway:
                 help_path="search", latency_ms=_since(start),
             )  # fmt: skip
         meta = Meta(trace_id=trace, latency_ms=_since(start), warnings=page.warnings)
-        result: dict[str, Any] = {"query": query, "hits": page.dumped}
+        result: dict[str, Any] = {"query": query, "hits": page.hits}
         if page.entry_points:
             result["entry_points"] = page.entry_points
         result["domains"] = page.domains

@@ -37,7 +37,7 @@ from typing import Any
 from backend.errors import SylkError
 from backend.skills.envelopes import SearchHit
 from backend.skills.help import usage
-from backend.skills.models import OpKind, Skill, SkillContext
+from backend.skills.models import OpKind, SkillContext
 from backend.skills.registry import Registry
 from backend.skills.search import SkillIndex
 
@@ -71,11 +71,10 @@ class SearchRequest:
 
 @dataclass
 class SearchPage:
-    hits: list[SearchHit]
+    hits: list[dict[str, Any]]  # as the model reads them: SearchHit's fields, defaults left out
     domains: dict[str, str]  # touched domain -> its description, in order of first hit
     next_cursor: str | None = None
     warnings: list[str] = field(default_factory=list)
-    dumped: list[dict[str, Any]] = field(default_factory=list)  # ``hits`` as the model sees them
     entry_points: list[dict[str, Any]] = field(default_factory=list)  # did not score
 
 
@@ -118,6 +117,11 @@ class GatewaySearch:
         self.index = index
         self._offered = offered
         self._described = described
+        # key -> its hit without score and usage, split around "score" so fields keep
+        # SearchHit's order; built through SearchHit once per registry version, because
+        # validating and dumping a model per hit cost more than ranking did.
+        self._templates: dict[str, tuple[dict[str, Any], dict[str, Any]] | None] = {}
+        self._templates_version = ""
 
     def page(self, ctx: SkillContext, request: SearchRequest) -> SearchPage:
         """Raises :class:`CursorError` for a cursor of another search."""
@@ -139,12 +143,11 @@ class GatewaySearch:
         next_cursor = None
         if len(ranked) > offset + limit:
             next_cursor = encode_cursor(offset + limit, request, self.registry.version)
-        dumped = [h.model_dump(exclude_defaults=True) for h in hits]
         entries = offset == 0
         domains, unscored = self._domains(
             ctx, request, hits, described=described, tags=tags, entries=entries
         )
-        return SearchPage(hits, domains, next_cursor, warnings, dumped, unscored)
+        return SearchPage(hits, domains, next_cursor, warnings, unscored)
 
     # -- ranking ------------------------------------------------------------------------
     def _ranked(
@@ -182,42 +185,60 @@ class GatewaySearch:
         return _norm(resource.tags) if resource else set()
 
     # -- hits and groups ----------------------------------------------------------------
-    def _hit(self, key: str, score: float, described: frozenset[str]) -> SearchHit | None:
-        skill = self.registry.get(key)
-        if skill is not None:
-            return self._op_hit(skill, score, described)
-        resource = self.registry.resource(key)
-        if resource is None:
+    def _hit(self, key: str, score: float, described: frozenset[str]) -> dict[str, Any] | None:
+        """The hit a model reads for ``key``, or None for a key no longer registered."""
+        version = self.registry.version
+        if version != self._templates_version:
+            self._templates.clear()
+            self._templates_version = version
+        if key not in self._templates:
+            self._templates[key] = self._template(key)
+        template = self._templates[key]
+        if template is None:
             return None
-        return SearchHit(
-            op=key,
-            kind="resource",
-            summary=resource.description or resource.name,
-            score=round(score, 4),
-            execute_with={"op": resource.op, "args": resource.args},
-        )
-
-    @staticmethod
-    def _op_hit(skill: Skill, score: float, described: frozenset[str]) -> SearchHit:
-        return SearchHit(
-            op=skill.op,
-            summary=skill.one_line(),
-            score=round(score, 4),
-            params=list(skill.params.model_fields),
-            write=skill.kind is OpKind.WRITE,
-            destructive=skill.destructive,
-            entry_point=skill.entry_point,
-            version=skill.version,
+        head, tail = template
+        hit = {**head, "score": round(score, 4), **tail}
+        if key in described:
             # A session that has read the op's help gets the call shape back, so it can
             # execute without asking for the same page again.
-            usage=usage(skill) if skill.op in described else None,
-        )
+            skill = self.registry.get(key)
+            if skill is not None:
+                hit["usage"] = usage(skill)
+        return hit
+
+    def _template(self, key: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        skill = self.registry.get(key)
+        if skill is not None:
+            model = SearchHit(
+                op=skill.op,
+                summary=skill.one_line(),
+                score=0.0,
+                params=list(skill.params.model_fields),
+                write=skill.kind is OpKind.WRITE,
+                destructive=skill.destructive,
+                entry_point=skill.entry_point,
+                version=skill.version,
+            )
+        elif (resource := self.registry.resource(key)) is not None:
+            model = SearchHit(
+                op=key,
+                kind="resource",
+                summary=resource.description or resource.name,
+                score=0.0,
+                execute_with={"op": resource.op, "args": resource.args},
+            )
+        else:
+            return None
+        dumped = model.model_dump(exclude_defaults=True)
+        keys = list(dumped)
+        at = keys.index("score")
+        return {k: dumped[k] for k in keys[:at]}, {k: dumped[k] for k in keys[at + 1 :]}
 
     def _domains(
         self,
         ctx: SkillContext,
         request: SearchRequest,
-        hits: list[SearchHit],
+        hits: list[dict[str, Any]],
         *,
         described: frozenset[str],
         tags: set[str],
@@ -225,11 +246,11 @@ class GatewaySearch:
     ) -> tuple[dict[str, str], list[dict[str, Any]]]:
         """The touched domains with their descriptions, and their entry points that did
         not score (first page only)."""
-        touched = list(dict.fromkeys(self._domain_of(h.op) for h in hits))
+        touched = list(dict.fromkeys(self._domain_of(h["op"]) for h in hits))
         order = [*touched]
         if request.domain is not None and request.domain not in order:
             order.append(request.domain)
-        scored = {h.op for h in hits}
+        scored = {h["op"] for h in hits}
         domains: dict[str, str] = {}
         unscored: list[dict[str, Any]] = []
         for name in order:
@@ -242,8 +263,7 @@ class GatewaySearch:
                 ]
             for skill in doors:
                 if skill.op not in scored:
-                    hit = self._op_hit(skill, 0.0, described)
-                    unscored.append(hit.model_dump(exclude_defaults=True))
+                    unscored.append(self._hit(skill.op, 0.0, described) or {})
             if doors or name in touched:
                 domain = self.registry.domain(name)
                 domains[name] = domain.description if domain is not None else ""
