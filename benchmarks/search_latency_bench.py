@@ -18,7 +18,12 @@ the same queries (the garbage collector runs between passes, and stays on). The
 baseline is bm25s (defaults, op words + description) retrieving the top 10 for one
 query at a time, three passes.
 
-    .venv/bin/python benchmarks/search_latency_bench.py [--sizes 200 10000] [--queries 2000]
+    .venv/bin/python benchmarks/search_latency_bench.py [--sizes 200 10000] [--queries 2000] \\
+        [--param feedback_docs=0 --param fallback_weight=0]
+
+``--param`` sets a ``BM25Config`` field (as in tool_retrieval_bench.py); the two above turn
+query expansion off, which is BM25F as it was before expansion, for a same-machine
+comparison.
 
 Prints one JSON object; latencies in microseconds.
 """
@@ -40,7 +45,15 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tool_retrieval_bench import AGENT, NoParams, load_jsonl, machine, make_skills, noop
+from tool_retrieval_bench import (
+    AGENT,
+    NoParams,
+    load_jsonl,
+    machine,
+    make_skills,
+    noop,
+    search_config,
+)
 
 from backend.skills.models import Skill, SkillContext, SkillTier
 
@@ -146,7 +159,9 @@ def bm25s_timing(skills: Sequence[Skill], queries: Sequence[str]) -> dict[str, A
     return {"build_s": round(build_s, 3), "search_us": percentiles(samples)}
 
 
-def measure_size(skills: Sequence[Skill], queries: Sequence[str]) -> dict[str, Any]:
+def measure_size(
+    skills: Sequence[Skill], queries: Sequence[str], config: Any = None
+) -> dict[str, Any]:
     from backend.skills.gateway import Gateway
     from backend.skills.registry import Registry
 
@@ -154,7 +169,7 @@ def measure_size(skills: Sequence[Skill], queries: Sequence[str]) -> dict[str, A
     start = time.perf_counter()
     registry = Registry()
     registry.register_all(list(skills))
-    gateway = Gateway(registry)
+    gateway = Gateway(registry, search_config=config)
     build_s = time.perf_counter() - start
     ctx = SkillContext(session_id="bench", agent=AGENT, workspace=Path(tempfile.gettempdir()))
 
@@ -192,7 +207,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[200, 10_000])
     parser.add_argument("--queries", type=int, default=2000, help="queries per pass")
     parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument(
+        "--param", action="append", default=[], metavar="NAME=VALUE", help="a BM25Config field"
+    )
     args = parser.parse_args(argv)
+    config, config_record = search_config(None, None, [], args.param)
 
     with tempfile.TemporaryDirectory(prefix="metatool-") as scratch:
         folder = args.converted
@@ -206,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     queries = random.Random(args.seed).sample(all_queries, min(args.queries, len(all_queries)))
     everything = synthesise(tools, max(args.sizes), args.seed)
 
-    results = {str(size): measure_size(everything[:size], queries) for size in args.sizes}
+    results = {str(size): measure_size(everything[:size], queries, config) for size in args.sizes}
     for result in results.values():
         base = result["bm25s"]["search_us"]
         result["gateway_warm_vs_bm25s"] = {
@@ -217,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         "seed": args.seed,
         "queries_per_pass": len(queries),
         "limit": LIMIT,
+        "search_config": config_record or "default",
         "sizes": results,
     }
     json.dump(out, sys.stdout, indent=2)

