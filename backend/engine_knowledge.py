@@ -15,9 +15,11 @@ from backend.agents.knowledge_desk import KnowledgeDesk, Question
 from backend.config import SylkConfig
 from backend.events import EventStream, IndexProgress
 from backend.guide.patterns import classify
+from backend.guide.routing import ArchivalistIntent
 from backend.knowledge.archive import Archive
 from backend.knowledge.chronicle import Chronicle
 from backend.knowledge.chronicle_answer import answer_history
+from backend.knowledge.chronicle_record import record_statement
 from backend.knowledge.code_hub import CodeKnowledgeHub
 from backend.knowledge.code_knowledge import CodeKnowledge, IndexStatus
 from backend.knowledge.file_watcher import ChangeBatch
@@ -108,6 +110,8 @@ class EngineKnowledge:
         return how_to_configure(self._settings.source)
 
     async def _history_answer(self, q: Question) -> str:
+        if q.intent == ArchivalistIntent.RECORD:
+            return await record_statement(self.chronicle, q.session_id, q.text, q.subject)
         return await answer_history(
             self.chronicle,
             text=q.text,

@@ -2,6 +2,7 @@
 
     /session new|list|switch|suspend|resume|complete ...
     /task <id> prompt|query|interrupt|ignore_inspector|ignore_tester [TEXT]
+    /remember [decision|insight|pattern|failure|todo|note] TEXT   (or "decision: TEXT")
     @agent MESSAGE          send straight to one agent
     /help [TOPIC]   /status
 
@@ -48,6 +49,14 @@ class AgentMention:
 
 
 @dataclass(frozen=True)
+class RecordCommand:
+    """Something to keep in the session's chronicle, as the Archivalist's category."""
+
+    category: str
+    text: str
+
+
+@dataclass(frozen=True)
 class StatusCommand:
     pass
 
@@ -78,6 +87,7 @@ class ToolsCommand:
 DslCommand = (
     SessionCommand
     | TaskCommand
+    | RecordCommand
     | AgentMention
     | StatusCommand
     | HelpCommand
@@ -92,6 +102,22 @@ TOOLS_USAGE = (
 DEAD_LETTER_USAGE = "/deadletters [list] · /deadletters replay ID · /deadletters purge"
 
 _MENTION = re.compile(r"^@([A-Za-z_]+)[\s,:]*(.*)$", re.DOTALL)
+# The word a line to remember leads with -> the chronicle category it is kept under.
+RECORD_CATEGORIES = {
+    "decision": "decision", "decided": "decision", "insight": "insight",
+    "lesson": "insight", "lesson learned": "insight", "learned": "insight",
+    "pattern": "pattern", "convention": "pattern", "failure": "failure",
+    "todo": "open_thread", "to do": "open_thread", "open question": "open_thread",
+    "question": "open_thread", "note": "general", "remember": "general",
+}  # fmt: skip
+RECORD_USAGE = (
+    "/remember [decision|insight|pattern|failure|todo|note] TEXT, or a line such as "
+    "'decision: TEXT'"
+)
+_RECORD_LEAD = re.compile(
+    r"^(" + "|".join(sorted(RECORD_CATEGORIES, key=len, reverse=True)) + r")\s*:\s*(\S.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
 
 HELP_TOPICS: dict[str, str] = {
     "session": session_commands.HELP_TEXT,
@@ -104,6 +130,8 @@ HELP_TEXT = "\n".join(
     [
         session_commands.HELP_TEXT,
         "  /task ID prompt|query|interrupt|ignore_inspector|ignore_tester [TEXT]",
+        "  /remember [decision|insight|pattern|failure|todo|note] TEXT   keep it in the "
+        "session's chronicle (also: 'decision: TEXT')",
         "  @AGENT MESSAGE     (agents: " + ", ".join(sorted(t.value for t in AGENT_TARGETS)) + ")",
         "  /status            routing, sessions and agent health",
         "  /deadletters [list|replay ID|purge]   messages no agent could take",
@@ -116,7 +144,23 @@ HELP_TEXT = "\n".join(
 
 def is_dsl(text: str) -> bool:
     stripped = text.lstrip()
-    return stripped.startswith("/") or bool(_MENTION.match(stripped))
+    return (
+        stripped.startswith("/")
+        or bool(_MENTION.match(stripped))
+        or bool(_RECORD_LEAD.match(stripped))
+    )
+
+
+def _parse_record(text: str) -> RecordCommand:
+    """``/remember [CATEGORY] TEXT``; a first word that is no category is part of TEXT."""
+    rest = text.split(None, 1)[1].strip() if len(text.split(None, 1)) > 1 else ""
+    if not rest:
+        raise CommandError("/remember needs something to remember", help_hint=RECORD_USAGE)
+    first, _, tail = rest.partition(" ")
+    category = RECORD_CATEGORIES.get(first.lower().rstrip(":"))
+    if category is not None and tail.strip():
+        return RecordCommand(category, tail.strip())
+    return RecordCommand("general", rest)
 
 
 def _parse_task(words: list[str]) -> TaskCommand:
@@ -182,12 +226,17 @@ def parse(text: str) -> DslCommand:
     mention = _MENTION.match(stripped)
     if mention:
         return _parse_mention(mention)
+    lead = _RECORD_LEAD.match(stripped)
+    if lead:
+        return RecordCommand(RECORD_CATEGORIES[lead.group(1).lower()], lead.group(2).strip())
     words = stripped.split()
     head = words[0].lower() if words else ""
     if head == "/session":
         return session_commands.parse(stripped)
     if head == "/task":
         return _parse_task(words)
+    if head in ("/remember", "/note"):
+        return _parse_record(stripped)
     if head == "/status":
         if len(words) > 1:
             raise CommandError("/status takes no arguments", help_hint="/status")

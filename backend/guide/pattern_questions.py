@@ -277,6 +277,18 @@ QUESTION_RULES: tuple[Rule, ...] = (
         r"\blooks familiar\b",
         intent=AI.SIMILAR,
     ),
+    # -- Archivalist: RECORD (a statement to keep, not a question) -------------------
+    # Only at the start of the line: "we decided to use X" states a decision, while
+    # "implement what we decided" is a request for work.
+    _r(
+        T.ARCHIVALIST,
+        6,
+        r"^(?:so |ok |okay )?(?:we|i) (?:have |just |finally )?decided (?:to|that|on|against)\b",
+        r"^(?:please )?(?:remember|note|keep in mind|for the record) that\b",
+        r"^(?:lesson learned|for future reference)\b",
+        intent=AI.RECORD,
+        suppresses=(T.ARCHITECT,),
+    ),
     # -- Archivalist: RESUME ---------------------------------------------------------
     _r(
         T.ARCHIVALIST,

@@ -17,6 +17,7 @@ from backend.guide.dsl import (
     AgentMention,
     DeadLetterCommand,
     HelpCommand,
+    RecordCommand,
     StatusCommand,
     TaskCommand,
     ToolsCommand,
@@ -24,7 +25,14 @@ from backend.guide.dsl import (
 from backend.guide.flow_log import FlowLog
 from backend.guide.model_classifier import ClassificationError, ModelClassifier
 from backend.guide.route_cache import RouteCache
-from backend.guide.routing import CONFIDENT, Classification, RouteDecision, Target, Tier
+from backend.guide.routing import (
+    CONFIDENT,
+    ArchivalistIntent,
+    Classification,
+    RouteDecision,
+    Target,
+    Tier,
+)
 from backend.guide.session_commands import SessionCommand
 from backend.llm.errors import ProviderError
 from backend.llm.types import ChatMessage, ChatOptions, ChatRequest
@@ -58,6 +66,16 @@ def dsl_decision(text: str) -> RouteDecision:
             confidence=1.0,
             tier="dsl",
             command={"verb": command.verb, "task_id": command.task_id},
+            text=command.text,
+        )
+    if isinstance(command, RecordCommand):
+        return RouteDecision(
+            target=Target.ARCHIVALIST,
+            intent=ArchivalistIntent.RECORD.value,
+            subject=command.category,
+            confidence=1.0,
+            tier="dsl",
+            command={"verb": "record", "category": command.category},
             text=command.text,
         )
     if isinstance(command, AgentMention):

@@ -52,6 +52,7 @@ class ArchivalistIntent(StrEnum):
     SIMILAR = "SIMILAR"
     RESUME = "RESUME"
     GENERAL = "GENERAL"
+    RECORD = "RECORD"  # not a question: something to keep (a decision, a note)
 
 
 Tier = Literal["dsl", "cache", "pattern", "model"]

@@ -66,3 +66,26 @@ async def test_offline_each_knowledge_agent_answers_from_its_store(
         assert "Configure a model" in pattern.payload["text"]
     finally:
         await engine.aclose()
+
+
+async def test_a_stated_decision_is_kept_and_found_but_only_in_its_session(
+    engine: Engine,
+) -> None:
+    from backend.knowledge.chronicle_models import Category, ChronicleQuery
+
+    first = await engine.create_session("billing")
+    said = await engine.submit(first.id, "decision: invoices stay in SQLite until 10k users")
+    assert "Recorded (no model used)" in said[-1].payload["text"]
+    await engine.submit(first.id, "we decided to retry webhooks at most 5 times")
+    kept = await engine.knowledge.chronicle.query(
+        first.id, ChronicleQuery(categories=[Category.DECISION])
+    )
+    assert sorted(e.content for e in kept) == [
+        "invoices stay in SQLite until 10k users",
+        "we decided to retry webhooks at most 5 times",
+    ]
+    found = (await engine.submit(first.id, "what did we decide about invoices"))[-1]
+    assert "invoices stay in SQLite until 10k users" in found.payload["text"]
+    other = await engine.create_session("other")
+    unseen = (await engine.submit(other.id, "what did we decide about invoices"))[-1]
+    assert "10k users" not in unseen.payload["text"]

@@ -9,6 +9,7 @@ from backend.guide.dsl import (
     AgentMention,
     DeadLetterCommand,
     HelpCommand,
+    RecordCommand,
     StatusCommand,
     TaskCommand,
     ToolsCommand,
@@ -90,3 +91,29 @@ def test_help_mentions_everything() -> None:
     text = help_text(None)
     for fragment in ("/session new", "/task ID", "@AGENT", "/status", "librarian"):
         assert fragment in text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("decision: invoices stay in SQLite", RecordCommand("decision", "invoices stay in SQLite")),
+        ("Lesson learned: never mock the archive",
+         RecordCommand("insight", "never mock the archive")),
+        ("TODO:check the timezone", RecordCommand("open_thread", "check the timezone")),
+        ("/remember failure the deploy hung on migrations",
+         RecordCommand("failure", "the deploy hung on migrations")),
+        ("/remember staging is read only", RecordCommand("general", "staging is read only")),
+        ("/note decision", RecordCommand("general", "decision")),  # a category with no text
+    ],
+)  # fmt: skip
+def test_lines_to_remember(text: str, expected: RecordCommand) -> None:
+    assert is_dsl(text)
+    assert parse(text) == expected
+
+
+def test_remembering_nothing_is_an_error_and_a_bare_colon_is_prose() -> None:
+    with pytest.raises(CommandError, match="needs something to remember") as info:
+        parse("/remember")
+    assert "decision: TEXT" in str(info.value.help_hint)
+    assert not is_dsl("decision:") and not is_dsl("what was the decision: a or b?")
+    assert "/remember" in help_text(None)

@@ -278,3 +278,20 @@ def test_accuracy_floor_on_the_labelled_set() -> None:
     right = sum(classify(i["text"]).target.value == i["target"] for i in clear)
     assert len(items) >= 300
     assert right / len(clear) >= 0.9
+
+
+@pytest.mark.parametrize(
+    ("text", "target", "intent"),
+    [
+        ("we decided to keep invoices in SQLite until 10k users", "archivalist", "RECORD"),
+        ("so we decided against redis for the queue", "archivalist", "RECORD"),
+        ("remember that the staging db is read only", "archivalist", "RECORD"),
+        ("implement what we decided about caching", "architect", None),
+        ("what did we decide about invoices", "archivalist", "HISTORICAL"),
+    ],
+)
+def test_statements_to_keep_go_to_the_archivalist(
+    text: str, target: str, intent: str | None
+) -> None:
+    found = classify(text)
+    assert (found.target.value, found.intent) == (target, intent)
