@@ -34,6 +34,7 @@ from backend.skills.hooks_builtin import (
     result_logging,
     session_context_injection,
 )
+from backend.skills.read_guard import install_read_guard
 
 log = logging.getLogger("sylk.tools")
 UpdateContext = Callable[[str, Callable[[SessionContext], None]], Awaitable[None]]
@@ -64,6 +65,8 @@ class EngineSkills:
         hooks.install(file_tracking(self._track_file))
         hooks.install(consultation_logging(self._log_consultation))
         hooks.install(result_logging(log, redactor=redactor))
+        # Edits and overwrites need a read of the file first (and a fresh one if it changed).
+        self.read_guard = install_read_guard(self.gateway)
 
     async def settle(self) -> None:
         """Wait for the records hooks started so far."""
