@@ -101,9 +101,12 @@ def engineer_skills(consult: Consult | None = None) -> list[Skill]:
                        {"path": "src/app.py", "old_content": "old_name(",
                         "new_content": "new_name("})],
             policy=Policy(
-                do=["read the file first and copy old_content exactly",
+                do=["read the file first (engineer.file.read; required, a line range is "
+                    "enough) and copy old_content exactly",
                     "preview (default dry run), then apply with dry_run=false"],
-                dont=["use it to create files: use engineer.file.write"],
+                dont=["use it to create files: use engineer.file.write",
+                      "apply an edit to a file not read in this session, or changed since "
+                      "you read it: it is refused (CONFLICT); read it again"],
                 edge_cases=["old_content found several times: add surrounding lines or set "
                             "replace_all"],
             ),
@@ -114,7 +117,12 @@ def engineer_skills(consult: Consult | None = None) -> list[Skill]:
             writes.WriteFileParams, writes.write_file, kind=WRITE, tier=CORE,
             tags=("write", "create", "save", "new file", "overwrite"),
             examples=[("create a new module", {"path": "src/util.py", "content": "X = 1\n"})],
-            policy=Policy(dont=["overwrite a file you have not read: edit it instead"]),
+            policy=Policy(
+                do=["read an existing file before overwriting it (required; a new file needs "
+                    "no read)"],
+                dont=["overwrite a file you have not read, or one changed since you read it: "
+                      "it is refused (CONFLICT); prefer engineer.file.edit for changes"],
+            ),
         ),
         declare(
             "engineer.shell.run", AGENT,
