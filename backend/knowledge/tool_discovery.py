@@ -15,6 +15,10 @@ call recomputes a cheap fingerprint (stat of every file the scan could read,
 and of the scanned directories themselves) and rescans when it differs;
 :meth:`invalidate` lets a file watcher drop entries eagerly. Preferences are
 read fresh on every call, so a choice made in one session shows in all.
+
+An ``.editorconfig`` between the target and the root is reported with the
+formatter decisions (it configures editors, and formatters that read it such
+as Prettier, whose detection it then settles); it never adds a tool.
 """
 
 from __future__ import annotations
@@ -56,6 +60,12 @@ from backend.knowledge.tool_discovery_models import (
     parse_category,
 )
 from backend.knowledge.tool_discovery_probe import VersionProbe
+from backend.knowledge.tool_discovery_rules import (
+    EDITORCONFIG,
+    EditorConfig,
+    apply_editorconfig,
+    editorconfig,
+)
 from backend.knowledge.tool_discovery_scan import ScanResult, scan
 from backend.knowledge.tool_discovery_tiers import (
     PREFERENCE_PREFIX,
@@ -90,6 +100,7 @@ class DiscoveryStats:
 class _Entry:
     stamp: tuple[object, ...]
     result: ScanResult
+    editorconfig: EditorConfig | None = None
 
 
 class ToolDiscovery:
@@ -122,7 +133,7 @@ class ToolDiscovery:
         category = request.tool_category
         key: CacheKey = (str(ws.root), category.value if category else "*", dirs[-1],
                          tuple(languages))  # fmt: skip
-        stamp = fingerprint(ws, dirs)
+        stamp = (*fingerprint(ws, dirs), *_editorconfig_stamp(ws, dirs))
         with self._lock:
             entry = self._cache.get(key)
             if entry is not None and (refresh or entry.stamp != stamp):
@@ -146,12 +157,18 @@ class ToolDiscovery:
                 path_env=self.path_env,
                 target=request.target_path,
             )
-            entry = _Entry(stamp, result)
+            found = None
+            if category in (None, ToolCategory.FORMATTER):
+                found = editorconfig(reader, dirs)
+            if found is not None:
+                result.tools = apply_editorconfig(result.tools, found)
+                result.tools.sort(key=lambda t: (t.category.value, -t.confidence.rank, t.name))
+            entry = _Entry(stamp, result, found)
             with self._lock:
                 self._cache[key] = entry
                 while len(self._cache) > self.max_entries:
                     self._cache.popitem(last=False)
-        response = self._resolve(entry.result, category)
+        response = self._resolve(entry.result, category, entry.editorconfig)
         response.cached = cached
         response.target_path = dirs[-1] or "."
         return response
@@ -161,7 +178,12 @@ class ToolDiscovery:
     ) -> ToolDiscoveryResponse:
         return await asyncio.to_thread(self.discover, request, workspace, refresh=refresh)
 
-    def _resolve(self, result: ScanResult, category: ToolCategory | None) -> ToolDiscoveryResponse:
+    def _resolve(
+        self,
+        result: ScanResult,
+        category: ToolCategory | None,
+        found: EditorConfig | None = None,
+    ) -> ToolDiscoveryResponse:
         categories = [category] if category else list(ToolCategory)
         prefs = self.archive.preferences(PREFERENCE_PREFIX) if self.archive else {}
         response = ToolDiscoveryResponse(
@@ -173,8 +195,12 @@ class ToolDiscovery:
         # Python repo's pre-commit) are reported for the categories they were found in.
         pairs += sorted({(t.language, t.category) for t in result.tools} - set(pairs))
         for language, cat in pairs:
-            found = [t for t in result.tools if t.language == language and t.category == cat]
-            self._decide(response, language, cat, found, prefs)
+            tools = [t for t in result.tools if t.language == language and t.category == cat]
+            self._decide(response, language, cat, tools, prefs)
+        if found is not None:
+            for decision in response.decisions:
+                if decision.category is ToolCategory.FORMATTER:
+                    decision.note = f"{decision.note}; {_editorconfig_note(found)}"
         if response.decisions:
             response.tier = max(d.tier for d in response.decisions)
             response.confidence = min((d.confidence for d in response.decisions),
@@ -345,6 +371,32 @@ def _medium_note(language: str, category: ToolCategory, found: list[DiscoveredTo
     return f"no config file; the project's dependencies or scripts point to {names}"
 
 
+def _editorconfig_note(found: EditorConfig) -> str:
+    if found.formatting:
+        return f"{found.path} sets {', '.join(found.formatting)} for editors and formatters"
+    return f"{found.path} sets no indentation, line ending or line length"
+
+
+def _editorconfig_stamp(ws: Workspace, dirs: list[str]) -> tuple[object, ...]:
+    """(size, mtime) of each .editorconfig discovery could read. The shared fingerprint
+    covers tool config files only, and editing a file in place leaves its directory's
+    mtime alone. A link to outside the workspace is not stat'ed through."""
+    out: list[object] = []
+    for directory in dirs:
+        path = ws.root / join(directory, EDITORCONFIG)
+        try:
+            real = path.resolve()
+            if real != ws.root and ws.root not in real.parents:
+                out.append("outside")
+                continue
+            st = real.stat()
+        except OSError:
+            out.append(None)
+            continue
+        out.append((st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
 def _relative(path: str, root: str) -> str | None:
     if not os.path.isabs(path):
         return path.replace(os.sep, "/").removeprefix("./")
@@ -356,7 +408,9 @@ def _relative(path: str, root: str) -> str | None:
 
 def _affects(rel: str, result: ScanResult) -> bool:
     parent, _, name = rel.rpartition("/")
-    if rel in result.read or (parent in result.dirs and is_candidate(name)):
+    if rel in result.read or (
+        parent in result.dirs and (is_candidate(name) or name == EDITORCONFIG)
+    ):
         return True
     if rel in ROOT_EXTRAS or rel.startswith(".github/workflows/"):
         return True

@@ -15,6 +15,7 @@ from backend.knowledge.tool_discovery_format import format_discovery
 from backend.knowledge.tool_discovery_models import (
     ConfidenceLevel,
     DiscoveredTool,
+    LanguageDecision,
     ToolCategory,
     ToolDiscoveryRequest,
     ToolDiscoveryResponse,
@@ -346,3 +347,123 @@ def test_version_probe_runs_git_for_real(tmp_path: Path) -> None:
     assert version.count(".") >= 1 and version[0].isdigit()
     assert probe.version(("git", "--version"), Path(git), tmp_path, None) == version
     assert probe.runs == 1  # memoised per binary
+
+
+EDITORCONFIG = """\
+# top-most EditorConfig file
+root = true
+
+[*]
+charset = utf-8
+indent_style = space
+indent_size = 2
+end_of_line = lf
+
+[*.md]
+max_line_length = unset
+"""
+PRETTIER_BY_SCRIPT = {
+    "scripts": {"format": "prettier --write ."},
+    "devDependencies": {"prettier": "^3.3.0"},
+}
+
+
+def formatter_decision(response: ToolDiscoveryResponse, language: str) -> LanguageDecision:
+    return next(
+        d
+        for d in response.decisions
+        if d.category is ToolCategory.FORMATTER and d.language == language
+    )
+
+
+def test_editorconfig_configures_prettier_found_only_by_its_script(
+    tmp_path: Path, discovery: ToolDiscovery
+) -> None:
+    files = {"package.json": json.dumps(PRETTIER_BY_SCRIPT), "src/index.js": "export {}\n"}
+    bare = ask(discovery, write(tmp_path / "bare", files), ToolCategory.FORMATTER)
+    assert tool(bare, "prettier", ToolCategory.FORMATTER).confidence is ConfidenceLevel.MEDIUM
+    ws = write(tmp_path / "ws", {**files, ".editorconfig": EDITORCONFIG})
+    response = ask(discovery, ws, ToolCategory.FORMATTER)
+    prettier = tool(response, "prettier", ToolCategory.FORMATTER)
+    assert (prettier.confidence, prettier.config_path) == (ConfidenceLevel.HIGH, ".editorconfig")
+    assert prettier.evidence == ["package.json", ".editorconfig"]
+    assert prettier.run_command == "npm run format"  # still the project's own command
+    decision = formatter_decision(response, "javascript")
+    assert (decision.tier, decision.confidence) == (1, ConfidenceLevel.HIGH)
+    assert ".editorconfig sets end_of_line, indent_size, indent_style" in decision.note
+    # No tool is invented: the same tools as without the file.
+    assert [t.name for t in response.tools] == [t.name for t in bare.tools]
+
+
+def test_editorconfig_is_reported_but_does_not_configure_other_formatters(
+    tmp_path: Path, discovery: ToolDiscovery
+) -> None:
+    ws = write(tmp_path, {
+        "requirements-dev.txt": "black==24.8.0\n", "app.py": "x = 1\n",
+        ".editorconfig": EDITORCONFIG,
+    })  # fmt: skip
+    response = ask(discovery, ws, ToolCategory.FORMATTER)
+    black = tool(response, "black", ToolCategory.FORMATTER)  # black ignores .editorconfig
+    assert (black.confidence, black.evidence) == (ConfidenceLevel.MEDIUM, ["requirements-dev.txt"])
+    decision = formatter_decision(response, "python")
+    assert decision.confidence is ConfidenceLevel.MEDIUM
+    assert decision.note.endswith(
+        "; .editorconfig sets end_of_line, indent_size, indent_style for editors and formatters"
+    )
+    # Nothing configured at all: the language default stays a low-confidence suggestion.
+    empty = write(tmp_path / "empty", {".editorconfig": "[*]\nindent_style = tab\n"})
+    go = ask(discovery, empty, ToolCategory.FORMATTER, languages=["go"])
+    assert [(t.name, t.source.value) for t in go.tools] == [("gofmt", "academic_research")]
+    decision = formatter_decision(go, "go")
+    assert decision.confidence is ConfidenceLevel.LOW
+    assert decision.note.endswith("; .editorconfig sets indent_style for editors and formatters")
+    # Other categories do not read it.
+    linters = ask(discovery, ws, ToolCategory.LINTER)
+    assert not any(".editorconfig" in d.note for d in linters.decisions)
+
+
+def test_nearest_editorconfig_applies_and_root_true_stops_the_search(
+    tmp_path: Path, discovery: ToolDiscovery
+) -> None:
+    ws = write(tmp_path, {
+        ".editorconfig": "root = true\n[*]\nindent_style = tab\n",
+        "web/.editorconfig": "root = true\n[*]\ncharset = utf-8\n",
+        "web/package.json": json.dumps(PRETTIER_BY_SCRIPT), "web/src/app.js": "export {}\n",
+        "api/.editorconfig": "[*.js]\nmax_line_length = 100\n",
+        "api/package.json": json.dumps(PRETTIER_BY_SCRIPT), "api/src/app.js": "export {}\n",
+    })  # fmt: skip
+    web = ask(discovery, ws, ToolCategory.FORMATTER, path="web/src/app.js")
+    prettier = tool(web, "prettier", ToolCategory.FORMATTER)
+    # web/.editorconfig is the root for web/ and sets nothing a formatter uses.
+    assert prettier.confidence is ConfidenceLevel.MEDIUM
+    assert prettier.evidence == ["web/package.json", "web/.editorconfig"]
+    note = formatter_decision(web, "javascript").note
+    assert note.endswith("; web/.editorconfig sets no indentation, line ending or line length")
+    api = ask(discovery, ws, ToolCategory.FORMATTER, path="api/src/app.js")
+    prettier = tool(api, "prettier", ToolCategory.FORMATTER)
+    assert (prettier.confidence, prettier.config_path) == (
+        ConfidenceLevel.HIGH, "api/.editorconfig",
+    )  # fmt: skip
+    assert prettier.evidence == ["api/package.json", "api/.editorconfig", ".editorconfig"]
+    assert "api/.editorconfig sets indent_style, max_line_length" in (
+        formatter_decision(api, "javascript").note
+    )
+
+
+def test_editing_or_creating_an_editorconfig_invalidates_the_cache(
+    tmp_path: Path, discovery: ToolDiscovery
+) -> None:
+    ws = write(tmp_path, {"package.json": json.dumps(PRETTIER_BY_SCRIPT)})
+    first = ask(discovery, ws, ToolCategory.FORMATTER)
+    assert tool(first, "prettier", ToolCategory.FORMATTER).confidence is ConfidenceLevel.MEDIUM
+    (ws / ".editorconfig").write_text("[*]\ncharset = utf-8\n")
+    created = ask(discovery, ws, ToolCategory.FORMATTER)
+    assert not created.cached
+    assert ".editorconfig sets no indentation" in formatter_decision(created, "javascript").note
+    assert ask(discovery, ws, ToolCategory.FORMATTER).cached
+    (ws / ".editorconfig").write_text("[*]\ncharset = utf-8\nindent_size = 4\n")  # in place
+    edited = ask(discovery, ws, ToolCategory.FORMATTER)
+    assert not edited.cached
+    prettier = tool(edited, "prettier", ToolCategory.FORMATTER)
+    assert prettier.confidence is ConfidenceLevel.HIGH
+    assert discovery.invalidate([".editorconfig"], ws) == 1
