@@ -95,6 +95,7 @@ class Gateway:
         # (scopes, can_write) -> key -> (allowed, searchable, op), for one registry version
         self._offer_memo: dict[tuple[frozenset[str], bool], dict[str, tuple[bool, bool, str]]] = {}
         self._offer_version = ""
+        self._forget_listeners: list[Callable[[str], None]] = []
         self._help: OrderedDict[tuple[Any, ...], tuple[dict[str, Any], str]] = OrderedDict()
         self._idempotency = IdempotencyStore(idempotency_capacity)
         self._described: dict[str, set[str]] = {}
@@ -136,6 +137,12 @@ class Gateway:
         self._idempotency.forget(session_id)
         if self.tracker:
             self.tracker.forget(session_id)
+        for listener in list(self._forget_listeners):
+            listener(session_id)
+
+    def on_forget_session(self, listener: Callable[[str], None]) -> None:
+        """Call ``listener(session_id)`` when a session's state is dropped (it ended)."""
+        self._forget_listeners.append(listener)
 
     def _touch(self, ctx: SkillContext, skill: Skill) -> None:
         if self.tracker and skill.tier is not SkillTier.CORE:

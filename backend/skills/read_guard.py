@@ -182,15 +182,7 @@ class ReadGuard:
         """Install the hooks on ``gateway`` and forget a session's reads with it."""
         for hook in self.hooks():
             gateway.hooks.install(hook)
-        forget = gateway.forget_session
-
-        def forget_session(session_id: str) -> None:
-            forget(session_id)
-            self.ledger.forget(session_id)
-
-        # The gateway has no listener for forgotten sessions; chaining its method on
-        # this instance keeps the read state's lifetime exactly the session's.
-        gateway.forget_session = forget_session  # type: ignore[method-assign]
+        gateway.on_forget_session(self.ledger.forget)
 
     async def check(self, data: ToolCallData) -> None:
         """Pre-tool: refuse a real edit or overwrite of a file not read, or read stale."""
