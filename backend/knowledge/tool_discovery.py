@@ -133,7 +133,7 @@ class ToolDiscovery:
         category = request.tool_category
         key: CacheKey = (str(ws.root), category.value if category else "*", dirs[-1],
                          tuple(languages))  # fmt: skip
-        stamp = (*fingerprint(ws, dirs), *_editorconfig_stamp(ws, dirs))
+        stamp = fingerprint(ws, dirs)
         with self._lock:
             entry = self._cache.get(key)
             if entry is not None and (refresh or entry.stamp != stamp):
@@ -375,26 +375,6 @@ def _editorconfig_note(found: EditorConfig) -> str:
     if found.formatting:
         return f"{found.path} sets {', '.join(found.formatting)} for editors and formatters"
     return f"{found.path} sets no indentation, line ending or line length"
-
-
-def _editorconfig_stamp(ws: Workspace, dirs: list[str]) -> tuple[object, ...]:
-    """(size, mtime) of each .editorconfig discovery could read. The shared fingerprint
-    covers tool config files only, and editing a file in place leaves its directory's
-    mtime alone. A link to outside the workspace is not stat'ed through."""
-    out: list[object] = []
-    for directory in dirs:
-        path = ws.root / join(directory, EDITORCONFIG)
-        try:
-            real = path.resolve()
-            if real != ws.root and ws.root not in real.parents:
-                out.append("outside")
-                continue
-            st = real.stat()
-        except OSError:
-            out.append(None)
-            continue
-        out.append((st.st_size, st.st_mtime_ns))
-    return tuple(out)
 
 
 def _relative(path: str, root: str) -> str | None:

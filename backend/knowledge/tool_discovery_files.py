@@ -40,7 +40,7 @@ CANDIDATE_NAMES = frozenset(
         "rust-toolchain.toml", "Makefile", "makefile", "GNUmakefile", "Gemfile", ".rubocop.yml",
         ".rspec", "composer.json", "phpstan.neon", "phpunit.xml", "phpunit.xml.dist",
         ".clang-format", ".clang-tidy", "CMakeLists.txt", ".shellcheckrc", "pom.xml",
-        "build.gradle", "build.gradle.kts",
+        "build.gradle", "build.gradle.kts", ".editorconfig",
     }
 )  # fmt: skip
 CANDIDATE_GLOBS = (
