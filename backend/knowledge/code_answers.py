@@ -2,13 +2,14 @@
 
 A LOCATE answer is exact: file:line locations straight from the index. PATTERN,
 EXPLAIN and GENERAL questions need synthesis; without a model the answer is the
-evidence the index holds, ranked, and says so.
+evidence the index holds, ranked, and says so. A model's answer reused from the
+cache says when it was given, by which model, and that nothing it drew on changed.
 """
 
 from __future__ import annotations
 
 from backend.knowledge.code_index import SymbolHit
-from backend.knowledge.code_knowledge import Evidence, Snippet
+from backend.knowledge.code_knowledge import Evidence, ModelAnswer, Snippet
 from backend.knowledge.intent_cache import Intent
 
 MAX_SNIPPET_LINES = 12
@@ -86,3 +87,12 @@ def render_evidence(evidence: Evidence, *, no_model: str | None = None) -> str:
     if no_model:
         lines.append(no_model)
     return "\n".join(lines)
+
+
+def render_cached_answer(answer: ModelAnswer) -> str:
+    """A model's earlier answer, labelled as reused (the transcript shows local time)."""
+    when = answer.answered_at.astimezone().strftime("%Y-%m-%d %H:%M")
+    return (
+        f"{answer.text}\n\n_Cached answer from {when} (model {answer.model}); "
+        "the files it drew on have not changed since._"
+    )

@@ -14,6 +14,11 @@ cached after the batch's invalidation has run. A generation counter moves when
 an update starts and again once its invalidation is done (or a rebuild has
 finished); a query notes it before computing and caches its answer only if it
 has not moved since.
+
+The Librarian model's answers (:class:`ModelAnswer`) live in the same cache,
+under the key the index's answer to the same question uses, and carry that
+evidence: a question answered from the index reuses it, and the model's answer
+depends on everything the evidence depends on and on what its turn read.
 """
 
 from __future__ import annotations
@@ -25,8 +30,9 @@ import logging
 import posixpath
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
@@ -86,6 +92,49 @@ class Evidence:
     @property
     def files(self) -> set[str]:
         return {d.path for d in self.definitions} | {s.path for s in self.snippets}
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """How a question is cached: its intent's key, and the entity names and search
+    words any answer to it depends on (a changed file defining or holding one of
+    them may change the answer)."""
+
+    intent: Intent
+    key: str
+    subject: str
+    names: frozenset[str] = frozenset()
+    terms: frozenset[str] = frozenset()
+
+
+def lookup_for(intent: Intent, subject: str, text: str = "") -> Lookup:
+    """The cache key and dependencies for a question of ``intent`` about ``subject``
+    (GENERAL questions are keyed by their ``text``), as the index's answers use them."""
+    if intent in (Intent.LOCATE, Intent.EXPLAIN):
+        key = entity_key(subject)
+        terms = search_words(subject.replace("_", " "))
+        return Lookup(intent, key, subject, frozenset([key]), frozenset(terms))
+    if intent is Intent.PATTERN:
+        terms = set().union(*(search_words(t) for t in concept_terms(subject)))
+        return Lookup(intent, concept_key(subject), subject, terms=frozenset(terms))
+    query = text or subject
+    key = query_key(query)
+    return Lookup(Intent.GENERAL, key, query, terms=frozenset(search_words(key)))
+
+
+@dataclass(frozen=True)
+class ModelAnswer:
+    """The Librarian model's answer to a question, cached with the index's evidence
+    for the same question (which a question answered from the index may reuse)."""
+
+    text: str
+    question: str  # as asked, to tell the same question from another on the subject
+    model: str
+    answered_at: datetime
+    evidence: Evidence
+    # Digest of each file it drew on when it was cached (None: no such file), checked
+    # again before the answer is reused, in case the watcher has not reported an edit yet.
+    digests: Mapping[str, str | None] = field(default_factory=dict)
 
 
 StatusSink = Callable[[IndexStatus], None]
@@ -148,6 +197,12 @@ class CodeKnowledge:
     @property
     def ready(self) -> bool:
         return self._ready.is_set()
+
+    @property
+    def generation(self) -> int:
+        """Moves whenever the index may have changed: note it before computing an answer,
+        and cache the answer only if it has not moved (see :meth:`store_answer`)."""
+        return self._generation
 
     async def wait_ready(self) -> None:
         """Until the first build (or a rebuild after a bulk change) has finished."""
@@ -244,45 +299,35 @@ class CodeKnowledge:
     def _cacheable(self) -> bool:
         return self.ready
 
-    def _store(
-        self,
-        intent: Intent,
-        key: str,
-        evidence: Evidence,
-        generation: int,
-        *,
-        names: Iterable[str],
-        terms: Iterable[str],
-    ) -> None:
+    def _store(self, lookup: Lookup, evidence: Evidence, generation: int) -> None:
         """Cache ``evidence`` unless the index may have changed since it was computed
-        (puts and batch application both run on the loop, so the check is exact).
-        ``names`` and ``terms``: the symbols it looked up and the words it searched the
-        text for; a changed file that defines or mentions them may change the answer."""
+        (puts and batch application both run on the loop, so the check is exact)."""
         if self._cacheable() and generation == self._generation:
+            # Without a definition a LOCATE answer is a text search for the name's words.
+            located = lookup.intent is Intent.LOCATE and bool(evidence.definitions)
             self.cache.put(
-                intent,
-                key,
+                lookup.intent,
+                lookup.key,
                 evidence,
                 files=evidence.files,
-                names=names,
-                terms=terms,
+                names=lookup.names,
+                terms=() if located else lookup.terms,
                 empty=not (evidence.definitions or evidence.snippets),
             )
 
     async def locate(self, entity: str, text: str = "") -> Evidence:
         """Definitions of ``entity`` (``session_manager`` finds ``SessionManager``)."""
-        key = entity_key(entity)
-        cached = self.cache.get(Intent.LOCATE, key) if self._cacheable() else None
-        if isinstance(cached, Evidence):
+        lookup = lookup_for(Intent.LOCATE, entity)
+        found = self.cache.get(lookup.intent, lookup.key) if self._cacheable() else None
+        cached = _evidence_of(found)
+        if cached is not None:
             return _as_cached(cached)
         generation = self._generation
         evidence = await asyncio.to_thread(self._locate, entity, text)
-        # Without a definition the answer is a text search for the name's words.
-        terms = () if evidence.definitions else search_words(entity.replace("_", " "))
-        self._store(Intent.LOCATE, key, evidence, generation, names=[key], terms=terms)
+        self._store(lookup, evidence, generation)
         return evidence
 
-    def _locate(self, entity: str, text: str) -> Evidence:
+    def _locate(self, entity: str, text: str = "") -> Evidence:
         # The user's own spelling first ("SessionManager"), then the normalised subject.
         spelled = [
             w for w in re.findall(r"[A-Za-z_][\w.]*", text) if entity_key(w) == entity_key(entity)
@@ -304,9 +349,7 @@ class CodeKnowledge:
 
     async def explain(self, subject: str) -> Evidence:
         """The subject's definitions with their source, and where else it appears."""
-        key = entity_key(subject)
-        terms = search_words(subject.replace("_", " "))
-        return await self._cached(Intent.EXPLAIN, key, subject, self._explain, [key], terms)
+        return await self._cached(lookup_for(Intent.EXPLAIN, subject), self._explain)
 
     def _explain(self, subject: str) -> Evidence:
         hits = self.index.locate(subject, limit=5)
@@ -327,9 +370,7 @@ class CodeKnowledge:
 
     async def patterns(self, concept: str) -> Evidence:
         """Ranked places in the code that show how ``concept`` is done."""
-        terms = set().union(*(search_words(t) for t in concept_terms(concept)))
-        key = concept_key(concept)
-        return await self._cached(Intent.PATTERN, key, concept, self._patterns, [], terms)
+        return await self._cached(lookup_for(Intent.PATTERN, concept), self._patterns)
 
     def _patterns(self, concept: str) -> Evidence:
         snippets: list[Snippet] = []
@@ -349,8 +390,7 @@ class CodeKnowledge:
 
     async def general(self, query: str) -> Evidence:
         """Full-text matches for a free-form question."""
-        key = query_key(query)
-        return await self._cached(Intent.GENERAL, key, query, self._general, [], search_words(key))
+        return await self._cached(lookup_for(Intent.GENERAL, query, query), self._general)
 
     def _general(self, query: str) -> Evidence:
         words = query_key(query)
@@ -362,28 +402,84 @@ class CodeKnowledge:
             complete=self.ready,
         )
 
-    async def _cached(  # noqa: PLR0917 - the intent's key, query and what it depends on
-        self,
-        intent: Intent,
-        key: str,
-        subject: str,
-        compute: Callable[[str], Evidence],
-        names: Iterable[str],
-        terms: Iterable[str],
-    ) -> Evidence:
+    async def _cached(self, lookup: Lookup, compute: Callable[[str], Evidence]) -> Evidence:
         cached = None
         if self._cacheable():
-            cached = (
-                self.cache.get_similar(intent, key, GENERAL_SIMILARITY)
-                if intent is Intent.GENERAL
-                else self.cache.get(intent, key)
+            found = (
+                self.cache.get_similar(lookup.intent, lookup.key, GENERAL_SIMILARITY)
+                if lookup.intent is Intent.GENERAL
+                else self.cache.get(lookup.intent, lookup.key)
             )
-        if isinstance(cached, Evidence):
+            cached = _evidence_of(found)
+        if cached is not None:
             return _as_cached(cached)
         generation = self._generation
-        evidence = await asyncio.to_thread(compute, subject)
-        self._store(intent, key, evidence, generation, names=names, terms=terms)
+        evidence = await asyncio.to_thread(compute, lookup.subject)
+        self._store(lookup, evidence, generation)
         return evidence
+
+    # -- the model's answers -------------------------------------------------------
+
+    async def fresh_evidence(self, lookup: Lookup) -> Evidence:
+        """The index's evidence for ``lookup``, computed now without the cache (what a
+        model answer about the same subject depends on, besides what its turn read)."""
+        computes: dict[Intent, Callable[[str], Evidence]] = {
+            Intent.LOCATE: self._locate,
+            Intent.EXPLAIN: self._explain,
+            Intent.PATTERN: self._patterns,
+            Intent.GENERAL: self._general,
+        }
+        return await asyncio.to_thread(computes[lookup.intent], lookup.subject)
+
+    def cached_answer(
+        self, lookup: Lookup, *, similarity: float = 1.0, count: bool = True
+    ) -> ModelAnswer | None:
+        """A cached model answer for ``lookup`` (GENERAL: for a key at least ``similarity``
+        alike); index evidence under the key is not one."""
+        if not self._cacheable():
+            return None
+        accept = _is_model_answer
+        found = (
+            self.cache.get_similar(
+                lookup.intent, lookup.key, similarity, accept=accept, count=count
+            )
+            if lookup.intent is Intent.GENERAL
+            else self.cache.get(lookup.intent, lookup.key, accept=accept, count=count)
+        )
+        return found if isinstance(found, ModelAnswer) else None
+
+    def store_answer(
+        self,
+        lookup: Lookup,
+        answer: ModelAnswer,
+        generation: int,
+        *,
+        files: Iterable[str],
+        names: Iterable[str] = (),
+        terms: Iterable[str] = (),
+        listed: Iterable[str] = (),
+        everywhere: bool = False,
+    ) -> bool:
+        """Cache a model ``answer`` computed from the workspace as it was at ``generation``;
+        False (nothing cached) if a change batch has begun since, or the index is not
+        built. It depends on the evidence's files, ``files`` the turn read, entity
+        ``names`` and search ``terms`` it looked up, directories it ``listed``, and with
+        ``everywhere`` (it surveyed whole directories) on any file at all."""
+        if not self._cacheable() or generation != self._generation:
+            return False
+        every = set(files) | answer.evidence.files
+        self.cache.put(
+            lookup.intent,
+            lookup.key,
+            answer,
+            files=every,
+            names={*lookup.names, *names},
+            terms={*lookup.terms, *terms},
+            listed=listed,
+            # Drawn on no file, or on all of them: any change may be one that matters.
+            empty=everywhere or not every,
+        )
+        return True
 
     def _text_snippets(self, text: str, limit: int) -> list[Snippet]:
         hits: list[TextHit] = self.index.search(text, limit=limit)
@@ -396,6 +492,17 @@ class CodeKnowledge:
 def _end(hit: SymbolHit) -> int:
     end = hit.end_line or hit.line + CONTEXT_LINES
     return min(end, hit.line + CONTEXT_LINES)
+
+
+def _is_model_answer(value: object) -> bool:
+    return isinstance(value, ModelAnswer)
+
+
+def _evidence_of(value: object) -> Evidence | None:
+    """The index evidence a cached value holds: itself, or a model answer's."""
+    if isinstance(value, ModelAnswer):
+        return value.evidence
+    return value if isinstance(value, Evidence) else None
 
 
 def _as_cached(evidence: Evidence) -> Evidence:

@@ -23,7 +23,12 @@ found") is dropped on any content change at all, since it cannot say which
 file would have to change for something to be found. GENERAL also drops on a
 change to its files (the seed gives it a TTL only), because a cached answer
 quoting a file that has since changed is stale, and Sylk's caches are never
-stale.
+stale. An answer that listed a directory (``listed``) is dropped when a file is
+added to or removed from anywhere below it, whatever its intent.
+
+An entry's value is whatever the caller stores: the index's evidence, or the
+Librarian model's answer (which carries that evidence too). ``accept`` lets a
+reader skip values it cannot use without counting them as hits.
 """
 
 from __future__ import annotations
@@ -92,6 +97,25 @@ def concept_key(text: str) -> str:
     return " ".join(sorted({stem(_ALIASES.get(w, w)) for w in content}))
 
 
+# Words that ask for an explanation without saying of what: "explain the ledger" and
+# "how does the ledger class work" ask the same question.
+_ASKING_WORDS = (
+    "explain explained explanation describe description tell mean meaning purpose detail "
+    "details overview summary summarise summarize class function method module file"
+)
+_ASKING = frozenset(_ASKING_WORDS.split())
+
+
+def focus_words(text: str) -> frozenset[str]:
+    """What a question is about, as stemmed words, without the words every question
+    has; empty when it names nothing (it refers to the conversation: "explain it")."""
+    from backend.skills.text import stem
+
+    words = re.findall(r"[a-z0-9]+", text.lower().replace("_", " "))
+    kept = {w for w in words if w not in _STOP and w not in _GENERIC and w not in _ASKING}
+    return frozenset(stem(_ALIASES.get(w, w)) for w in kept)
+
+
 def similarity(a: str, b: str) -> float:
     """Jaccard overlap of two keys' words (a lexical stand-in for the seed's embeddings)."""
     left, right = set(a.split()), set(b.split())
@@ -116,6 +140,7 @@ class CacheEntry:
     created_at: float
     terms: frozenset[str] = frozenset()  # words it searched the text for
     empty: bool = False  # nothing was found
+    listed: frozenset[str] = frozenset()  # directories whose file lists it showed
     hits: int = 0
 
     @property
@@ -165,6 +190,7 @@ class _Store:
 
 
 Listener = Callable[[Intent, str], None]
+Accept = Callable[[Any], bool]
 
 
 class IntentCache:
@@ -185,7 +211,12 @@ class IntentCache:
         """Call ``listener(intent, key)`` whenever an entry is dropped for a change."""
         self._on_invalidate.append(listener)
 
-    def get(self, intent: Intent, key: str) -> Any | None:
+    def get(
+        self, intent: Intent, key: str, *, accept: Accept | None = None, count: bool = True
+    ) -> Any | None:
+        """The value cached under ``key``, if ``accept`` (when given) takes it; otherwise
+        None, counted as a miss. ``count=False`` reads without touching the figures (the
+        caller counts with :meth:`note` once it knows whether the value served)."""
         with self._lock:
             store = self._stores[intent]
             entry = store.entries.get(key)
@@ -194,22 +225,44 @@ class IntentCache:
                 del store.entries[key]
                 store.stats.expirations += 1
                 entry = None
+            if entry is not None and accept is not None and not accept(entry.value):
+                entry = None  # e.g. index evidence where a model answer is wanted
             if entry is None:
-                store.stats.misses += 1
+                if count:
+                    store.stats.misses += 1
                 return None
-            entry.hits += 1
-            store.stats.hits += 1
+            if count:
+                entry.hits += 1
+                store.stats.hits += 1
             return entry.value
 
-    def get_similar(self, intent: Intent, key: str, threshold: float) -> Any | None:
+    def get_similar(
+        self,
+        intent: Intent,
+        key: str,
+        threshold: float,
+        *,
+        accept: Accept | None = None,
+        count: bool = True,
+    ) -> Any | None:
         """The value of an exact key, else of the most similar key at or above ``threshold``
         (GENERAL questions: the seed matches them by similarity, not by exact key)."""
         with self._lock:
             entries = self._stores[intent].entries
-            best = max(entries, key=lambda k: similarity(k, key), default=None)
+            usable = [k for k, e in entries.items() if accept is None or accept(e.value)]
+            best = max(usable, key=lambda k: similarity(k, key), default=None)
             if best is not None and best != key and similarity(best, key) >= threshold:
                 key = best
-        return self.get(intent, key)
+        return self.get(intent, key, accept=accept, count=count)
+
+    def note(self, intent: Intent, *, hit: bool) -> None:
+        """Count a lookup made with ``count=False``, once the caller knows how it went."""
+        with self._lock:
+            stats = self._stores[intent].stats
+            if hit:
+                stats.hits += 1
+            else:
+                stats.misses += 1
 
     def put(
         self,
@@ -221,9 +274,11 @@ class IntentCache:
         names: Iterable[str] = (),
         terms: Iterable[str] = (),
         empty: bool = False,
+        listed: Iterable[str] = (),
     ) -> None:
         """Cache ``value``: ``files`` it quotes, entity ``names`` it looked up, search
-        ``terms`` it looked for, and whether it is ``empty`` (nothing found)."""
+        ``terms`` it looked for, whether it is ``empty`` (nothing found), and the
+        directories whose contents it ``listed`` ("" is the workspace root)."""
         entry = CacheEntry(
             intent,
             key,
@@ -233,6 +288,7 @@ class IntentCache:
             self._clock(),
             terms=frozenset(terms),
             empty=empty,
+            listed=frozenset(listed),
         )
         with self._lock:
             entries = self._stores[intent].entries
@@ -267,6 +323,8 @@ class IntentCache:
             return True
         if entry.names & change.names or entry.terms & change.words:
             return True
+        if entry.listed and any(_below(p, entry.listed) for p in change.added_or_removed):
+            return True
         if entry.intent is Intent.PATTERN and change.added_or_removed:
             touched = {posixpath.dirname(p) for p in change.added_or_removed}
             return bool(touched & entry.dirs) or not entry.files
@@ -286,3 +344,14 @@ class IntentCache:
     def __len__(self) -> int:
         with self._lock:
             return sum(len(s.entries) for s in self._stores.values())
+
+
+def _below(path: str, dirs: frozenset[str]) -> bool:
+    """Whether ``path`` is somewhere under one of ``dirs`` ("" and "." are the root)."""
+    parent = posixpath.dirname(path)
+    while True:
+        if parent in dirs or (not parent and "." in dirs):
+            return True
+        if not parent:
+            return False
+        parent = posixpath.dirname(parent)
