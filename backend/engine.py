@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from backend.agents.conversation import HISTORY_LIMIT, conversation
 from backend.agents.dispatch import AgentDispatcher
 from backend.agents.knowledge_desk import Question
+from backend.agents.librarian_cache import CachedReply, LibrarianAnswers
 from backend.agents.turns import TurnRunner
 from backend.clock import utc_now
 from backend.config import SylkConfig, load_config
@@ -122,6 +123,7 @@ class Engine:
             update_context=self.update_context,
         )
         self.gateway = self.skills.gateway
+        self.librarian_answers = LibrarianAnswers(self.knowledge.code, self.archive)
         self.mcp = McpHub(self.settings.mcp_servers, cwd=config.workspace)
         self._mcp_started = False
         self.turns = TurnRunner(
@@ -424,11 +426,15 @@ class Engine:
         role = decision.target.value
         routed = {"agent": role, "tier": decision.tier}
         choice = self.turns.choice(role)
-        known = await self.knowledge.desk.answer(
-            role, self._question(session_id, decision), offline=choice.offline
-        )
+        question = self._question(session_id, decision)
+        known = await self.knowledge.desk.answer(role, question, offline=choice.offline)
         if known is not None:
             return await self._knowledge_reply(session_id, role, known, decision, choice.offline)
+        memo = await self.librarian_answers.lookup(role, question, offline=choice.offline)
+        if isinstance(memo, CachedReply):  # the model answered this before; nothing changed
+            return await self._knowledge_reply(
+                session_id, role, memo.text, decision, False, meta=memo.meta
+            )
         if choice.offline:  # nothing to call: say honestly what to configure
             answer = offline_answer(decision.text, self.settings.source, role)
             return await self._notice(session_id, answer, offline=True, **routed)
@@ -459,6 +465,8 @@ class Engine:
             correlation_id=reply.correlation_id,
         )
         await self.append(answer_message)
+        if memo is not None:  # cached only if final and no change batch overlapped the turn
+            await self.librarian_answers.remember(memo, payload)
         if role != "archivalist":  # something was done: history answers may be stale now
             self.knowledge.chronicle.note_activity(session_id)
         return answer_message
@@ -479,22 +487,23 @@ class Engine:
         )
 
     async def _knowledge_reply(
-        self, session_id: str, role: str, text: str, decision: RouteDecision, offline: bool
+        self,
+        session_id: str,
+        role: str,
+        text: str,
+        decision: RouteDecision,
+        offline: bool,
+        *,
+        meta: dict[str, Any] | None = None,
     ) -> Message[dict[str, Any]]:
-        """An answer an agent gave from its own store (index, chronicle, library)."""
+        """An answer from an agent's store (index, chronicle, library, its answer cache)."""
+        payload = {"text": text, "agent": role, "tier": decision.tier, "intent": decision.intent}
         message = Message[dict[str, Any]](
             session_id=session_id,
             source=role,
             target="user",
             type=MessageType.AGENT_REPLY,
-            payload={
-                "text": text,
-                "agent": role,
-                "tier": decision.tier,
-                "intent": decision.intent,
-                "answered_from": "knowledge",
-                "offline": offline,
-            },
+            payload={**payload, "answered_from": "knowledge", "offline": offline, **(meta or {})},
         )
         await self.append(message)
         return message
