@@ -4,7 +4,9 @@ The Librarian answers LOCATE questions ("where is X defined") from the code
 index whether or not a model is configured: file:line locations need no
 synthesis. With no model configured, the Librarian, Archivalist and Academic
 still answer from what they hold (code evidence, the chronicle, the fragment
-library), each answer saying so. Anything else goes to the agent's model.
+library), each answer saying so. Anything else goes to the agent's model; the
+Librarian model's answers are cached and reused by
+:mod:`backend.agents.librarian_cache`, in the same cache as the index's.
 """
 
 from __future__ import annotations
