@@ -59,7 +59,9 @@ class KnowledgeDesk:
         """The answer from the stores, or None when this question needs the agent's model."""
         if role == "librarian":
             return await self._librarian(question, offline=offline)
-        if not offline:
+        # A statement to keep needs no synthesis: recording it never waits on a model.
+        recording = role == "archivalist" and question.intent == "RECORD"
+        if not offline and not recording:
             return None
         if role == "archivalist" and self.history is not None:
             return await self.history(question)

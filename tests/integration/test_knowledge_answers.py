@@ -89,3 +89,19 @@ async def test_a_stated_decision_is_kept_and_found_but_only_in_its_session(
     other = await engine.create_session("other")
     unseen = (await engine.submit(other.id, "what did we decide about invoices"))[-1]
     assert "10k users" not in unseen.payload["text"]
+
+
+async def test_with_a_model_a_stated_decision_is_still_recorded_without_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine_config: EngineConfig
+) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [{"text": MODEL_ANSWER}]}))
+    monkeypatch.setenv("SYLK_SCRIPT", str(script))
+    engine = Engine(engine_config.model_copy(update={"provider": "scripted"}))
+    try:
+        session = await engine.ensure_session()
+        kept = (await engine.submit(session.id, "decision: ledgers close at midnight UTC"))[-1]
+        assert "Recorded (no model used)" in kept.payload["text"]
+        assert engine.usage(session.id).calls == 0
+    finally:
+        await engine.aclose()
