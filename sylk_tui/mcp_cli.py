@@ -1,6 +1,8 @@
 """``sylk mcp serve``: Sylk as an MCP server on stdio, for IDEs and other agents.
 
-The MCP SDK loads only when this command runs.
+The MCP SDK loads only when this command runs. SIGINT and SIGTERM stop the server
+cleanly: the engine closes (archive, background tasks, child MCP servers) and the
+exit status is 0, as when the client closes stdin; a second signal stops at once.
 """
 
 from __future__ import annotations
@@ -41,18 +43,23 @@ def add_parser(commands: Any, common: Common) -> None:
 
 def run(args: argparse.Namespace, make_engine: Callable[[argparse.Namespace], Engine]) -> int:
     from backend.mcp.server import serve_engine
+    from backend.mcp.shutdown import StopSignals
 
     async def body() -> int:
-        engine = make_engine(args)
-        try:
-            await serve_engine(
-                engine,
-                can_write=args.allow_write,
-                session=args.session,
-                cross_session=args.cross_session,
-            )
-        finally:
-            await engine.aclose()
+        # Installed before the engine opens, so a signal during startup or while the
+        # engine closes is a stop like any other.
+        with StopSignals() as signals:
+            engine = make_engine(args)
+            try:
+                await serve_engine(
+                    engine,
+                    can_write=args.allow_write,
+                    session=args.session,
+                    cross_session=args.cross_session,
+                    stop=signals.event,
+                )
+            finally:
+                await engine.aclose()
         return 0
 
     return asyncio.run(body())

@@ -11,7 +11,8 @@ existing session it acts in that session's workspace and private chronicle;
 the cross-session scope lets it read every session's history (what it stores
 still lands in its own session).
 A few prompts (:mod:`backend.mcp.prompts`) package what Sylk knows as ready
-requests. ``sylk mcp serve`` runs :func:`serve_engine` on an open Engine.
+requests. ``sylk mcp serve`` runs :func:`serve_engine` on an open Engine until the
+client leaves or a stop signal (:mod:`backend.mcp.shutdown`) arrives.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types
 from mcp.server import Server, ServerRequestContext
-from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
@@ -39,6 +39,7 @@ from backend.mcp.ports import BatchArgs, GatewayPort, ResourceProvider
 from backend.mcp.prompts import PromptError, SylkPrompts
 from backend.mcp.registry_resources import RegistryResources
 from backend.mcp.session_resources import SessionResources
+from backend.mcp.stdio_transport import serve_stdio
 from backend.skills.builtin_archivalist import CROSS_SCOPE
 from backend.skills.envelopes import Envelope, new_trace_id
 from backend.skills.gateway import Gateway
@@ -267,12 +268,6 @@ class SylkMcpServer:
             raise MCPError(mcp_types.INVALID_PARAMS, str(exc), data) from None
 
 
-async def serve_stdio(server: Server[Any]) -> None:
-    """Serve one client over this process's stdin/stdout until stdin closes."""
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
-
-
 def caller_context(
     engine: Engine,
     *,
@@ -304,9 +299,11 @@ async def serve_engine(
     can_write: bool = False,
     session: str | None = None,
     cross_session: bool = False,
-) -> None:
-    """Serve ``engine`` over stdio until the client closes stdin; see :func:`caller_context`
-    for ``session`` and ``cross_session``."""
+    stop: asyncio.Event | None = None,
+) -> bool:
+    """Serve ``engine`` over stdio until the client closes stdin (False) or ``stop`` is
+    set (True); see :func:`caller_context` for ``session`` and ``cross_session``. The
+    engine stays open: closing it is the caller's."""
     context = caller_context(
         engine, session=session, cross_session=cross_session, can_write=can_write
     )
@@ -319,4 +316,4 @@ async def serve_engine(
         RegistryResources(gateway, context),
     ]
     prompts = SylkPrompts(gateway, context, engine.knowledge.library)
-    await serve_stdio(SylkMcpServer(gateway, context, providers, prompts).build())
+    return await serve_stdio(SylkMcpServer(gateway, context, providers, prompts).build(), stop)

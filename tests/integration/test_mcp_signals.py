@@ -1,0 +1,169 @@
+"""SIGINT and SIGTERM stop ``sylk mcp serve`` cleanly.
+
+A real server process, bound to a session created beforehand, with a real MCP server
+(the echo stub) in its hub. A client stores a decision through it and has the echo
+server start a long-sleeping child in its process group; then the signal. The server
+must exit promptly with status 0 and nothing on stderr but its own words, having
+closed its engine: the echo server and its child are gone, and the SQLite archive
+opens with the session and the decision in it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+from backend.engine import Engine, EngineConfig
+from backend.skills.builtin import agent_context
+
+ROOT = Path(__file__).resolve().parents[2]
+STARTUP_S = 60.0  # generous: two shared cores, the engine and its index start first
+STUB = ROOT / "tests" / "stubs" / "mcp_echo_server.py"
+STOP_S = 30.0  # how long a stop may take before it counts as a hang
+DECISION = "Ledgers close at midnight UTC"
+
+
+def serve_args(data_dir: Path, workspace: Path, *flags: str) -> list[str]:
+    return [
+        "-m", "sylk_tui", "mcp", "serve",
+        "--data-dir", str(data_dir), "--workspace", str(workspace), *flags,
+    ]  # fmt: skip
+
+
+def environment(data_dir: Path) -> dict[str, str]:
+    return {**os.environ, "SYLK_CONFIG_DIR": str(data_dir / "no-config")}
+
+
+def alive(pid: int) -> bool:
+    """True while ``pid`` runs; a zombie someone else must reap counts as gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+async def prepare(data_dir: Path, workspace: Path) -> str:
+    """Session alpha in the archive, and a config that starts the echo server."""
+    config_dir = data_dir / "no-config"
+    config_dir.mkdir()
+    command = json.dumps([sys.executable, str(STUB)])
+    (config_dir / "config.toml").write_text(f"[mcp_servers.servers.echo]\ncommand = {command}\n")
+    config = EngineConfig(data_dir=data_dir, workspace=workspace, watch_files=False)
+    async with Engine(config) as engine:
+        return (await engine.create_session("alpha")).id
+
+
+async def assert_archive_intact(data_dir: Path, workspace: Path, alpha: str) -> None:
+    # The last connection to close checkpoints and removes the write-ahead log: one
+    # left behind means the server ended without closing its archive.
+    assert not (data_dir / "sylk.db-wal").exists()
+    with sqlite3.connect(data_dir / "sylk.db") as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    config = EngineConfig(data_dir=data_dir, workspace=workspace, watch_files=False)
+    async with Engine(config) as engine:
+        assert engine.get_session("alpha").id == alpha
+        found = await engine.gateway.execute(
+            agent_context("archivalist", alpha, workspace),
+            "archivalist.chronicle.query",
+            {"search_text": "midnight"},
+        )
+        assert [e["content"] for e in found.result["entries"]] == [DECISION]
+
+
+def tool_result(response: dict[str, Any]) -> Any:
+    body = response["result"]["structuredContent"]
+    assert body["ok"], body
+    return body["result"]
+
+
+class StdioPeer:
+    """The client side of a stdio server, spoken to line by line, as the SDK's client
+    would; stdin stays open until the test closes it."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self.process, self.stdin, self.stdout = process, process.stdin, process.stdout
+        self.ids = 0
+
+    async def notify(self, method: str) -> None:
+        self.stdin.write(json.dumps({"jsonrpc": "2.0", "method": method}).encode() + b"\n")
+        await self.stdin.drain()
+
+    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.ids += 1
+        message = {"jsonrpc": "2.0", "id": self.ids, "method": method, "params": params}
+        self.stdin.write(json.dumps(message).encode() + b"\n")
+        await self.stdin.drain()
+        while True:
+            line = await asyncio.wait_for(self.stdout.readline(), STARTUP_S)
+            assert line, "the server closed stdout"
+            reply: dict[str, Any] = json.loads(line)
+            if reply.get("id") == self.ids:
+                assert "error" not in reply, reply
+                return reply
+
+    async def execute(self, op: str, **args: Any) -> Any:
+        params = {"name": "execute", "arguments": {"op": op, "args": args, "dry_run": False}}
+        return tool_result(await self.request("tools/call", params))
+
+
+async def stopped(process: asyncio.subprocess.Process, sig: signal.Signals) -> tuple[int, str]:
+    process.send_signal(sig)
+    _stdout, stderr = await asyncio.wait_for(process.communicate(), STOP_S)
+    assert process.returncode is not None
+    return process.returncode, stderr.decode()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+async def test_stdio_server_stops_cleanly(
+    data_dir: Path, workspace: Path, sig: signal.Signals
+) -> None:
+    alpha = await prepare(data_dir, workspace)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        *serve_args(data_dir, workspace, "--session", "alpha", "--allow-write"),
+        cwd=ROOT,
+        env=environment(data_dir),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    peer = StdioPeer(process)
+    try:
+        await peer.request(
+            "initialize",
+            {
+                "protocolVersion": HANDSHAKE_PROTOCOL_VERSIONS[-1],
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"},
+            },
+        )
+        await peer.notify("notifications/initialized")
+        stored = await peer.execute(
+            "archivalist.chronicle.store", content=DECISION, category="decision"
+        )
+        assert stored["entry"]["session_id"] == alpha
+        await peer.execute("echo.mcp_tools")  # unveils the echo server's tools
+        echo = await peer.execute("echo.pid")
+        child = await peer.execute("echo.spawn_child")
+
+        code, stderr = await stopped(process, sig)  # stdin is still open
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+    assert code == 0, stderr
+    assert stderr == ""
+    assert not alive(echo["result"]) and not alive(child["result"])
+    await assert_archive_intact(data_dir, workspace, alpha)
