@@ -1,4 +1,5 @@
-"""``sylk mcp serve``: Sylk as an MCP server on stdio, for IDEs and other agents.
+"""``sylk mcp serve``: Sylk as an MCP server, on stdio for IDEs and other agents, or over
+HTTP for clients that connect to a port.
 
 The MCP SDK loads only when this command runs. SIGINT and SIGTERM stop the server
 cleanly: the engine closes (archive, background tasks, child MCP servers) and the
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -16,13 +18,20 @@ from backend.engine import Engine
 
 Common = Callable[..., None]
 
+NO_AUTH = "There is no authentication: whoever can connect acts with this server's rights, as you."
+
 
 def add_parser(commands: Any, common: Common) -> None:
     mcp = commands.add_parser("mcp", help="serve Sylk over the Model Context Protocol")
     common(mcp, default=argparse.SUPPRESS)
     verbs = mcp.add_subparsers(dest="mcp_verb", metavar="VERB", required=True)
     serve = verbs.add_parser(
-        "serve", help="serve the gateway and the sessions on stdin/stdout until stdin closes"
+        "serve",
+        help="serve the gateway and the sessions on stdin/stdout until stdin closes, "
+        "or over HTTP with --http",
+        description="Serve Sylk's gateway, resources and prompts to one MCP client on "
+        "stdin/stdout, or to any number over HTTP (--http, --sse), each a caller of its "
+        f"own. SIGINT or SIGTERM stops it cleanly with exit status 0. {NO_AUTH}",
     )
     common(serve, default=argparse.SUPPRESS)
     serve.add_argument(
@@ -39,11 +48,49 @@ def add_parser(commands: Any, common: Common) -> None:
         action="store_true",
         help="let the client read every session's history, not only its own and promoted entries",
     )
+    transport = serve.add_mutually_exclusive_group()
+    transport.add_argument(
+        "--http",
+        metavar="[HOST:]PORT",
+        help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (HOST: "
+        "127.0.0.1 unless given; port 0 picks a free one); each client is a fresh session "
+        f"unless --session binds one. {NO_AUTH}",
+    )
+    transport.add_argument(
+        "--sse",
+        metavar="[HOST:]PORT",
+        help="serve the legacy HTTP+SSE transport (GET /sse, POST /messages/) for older "
+        "clients, as --http does",
+    )
+    serve.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="let --http/--sse listen on an address other than loopback; with no "
+        "authentication, only on a network you trust",
+    )
+
+
+def _listening(url: str) -> None:
+    print(
+        f"sylk: serving MCP at {url} (no authentication); stop with Ctrl-C or SIGTERM",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def run(args: argparse.Namespace, make_engine: Callable[[argparse.Namespace], Engine]) -> int:
     from backend.mcp.server import serve_engine
     from backend.mcp.shutdown import StopSignals
+
+    endpoint = None
+    if args.http is not None or args.sse is not None:
+        from backend.mcp.http_transport import parse_endpoint
+
+        endpoint = parse_endpoint(
+            args.http if args.http is not None else args.sse,
+            sse=args.sse is not None,
+            allow_remote=args.allow_remote,
+        )
 
     async def body() -> int:
         # Installed before the engine opens, so a signal during startup or while the
@@ -56,7 +103,9 @@ def run(args: argparse.Namespace, make_engine: Callable[[argparse.Namespace], En
                     can_write=args.allow_write,
                     session=args.session,
                     cross_session=args.cross_session,
+                    http=endpoint,
                     stop=signals.event,
+                    on_listening=_listening,
                 )
             finally:
                 await engine.aclose()

@@ -4,15 +4,18 @@ Any MCP client (an IDE, another agent) sees four tools - ``search``,
 ``describe``, ``execute``, ``batch`` - which call the skill gateway, and the
 resources of every :class:`ResourceProvider`: sessions and transcripts, and
 whatever skill owners register as registry resources. One client connection is
-one caller: its context (session id, workspace, scopes, write permission) is
-fixed when the server is built, so ops unveiled by guidance stay unveiled for
-that client. By default the caller is a fresh session of its own; bound to an
-existing session it acts in that session's workspace and private chronicle;
-the cross-session scope lets it read every session's history (what it stores
-still lands in its own session).
+one caller (:mod:`backend.mcp.callers`): its context (session id, workspace,
+scopes, write permission) is fixed when it connects, so ops unveiled by guidance
+stay unveiled for that client. By default the caller is a fresh session of its
+own; bound to an existing session it acts in that session's workspace and private
+chronicle; the cross-session scope lets it read every session's history (what it
+stores still lands in its own session).
 A few prompts (:mod:`backend.mcp.prompts`) package what Sylk knows as ready
-requests. ``sylk mcp serve`` runs :func:`serve_engine` on an open Engine until the
-client leaves or a stop signal (:mod:`backend.mcp.shutdown`) arrives.
+requests, and the instructions sent at initialize (:mod:`backend.mcp.instructions`)
+name the domains within the caller's reach, with counts. ``sylk mcp serve`` runs
+:func:`serve_engine` on an open Engine, over stdio or HTTP
+(:mod:`backend.mcp.http_transport`), until the client leaves or a stop signal
+(:mod:`backend.mcp.shutdown`) arrives.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
 from backend.errors import SylkError
+from backend.mcp.callers import Caller, CallerLookup, SessionCallers, fixed
+from backend.mcp.instructions import server_instructions
 from backend.mcp.library_resources import LibraryResources
 from backend.mcp.ports import BatchArgs, GatewayPort, ResourceProvider
 from backend.mcp.prompts import PromptError, SylkPrompts
@@ -48,10 +53,12 @@ from backend.skills.verb_args import DescribeArgs, ExecuteArgs, SearchArgs
 
 if TYPE_CHECKING:
     from backend.engine import Engine
+    from backend.mcp.http_transport import HttpEndpoint
 
 log = logging.getLogger(__name__)
 
 SERVER_NAME = "sylk"
+# Without an engine (a server built in-process) there is nothing to count.
 INSTRUCTIONS = (
     "Sylk's operations are not listed one by one. Use `search` to find ops by what they "
     "do, `describe` to read an op's parameters, then `execute` it (or `batch` several). "
@@ -159,7 +166,8 @@ def _error(kind: str, message: str, hint: str = "") -> mcp_types.CallToolResult:
 
 
 class SylkMcpServer:
-    """Holds the gateway and resource providers and answers the SDK's requests."""
+    """Holds the gateway and answers the SDK's requests for the caller each comes from:
+    ``context``, ``providers`` and ``prompts`` by default, or whom ``callers`` names."""
 
     def __init__(
         self,
@@ -167,11 +175,17 @@ class SylkMcpServer:
         context: SkillContext,
         providers: Sequence[ResourceProvider] = (),
         prompts: SylkPrompts | None = None,
+        *,
+        instructions: str = INSTRUCTIONS,
+        callers: CallerLookup | None = None,
     ) -> None:
         self.gateway = gateway
         self.context = context
         self.providers = list(providers)
         self.prompts = prompts
+        self.instructions = instructions
+        default = fixed(Caller(context, tuple(providers), prompts))
+        self.caller = default if callers is None else callers
 
     def build(self) -> Server[Any]:
         schemas = {tool.name: tool.input_schema for tool in verb_tools()}
@@ -179,7 +193,7 @@ class SylkMcpServer:
             SERVER_NAME,
             version="0.1",
             title="Sylk",
-            instructions=INSTRUCTIONS,
+            instructions=self.instructions,
             get_tool_input_schema=schemas.get,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
@@ -196,7 +210,7 @@ class SylkMcpServer:
         return mcp_types.ListToolsResult(tools=verb_tools())
 
     async def _call_tool(
-        self, _ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
+        self, request: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
     ) -> mcp_types.CallToolResult:
         try:
             model, verb, _read_only, _description = VERBS[params.name]
@@ -213,7 +227,7 @@ class SylkMcpServer:
                 for e in exc.errors(include_input=False)
             )
             return _error("VALIDATION_ERROR", problems, f"see the input schema of {params.name!r}")
-        ctx = dataclasses.replace(self.context, trace_id=new_trace_id())
+        ctx = dataclasses.replace(self.caller(request).context, trace_id=new_trace_id())
         try:
             return _as_result(await verb(self.gateway, ctx, args))
         except SylkError as exc:
@@ -223,22 +237,23 @@ class SylkMcpServer:
             return _error("INTERNAL", f"{type(exc).__name__}: {exc}", "see sylk.log")
 
     async def _list_resources(
-        self, _ctx: ServerRequestContext[Any], _params: mcp_types.PaginatedRequestParams | None
+        self, request: ServerRequestContext[Any], _params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListResourcesResult:
-        resources = [r for p in self.providers for r in await p.list_resources()]
+        providers = self.caller(request).providers
+        resources = [r for p in providers for r in await p.list_resources()]
         return mcp_types.ListResourcesResult(resources=resources)
 
     async def _list_templates(
-        self, _ctx: ServerRequestContext[Any], _params: mcp_types.PaginatedRequestParams | None
+        self, request: ServerRequestContext[Any], _params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListResourceTemplatesResult:
-        templates = [t for p in self.providers for t in p.templates()]
+        templates = [t for p in self.caller(request).providers for t in p.templates()]
         return mcp_types.ListResourceTemplatesResult(resource_templates=templates)
 
     async def _read_resource(
-        self, _ctx: ServerRequestContext[Any], params: mcp_types.ReadResourceRequestParams
+        self, request: ServerRequestContext[Any], params: mcp_types.ReadResourceRequestParams
     ) -> mcp_types.ReadResourceResult:
         uri = str(params.uri)
-        for provider in self.providers:
+        for provider in self.caller(request).providers:
             try:
                 body = await provider.read(uri)
             except SylkError as exc:  # bad template parameters and the like
@@ -251,18 +266,20 @@ class SylkMcpServer:
         raise MCPError(mcp_types.INVALID_PARAMS, f"no resource {uri!r}", {"uri": uri})
 
     async def _list_prompts(
-        self, _ctx: ServerRequestContext[Any], _params: mcp_types.PaginatedRequestParams | None
+        self, request: ServerRequestContext[Any], _params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListPromptsResult:
-        prompts = await asyncio.to_thread(self.prompts.prompts) if self.prompts else []
+        own = self.caller(request).prompts
+        prompts = await asyncio.to_thread(own.prompts) if own else []
         return mcp_types.ListPromptsResult(prompts=prompts)
 
     async def _get_prompt(
-        self, _ctx: ServerRequestContext[Any], params: mcp_types.GetPromptRequestParams
+        self, request: ServerRequestContext[Any], params: mcp_types.GetPromptRequestParams
     ) -> mcp_types.GetPromptResult:
-        if self.prompts is None:
+        own = self.caller(request).prompts
+        if own is None:
             raise MCPError(mcp_types.INVALID_PARAMS, f"no prompt named {params.name!r}")
         try:
-            return await self.prompts.get(params.name, params.arguments)
+            return await own.get(params.name, params.arguments)
         except PromptError as exc:
             data = {"prompt": exc.prompt, "argument": exc.argument}
             raise MCPError(mcp_types.INVALID_PARAMS, str(exc), data) from None
@@ -292,6 +309,17 @@ def caller_context(
     )
 
 
+def engine_caller(engine: Engine, gateway: Gateway, context: SkillContext) -> Caller:
+    """A caller with ``context`` and what it reads of ``engine``: its sessions, the
+    library, the registry's resources, and prompts filled from them."""
+    providers = (
+        SessionResources(engine.archive, context),
+        LibraryResources(engine.knowledge.library),
+        RegistryResources(gateway, context),
+    )
+    return Caller(context, providers, SylkPrompts(gateway, context, engine.knowledge.library))
+
+
 async def serve_engine(
     engine: Engine,
     *,
@@ -299,21 +327,51 @@ async def serve_engine(
     can_write: bool = False,
     session: str | None = None,
     cross_session: bool = False,
+    http: HttpEndpoint | None = None,
     stop: asyncio.Event | None = None,
+    on_listening: Callable[[str], None] | None = None,
 ) -> bool:
-    """Serve ``engine`` over stdio until the client closes stdin (False) or ``stop`` is
-    set (True); see :func:`caller_context` for ``session`` and ``cross_session``. The
-    engine stays open: closing it is the caller's."""
+    """Serve ``engine`` over stdio until the client closes stdin, or over ``http`` (each
+    client its own caller) until ``stop`` is set; see :func:`caller_context` for
+    ``session`` and ``cross_session``. True if ``stop`` ended it. ``on_listening``
+    hears the URL once the HTTP socket listens. The engine stays open: closing it is
+    the caller's."""
+
     context = caller_context(
         engine, session=session, cross_session=cross_session, can_write=can_write
-    )
+    )  # an unknown --session fails here, before anything starts
+    if http is not None:
+        from backend.mcp import http_transport  # uvicorn loads only for HTTP
+
+        sock = http_transport.listen(http)  # a taken port fails before the tools start
     if gateway is None:
         await engine.start_tools()  # configured MCP servers' tools join as hidden ops
         gateway = engine.gateway
-    providers: list[ResourceProvider] = [
-        SessionResources(engine.archive, context),
-        LibraryResources(engine.knowledge.library),
-        RegistryResources(gateway, context),
-    ]
-    prompts = SylkPrompts(gateway, context, engine.knowledge.library)
-    return await serve_stdio(SylkMcpServer(gateway, context, providers, prompts).build(), stop)
+    registry, archive, library = gateway.registry, engine.archive, engine.knowledge.library
+    instructions = await asyncio.to_thread(server_instructions, registry, context, archive, library)
+    if http is None:
+        caller = engine_caller(engine, gateway, context)
+        server = SylkMcpServer(
+            gateway, context, caller.providers, caller.prompts, instructions=instructions
+        )
+        return await serve_stdio(server.build(), stop)
+
+    def make_caller() -> Caller:
+        if session is not None:  # every client acts in the bound session
+            return engine_caller(engine, gateway, context)
+        fresh = caller_context(engine, cross_session=cross_session, can_write=can_write)
+        return engine_caller(engine, gateway, fresh)
+
+    def release(caller: Caller) -> None:
+        if session is None:  # a fresh session nobody else uses: what it unveiled can go
+            gateway.forget_session(caller.context.session_id)
+
+    def make_server(callers: CallerLookup) -> Server[Any]:
+        return SylkMcpServer(gateway, context, instructions=instructions, callers=callers).build()
+
+    callers = SessionCallers(make_caller, release)
+    stopping = stop or asyncio.Event()
+    await http_transport.serve_http(
+        http, sock, make_server, callers, stopping, on_listening=on_listening
+    )
+    return stopping.is_set()

@@ -1,4 +1,4 @@
-"""SIGINT and SIGTERM stop ``sylk mcp serve`` cleanly.
+"""SIGINT and SIGTERM stop ``sylk mcp serve`` cleanly, on stdio and over HTTP.
 
 A real server process, bound to a session created beforehand, with a real MCP server
 (the echo stub) in its hub. A client stores a decision through it and has the echo
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import sqlite3
 import sys
@@ -20,27 +19,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import Client
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from backend.engine import Engine, EngineConfig
 from backend.skills.builtin import agent_context
+from tests.integration.test_mcp_http import (
+    STARTUP_S,
+    environment,
+    free_port,
+    serve_args,
+    wait_for_port,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
-STARTUP_S = 60.0  # generous: two shared cores, the engine and its index start first
 STUB = ROOT / "tests" / "stubs" / "mcp_echo_server.py"
 STOP_S = 30.0  # how long a stop may take before it counts as a hang
 DECISION = "Ledgers close at midnight UTC"
-
-
-def serve_args(data_dir: Path, workspace: Path, *flags: str) -> list[str]:
-    return [
-        "-m", "sylk_tui", "mcp", "serve",
-        "--data-dir", str(data_dir), "--workspace", str(workspace), *flags,
-    ]  # fmt: skip
-
-
-def environment(data_dir: Path) -> dict[str, str]:
-    return {**os.environ, "SYLK_CONFIG_DIR": str(data_dir / "no-config")}
 
 
 def alive(pid: int) -> bool:
@@ -166,4 +161,50 @@ async def test_stdio_server_stops_cleanly(
     assert code == 0, stderr
     assert stderr == ""
     assert not alive(echo["result"]) and not alive(child["result"])
+    await assert_archive_intact(data_dir, workspace, alpha)
+
+
+async def test_http_server_stops_cleanly_with_a_client_connected(
+    data_dir: Path, workspace: Path
+) -> None:
+    alpha = await prepare(data_dir, workspace)
+    port = free_port()
+    flags = ("--http", str(port), "--session", "alpha", "--allow-write")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        *serve_args(data_dir, workspace, *flags),
+        cwd=ROOT,
+        env=environment(data_dir),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        await wait_for_port(port, process)
+        async with Client(f"http://127.0.0.1:{port}/mcp", cache=None) as client:
+
+            async def execute(op: str, **args: Any) -> Any:
+                call = {"op": op, "args": args, "dry_run": False}
+                result = await client.call_tool("execute", call)
+                assert isinstance(result.structured_content, dict)
+                assert result.structured_content["ok"], result.structured_content
+                return result.structured_content["result"]
+
+            await execute("archivalist.chronicle.store", content=DECISION, category="decision")
+            await execute("echo.mcp_tools")
+            echo = (await execute("echo.pid"))["result"]
+            child = (await execute("echo.spawn_child"))["result"]
+            # Stopped while this client's session (and its event stream) is open.
+            code, stderr = await stopped(process, signal.SIGTERM)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+    assert code == 0, stderr
+    assert stderr.splitlines() == [
+        f"sylk: serving MCP at http://127.0.0.1:{port}/mcp (no authentication); "
+        "stop with Ctrl-C or SIGTERM"
+    ]
+    assert not alive(echo) and not alive(child)
     await assert_archive_intact(data_dir, workspace, alpha)
