@@ -204,6 +204,11 @@ class CodeKnowledge:
         and cache the answer only if it has not moved (see :meth:`store_answer`)."""
         return self._generation
 
+    @property
+    def applying(self) -> bool:
+        """Is a change batch being applied (index updated, then its cache entries dropped)?"""
+        return self._apply_lock.locked()
+
     async def wait_ready(self) -> None:
         """Until the first build (or a rebuild after a bulk change) has finished."""
         await self._ready.wait()

@@ -44,10 +44,17 @@ _markers = iter(range(10**6))
 
 
 async def settle(knowledge: CodeKnowledge) -> None:
-    """Write a marker file and wait until the index has it: everything before is applied."""
+    """Write a marker file and wait until its batch is applied: everything before is too.
+
+    The index shows the marker before the batch is done (deletions and the cache's
+    invalidation follow), so the batch must also have finished.
+    """
     name = f"MARKER_{next(_markers)}"
     (knowledge.root / f"zz_{name.lower()}.py").write_text(f"{name} = 1\n")
-    await until(lambda: knowledge.ready and bool(knowledge.index.locate(name)), within=20)
+    await until(
+        lambda: knowledge.ready and bool(knowledge.index.locate(name)) and not knowledge.applying,
+        within=20,
+    )
 
 
 @pytest.fixture
