@@ -105,13 +105,13 @@ def describe_search(stage: EmbeddingStage | None, mode: str) -> str:
     """How skill search ranks now, for /status."""
     if stage is None:
         if mode == "off":
-            return "BM25F (semantic: off in the config)"
-        return "BM25F (semantic: install the embedding extra)"
+            return "BM25F (semantic off in config)"
+        return "BM25F (semantic extra not installed)"
     if stage.error is not None:
         return f"BM25F (semantic failed: {stage.error})"
     if not stage.ready:
-        return "BM25F (semantic: loads when an agent works)"
-    return "BM25F + semantic (fused by rank)"
+        return "BM25F (semantic loads on first turn)"
+    return "BM25F + semantic, fused by rank"
 
 
 def default_model_path() -> Path:
