@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from backend.knowledge.code_symbols import LANG_BY_EXT, extract
 from backend.knowledge.ignore_policy import IgnorePolicy
@@ -396,35 +396,27 @@ class CodeIndex:
 
     def names_in(self, paths: Iterable[str]) -> set[str]:
         """Normalised names of the symbols the index holds for ``paths`` (relative)."""
-        rels = list(paths)
-        conn = self._conn()
-        names: set[str] = set()
-        for start in range(0, len(rels), 500):
-            chunk = rels[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            names.update(
-                n
-                for (n,) in conn.execute(
-                    f"SELECT DISTINCT norm FROM symbols WHERE path IN ({marks})", chunk
-                )
-            )
-        return names
+        sql = "SELECT DISTINCT norm FROM symbols WHERE path IN ({marks})"
+        return {str(name) for (name,) in self._rows_for_paths(sql, paths)}
 
     def words_in(self, paths: Iterable[str]) -> set[str]:
         """:func:`search_words` of the indexed text of ``paths`` (relative)."""
+        sql = (
+            "SELECT c.body FROM contents c JOIN files f ON f.id = c.rowid WHERE f.path IN ({marks})"
+        )
+        words: set[str] = set()
+        for (body,) in self._rows_for_paths(sql, paths):
+            words |= search_words(str(body))
+        return words
+
+    def _rows_for_paths(self, sql: str, paths: Iterable[str]) -> Iterator[tuple[Any, ...]]:
+        """Rows of ``sql`` (a query with ``IN ({marks})``) for ``paths``, 500 at a time:
+        SQLite caps the number of bound parameters."""
         rels = list(paths)
         conn = self._conn()
-        words: set[str] = set()
         for start in range(0, len(rels), 500):
             chunk = rels[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            for (body,) in conn.execute(
-                "SELECT c.body FROM contents c JOIN files f ON f.id = c.rowid "
-                f"WHERE f.path IN ({marks})",
-                chunk,
-            ):
-                words |= search_words(str(body))
-        return words
+            yield from conn.execute(sql.format(marks=",".join("?" * len(chunk))), chunk)
 
     def reader(self) -> sqlite3.Connection:
         """This thread's connection, for read-only queries over the index's tables."""
