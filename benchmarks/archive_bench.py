@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import machine_info  # benchmarks/machine_info.py, beside this script
 from sqlalchemy import event
 
-from backend.knowledge.archive import DB_NAME, Archive
+from backend.archive.store import DB_NAME, Archive
 from backend.messages import Message, MessageType, message_text
 
 Msg = Message[dict[str, Any]]

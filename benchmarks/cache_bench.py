@@ -1,15 +1,15 @@
 """The knowledge caches: hit rate on paraphrased questions, and invalidation latency.
 
 Hit rate: every query of ``tests/data/cache_paraphrases.jsonl`` (groups of paraphrases
-of one question) is routed by the real :class:`~backend.guide.router.Router`, then
+of one question) is routed by the real :class:`~backend.guide.routing.router.Router`, then
 looked up the way the knowledge desk does it. Librarian: LOCATE -> ``locate(subject,
 text)``, PATTERN -> ``patterns(subject)``, EXPLAIN -> ``explain(subject)``, anything else
--> ``general(text)``, on a :class:`~backend.knowledge.code_knowledge.CodeKnowledge` over a
+-> ``general(text)``, on a :class:`~backend.knowledge.code.live.CodeKnowledge` over a
 temp copy of this repository's ``backend/`` tree. Archivalist: the key and look-up of
-``chronicle_answer.answer_history`` on a :class:`~backend.knowledge.history_cache.HistoryCache`
-(no chronicle behind it: only the keying is measured). A query routed to another agent
-never reaches the cache and counts as a miss. The baseline is the ideal: each group's
-first query misses and the rest hit. Groups whose paraphrases land on several cache keys
+``answer_history`` on a
+:class:`~backend.knowledge.chronicle.history_cache.HistoryCache` (no chronicle behind it:
+only the keying is measured). A query routed to another agent never reaches the cache and
+counts as a miss. The baseline is the ideal: each group's first query misses and the rest hit. Groups whose paraphrases land on several cache keys
 are listed with their keys.
 
 Invalidation latency: ``--entries`` LOCATE answers are cached, then ``--trials`` times a
@@ -56,12 +56,12 @@ from watchdog.events import (
 )
 from watchdog.observers import Observer
 
-from backend.guide.router import Router
-from backend.guide.routing import RouteDecision, Target
-from backend.knowledge.chronicle_text import search_terms
-from backend.knowledge.code_knowledge import CodeKnowledge, Evidence
-from backend.knowledge.history_cache import HistoryCache, cache_key, parse_intent
-from backend.knowledge.intent_cache import Intent, entity_key, query_key
+from backend.guide.routing.decision import RouteDecision, Target
+from backend.guide.routing.router import Router
+from backend.knowledge.chronicle.history_cache import HistoryCache, cache_key, parse_intent
+from backend.knowledge.chronicle.text import search_terms
+from backend.knowledge.code.intent_cache import Intent, entity_key, query_key
+from backend.knowledge.code.live import CodeKnowledge, Evidence
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "cache_paraphrases.jsonl"

@@ -46,9 +46,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import machine_info  # benchmarks/machine_info.py, beside this script
 
-from backend.guide.agent_breaker import AgentBreakers
-from backend.guide.bus import Bus
-from backend.guide.bus_consumer import AgentConsumers
+from backend.bus.breakers import AgentBreakers
+from backend.bus.bus import Bus
+from backend.bus.consumer import AgentConsumers
 from backend.messages import Message, MessageType
 
 POOL = 32  # messages per inbox; one is reused only once its consumer has taken it

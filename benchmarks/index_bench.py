@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import machine_info  # benchmarks/machine_info.py, beside this script
 
-from backend.knowledge.code_index import CodeIndex
+from backend.knowledge.code.index import CodeIndex
 
 
 def maxrss_mib() -> float:

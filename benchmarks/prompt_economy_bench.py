@@ -55,14 +55,14 @@ SEARCH_QUERY = "What's the weather forecast for tomorrow in New York City?"
 
 def engine_gateway(data_dir: Path) -> Any:
     """The gateway of a real engine (temp data dir, no file watching), every built-in in it."""
-    from backend.engine import Engine, EngineConfig
+    from backend.engine.facade import Engine, EngineConfig
 
     config = EngineConfig(data_dir=data_dir, workspace=data_dir, watch_files=False)
     return Engine(config)
 
 
 def agents() -> list[str]:
-    from backend.skills.builtin import AGENTS
+    from backend.skills.builtin.catalog import AGENTS
 
     return list(AGENTS)
 
@@ -72,9 +72,9 @@ def agent_calls(
 ) -> tuple[list[ToolSpec], list[ToolSpec], str, Callable[[str], str]]:
     """The agent's first-call tools, its tools and system note when everything is loaded,
     and a search-result renderer. The agent has its suggested rights."""
+    from backend.agents.gateway_tools import GatewayToolExecutor
     from backend.llm.types import ChatMessage, ChatOptions, ChatRequest
-    from backend.skills.builtin import agent_context
-    from backend.skills.executor import GatewayToolExecutor
+    from backend.skills.builtin.catalog import agent_context
     from backend.skills.models import SkillTier
 
     ctx = agent_context(agent, f"bench-{agent}", Path(tempfile.gettempdir()))
@@ -102,7 +102,7 @@ def agent_calls(
 
 def flat_spec(skill: Skill) -> ToolSpec:
     """An op as a tool of its own, rendered as the executor renders a direct op tool."""
-    from backend.skills.executor import _describe, _schema, tool_name
+    from backend.agents.gateway_tools import _describe, _schema, tool_name
 
     return ToolSpec(
         name=tool_name(skill.op), description=_describe(skill), input_schema=_schema(skill)

@@ -32,8 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import machine_info  # benchmarks/machine_info.py, beside this script
 
-from backend.guide.patterns import classify
-from backend.guide.routing import CONFIDENT, Classification
+from backend.guide.routing.decision import CONFIDENT, Classification
+from backend.guide.routing.patterns import classify
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"

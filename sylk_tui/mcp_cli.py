@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from backend.engine import Engine
+from backend.engine.facade import Engine
 
 Common = Callable[..., None]
 
@@ -79,12 +79,12 @@ def _listening(url: str) -> None:
 
 
 def run(args: argparse.Namespace, make_engine: Callable[[argparse.Namespace], Engine]) -> int:
-    from backend.mcp.server import serve_engine
-    from backend.mcp.shutdown import StopSignals
+    from backend.mcp.server.server import serve_engine
+    from backend.mcp.server.shutdown import StopSignals
 
     endpoint = None
     if args.http is not None or args.sse is not None:
-        from backend.mcp.http_transport import parse_endpoint
+        from backend.mcp.server.http_transport import parse_endpoint
 
         endpoint = parse_endpoint(
             args.http if args.http is not None else args.sse,

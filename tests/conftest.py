@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from backend.engine import Engine, EngineConfig
+from backend.engine.facade import Engine, EngineConfig
 
 PROVIDER_ENV = (
     "ANTHROPIC_API_KEY",

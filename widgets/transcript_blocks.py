@@ -16,7 +16,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
-from backend.guide.routing import describe_route
+from backend.guide.routing.decision import describe_route
 from backend.messages import Message, MessageType, message_text
 from widgets.line_wrap import wrap_plain
 from widgets.markdown_reflow import list_indent, reflow_markdown

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from backend.guide.dsl import is_dsl
-from backend.guide.routing import AGENT_TARGETS, Target
+from backend.guide.routing.decision import AGENT_TARGETS, Target
+from backend.guide.routing.dsl import is_dsl
 from backend.llm.types import ChatMessage
 from backend.messages import Message, MessageType
 

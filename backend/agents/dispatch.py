@@ -13,9 +13,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from backend.agents.turns import TurnRunner
-from backend.guide.bus_consumer import Handler
+from backend.bus.consumer import Handler
 from backend.guide.guide import USER, Guide
-from backend.guide.routing import RouteDecision, Target
+from backend.guide.routing.decision import RouteDecision, Target
 from backend.llm.types import ChatMessage
 from backend.messages import Message, MessageType
 from backend.sessions.models import Session

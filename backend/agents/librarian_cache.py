@@ -41,16 +41,16 @@ from typing import Any
 from sqlalchemy import Connection, select
 
 from backend.agents.knowledge_desk import Question
+from backend.archive.schema import StepRow
+from backend.archive.store import Archive
 from backend.clock import utc_now
-from backend.knowledge.archive import Archive
-from backend.knowledge.archive_schema import StepRow
-from backend.knowledge.code_answers import render_cached_answer
-from backend.knowledge.code_hub import CodeKnowledgeHub
-from backend.knowledge.code_index import search_words
-from backend.knowledge.code_knowledge import CodeKnowledge, Lookup, ModelAnswer, lookup_for
-from backend.knowledge.code_patterns import concept_terms
-from backend.knowledge.file_hashes import hash_file
-from backend.knowledge.intent_cache import Change, Intent, entity_key, focus_words, similarity
+from backend.knowledge.code.answers import render_cached_answer
+from backend.knowledge.code.hub import CodeKnowledgeHub
+from backend.knowledge.code.index import search_words
+from backend.knowledge.code.intent_cache import Change, Intent, entity_key, focus_words, similarity
+from backend.knowledge.code.live import CodeKnowledge, Lookup, ModelAnswer, lookup_for
+from backend.knowledge.code.patterns import concept_terms
+from backend.knowledge.watch.hashes import hash_file
 
 LIBRARIAN = "librarian"
 # GENERAL keys are matched by similarity (the seed's 0.80 threshold): a model's

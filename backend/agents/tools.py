@@ -1,6 +1,6 @@
 """The tool executor interface of the agent loop.
 
-The skill gateway's executor (``backend.skills.executor``) implements it: a model
+The skill gateway's executor (``backend.agents.gateway_tools``) implements it: a model
 sees the gateway verbs and a few core skills, and reaches the rest through them.
 """
 

@@ -10,20 +10,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from backend.agents.gateway_tools import GatewayToolExecutor
 from backend.agents.loop import AgentLoop, AgentOutcome, AgentStep
+from backend.archive.store import Archive
 from backend.clock import utc_now
-from backend.config import SylkConfig
+from backend.config.settings import SylkConfig
 from backend.events import AgentStepEvent, EventStream
-from backend.knowledge.archive import Archive
 from backend.llm.accounting import cost_usd
 from backend.llm.provider import Provider
 from backend.llm.selection import ModelChoice, build_provider, choose_model
 from backend.llm.types import ChatMessage, ChatOptions, Usage
 from backend.redaction import Redactor
 from backend.sessions.models import Session
-from backend.skills.builtin import agent_context
-from backend.skills.executor import GatewayToolExecutor
-from backend.skills.gateway import Gateway
+from backend.skills.builtin.catalog import agent_context
+from backend.skills.gateway.gateway import Gateway
 
 if TYPE_CHECKING:
     from backend.llm.client import ModelClient

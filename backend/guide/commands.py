@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Protocol
 
 from backend.errors import CommandError, SylkError
-from backend.guide import dsl
 from backend.guide.guide import Guide
-from backend.guide.routing import RouteDecision, Target
+from backend.guide.routing import dsl
+from backend.guide.routing.decision import RouteDecision, Target
 from backend.sessions.models import Session
 
 GREETING = (

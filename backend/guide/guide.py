@@ -12,17 +12,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from backend.config import GuideSettings
+from backend.bus.breakers import AgentBreakers
+from backend.bus.bus import Bus
+from backend.bus.consumer import AgentConsumers, Handler
+from backend.bus.dead_letter import DeadLetterQueue
+from backend.bus.errors import UnknownAgentError
+from backend.bus.health import HealthListener, HealthMonitor
+from backend.bus.retry import RetryQueue
+from backend.config.settings import GuideSettings
 from backend.errors import SessionNotActiveError
-from backend.guide.agent_breaker import AgentBreakers
-from backend.guide.bus import Bus
-from backend.guide.bus_consumer import AgentConsumers, Handler
-from backend.guide.bus_errors import UnknownAgentError
-from backend.guide.dead_letter import DeadLetterQueue
-from backend.guide.delivery import RetryQueue
-from backend.guide.health import HealthListener, HealthMonitor
-from backend.guide.router import Router
-from backend.guide.routing import RouteDecision
+from backend.guide.routing.decision import RouteDecision
+from backend.guide.routing.router import Router
 from backend.messages import Message
 
 StateOf = Callable[[str], str]

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from backend.config import Price
+from backend.config.settings import Price
 from backend.llm.types import Usage
 
 PER_MILLION = 1_000_000

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from backend.config import DEFAULT_AGENT_MODELS, DEFAULT_MODELS, SylkConfig
+from backend.config.settings import DEFAULT_AGENT_MODELS, DEFAULT_MODELS, SylkConfig
 from backend.llm.errors import ProviderNotConfiguredError
 from backend.llm.offline import how_to_configure
 from backend.llm.provider import Provider

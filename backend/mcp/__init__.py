@@ -18,5 +18,5 @@
   library's fragments (plus the ``match`` template) as MCP resources;
   ``session_skills``: two session ops; ``prompts``: the filled-in prompts.
 
-Nothing is imported here, so importing ``backend.mcp.config`` stays cheap.
+Nothing is imported here, so importing ``backend.config.mcp_servers`` stays cheap.
 """

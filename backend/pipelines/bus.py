@@ -24,10 +24,10 @@ import asyncio
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
+from backend.bus.dead_letter import DeadLetterQueue, DeadLetterReason
+from backend.bus.errors import MessageExpiredError
+from backend.bus.inbox import Inbox
 from backend.errors import SylkError
-from backend.guide.bus_errors import MessageExpiredError
-from backend.guide.bus_inbox import Inbox
-from backend.guide.dead_letter import DeadLetterQueue, DeadLetterReason
 from backend.messages import Message, MessageType, Priority
 
 

@@ -3,7 +3,7 @@
 ``write DATA_DIR ROUND SEED``
     Imports the project, prints ``imported``, waits for a ``go`` line on stdin
     (so the parent can pre-spawn the next child while the current one runs),
-    opens the real :class:`~backend.knowledge.archive.Archive`, prints ``open``
+    opens the real :class:`~backend.archive.store.Archive`, prints ``open``
     and then appends messages forever: mostly one per transaction, sometimes a
     batch. Every message id is printed, one per line, only after the
     ``append_messages`` call that wrote it has returned (that is, after its
@@ -34,7 +34,7 @@ def _say(line: str) -> None:
 
 
 def write(data_dir: Path, round_no: int, seed: int) -> int:
-    from backend.knowledge.archive import Archive
+    from backend.archive.store import Archive
     from backend.messages import Message, MessageType
 
     rng = random.Random(seed)

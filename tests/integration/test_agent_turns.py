@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from backend.config import load_config
-from backend.engine import Engine, EngineConfig
+from backend.config.settings import load_config
+from backend.engine.facade import Engine, EngineConfig
 from backend.events import AgentStepEvent, EngineEvent
 from backend.messages import MessageType
 from sylk_tui import export

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from backend.knowledge.archive import DB_NAME, Archive
+from backend.archive.store import DB_NAME, Archive
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CHILD = Path(__file__).with_name("archive_child.py")

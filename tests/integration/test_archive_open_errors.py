@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from backend.engine import Engine, EngineConfig
+from backend.archive.schema import SCHEMA_VERSION
+from backend.archive.store import DB_NAME, Archive
+from backend.engine.facade import Engine, EngineConfig
 from backend.errors import ArchiveCorruptError, ArchiveError, ArchiveVersionError
-from backend.knowledge.archive import DB_NAME, Archive
-from backend.knowledge.archive_schema import SCHEMA_VERSION
 from backend.messages import Message, MessageType
 
 Builder = Callable[[Path], None]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from backend.knowledge.archive import Archive
+from backend.archive.store import Archive
 
 
 def test_preference_round_trip_and_replace(tmp_path: Path) -> None:

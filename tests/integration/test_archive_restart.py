@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from backend.engine import Engine, EngineConfig
+from backend.engine.facade import Engine, EngineConfig
 from backend.sessions.models import (
     AgentState,
     FileRecord,

@@ -19,8 +19,8 @@ import pytest
 from sqlalchemy import Connection
 from sqlalchemy.exc import OperationalError
 
-import backend.knowledge.archive as archive_module
-from backend.knowledge.archive import BUSY_TIMEOUT_MS, DB_NAME, Archive
+import backend.archive.store as archive_module
+from backend.archive.store import BUSY_TIMEOUT_MS, DB_NAME, Archive
 from backend.messages import Message, MessageType
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -13,9 +13,9 @@ import pytest
 from sqlalchemy import Connection, insert, text
 from sqlalchemy.exc import IntegrityError
 
+from backend.archive.schema import TranscriptRow
+from backend.archive.store import DB_NAME, Archive
 from backend.errors import ArchiveClosedError
-from backend.knowledge.archive import DB_NAME, Archive
-from backend.knowledge.archive_schema import TranscriptRow
 from backend.messages import Message, MessageType
 from backend.sessions.models import Session, SessionSnapshot
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from backend.knowledge.archive import Archive
-from backend.knowledge.chronicle import Chronicle
-from backend.knowledge.chronicle_models import (
+from backend.archive.store import Archive
+from backend.knowledge.chronicle.chronicle import Chronicle
+from backend.knowledge.chronicle.models import (
     Category,
     ChronicleQuery,
     ChronicleValidationError,

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from backend.agents.loop import AgentStep
-from backend.knowledge.archive import Archive
-from backend.knowledge.chronicle import Chronicle
-from backend.knowledge.chronicle_answer import FOUND, NOTHING, answer_history
-from backend.knowledge.chronicle_briefing import BUDGET, build_briefing, build_summary
+from backend.archive.store import Archive
+from backend.knowledge.chronicle.answer import FOUND, NOTHING, answer_history
+from backend.knowledge.chronicle.briefing import BUDGET, build_briefing, build_summary
+from backend.knowledge.chronicle.chronicle import Chronicle
 from backend.messages import Message, MessageType
 from backend.sessions.models import Session
 

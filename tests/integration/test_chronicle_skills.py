@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from backend.knowledge.archive import Archive
-from backend.knowledge.chronicle import Chronicle
-from backend.skills.builtin import KnowledgeWiring, agent_context, build_gateway
-from backend.skills.builtin_archivalist import archivalist_skills
+from backend.archive.store import Archive
+from backend.knowledge.chronicle.chronicle import Chronicle
+from backend.skills.builtin.archivalist import archivalist_skills
+from backend.skills.builtin.catalog import KnowledgeWiring, agent_context, build_gateway
 from backend.skills.envelopes import Envelope, ErrorCode, ErrorInfo
-from backend.skills.gateway import Gateway
+from backend.skills.gateway.gateway import Gateway
 
 A, B = "sess-a", "sess-b"
 

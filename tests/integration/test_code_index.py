@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from backend.knowledge.code_index import CodeIndex, PathOutsideRootError
+from backend.knowledge.code.index import CodeIndex, PathOutsideRootError
 
 FILES = {
     ".gitignore": "*.log\nsecret/\ngen/**\n!gen/keep.py\n",

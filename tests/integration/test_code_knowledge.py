@@ -12,10 +12,10 @@ from typing import Any, Generic, TypeVar
 
 import pytest
 
-from backend.knowledge.code_index import CodeIndex
-from backend.knowledge.code_knowledge import CodeKnowledge, Evidence, IndexStatus
-from backend.knowledge.file_hashes import scan_workspace
-from backend.knowledge.intent_cache import Intent, concept_key, entity_key, query_key
+from backend.knowledge.code.index import CodeIndex
+from backend.knowledge.code.intent_cache import Intent, concept_key, entity_key, query_key
+from backend.knowledge.code.live import CodeKnowledge, Evidence, IndexStatus
+from backend.knowledge.watch.hashes import scan_workspace
 from tests.integration.test_file_watcher import git
 
 T = TypeVar("T")
@@ -145,7 +145,7 @@ async def test_pattern_entries_drop_on_structural_change(knowledge: CodeKnowledg
 
 async def test_explain_gives_source_and_expires(workspace: Path, tmp_path: Path) -> None:
     now = [0.0]
-    from backend.knowledge.intent_cache import IntentCache
+    from backend.knowledge.code.intent_cache import IntentCache
 
     k = CodeKnowledge(workspace, tmp_path / "i.db", watch=False, cache=IntentCache(lambda: now[0]))
     await k.start()

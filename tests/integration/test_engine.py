@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from backend.engine import Engine, EngineConfig
+from backend.engine.facade import Engine, EngineConfig
 from backend.errors import SessionNotActiveError, SessionNotFoundError
 from backend.events import (
     ActiveSessionChanged,

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from backend.knowledge.file_hashes import scan_workspace
-from backend.knowledge.file_watcher import ChangeBatch, FileWatcher
+from backend.knowledge.watch.hashes import scan_workspace
+from backend.knowledge.watch.watcher import ChangeBatch, FileWatcher
 
 TIMEOUT = 5.0
 
@@ -316,8 +316,8 @@ async def test_gitignored_and_listed_directories_are_filtered_before_counting(
 async def test_an_extra_pattern_and_a_shared_policy_are_one_or_the_other(
     workspace: Path,
 ) -> None:
-    from backend.knowledge.file_watcher import FileWatcherError
-    from backend.knowledge.ignore_policy import IgnorePolicy
+    from backend.knowledge.watch.ignore import IgnorePolicy
+    from backend.knowledge.watch.watcher import FileWatcherError
 
     with pytest.raises(FileWatcherError):
         FileWatcher(

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from backend.knowledge.fragment_library import FragmentLibrary
-from backend.knowledge.library_models import FragmentNotFoundError
-from backend.skills.builtin import KnowledgeWiring, agent_context, build_gateway
+from backend.knowledge.fragments.library import FragmentLibrary
+from backend.knowledge.fragments.models import FragmentNotFoundError
+from backend.skills.builtin.catalog import KnowledgeWiring, agent_context, build_gateway
 from backend.skills.envelopes import ErrorCode
-from backend.skills.gateway import Gateway
+from backend.skills.gateway.gateway import Gateway
 from backend.skills.models import SkillContext
 
 

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from backend.config import load_config
-from backend.engine import Engine, EngineConfig
+from backend.bus.errors import MessageDeadLetteredError
+from backend.config.settings import load_config
+from backend.engine.facade import Engine, EngineConfig
 from backend.errors import SessionNotActiveError
 from backend.events import EngineEvent, EngineNotice
-from backend.guide.bus_errors import MessageDeadLetteredError
-from backend.guide.routing import RouteDecision, Target
+from backend.guide.routing.decision import RouteDecision, Target
 from backend.messages import Message, MessageType
 from tests.stubs.llm_script import Reply, Stall, StubToolCall
 from tests.stubs.llm_stub import LLMStub
@@ -84,7 +84,7 @@ async def test_status_and_task_commands(engine: Engine) -> None:
 
 
 async def test_the_guides_ops_answer_through_the_gateway(engine: Engine) -> None:
-    from backend.skills.builtin import agent_context
+    from backend.skills.builtin.catalog import agent_context
 
     session = await engine.ensure_session()
     await engine.submit(session.id, "where is the cache?")

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from backend.engine import Engine, EngineConfig
-from backend.knowledge.archive import Archive
-from backend.knowledge.chronicle import Chronicle
-from backend.knowledge.chronicle_answer import FOUND, NOTHING, answer_history
+from backend.archive.store import Archive
+from backend.engine.facade import Engine, EngineConfig
+from backend.knowledge.chronicle.answer import FOUND, NOTHING, answer_history
+from backend.knowledge.chronicle.chronicle import Chronicle
 from backend.sessions.models import Session
 
 A, B = "sess-a-0001", "sess-b-0002"

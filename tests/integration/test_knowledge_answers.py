@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from backend.engine import Engine, EngineConfig
+from backend.engine.facade import Engine, EngineConfig
 from backend.messages import MessageType
 
 MODEL_ANSWER = "The ledger keeps entries in insertion order and balances on close."
@@ -71,7 +71,7 @@ async def test_offline_each_knowledge_agent_answers_from_its_store(
 async def test_a_stated_decision_is_kept_and_found_but_only_in_its_session(
     engine: Engine,
 ) -> None:
-    from backend.knowledge.chronicle_models import Category, ChronicleQuery
+    from backend.knowledge.chronicle.models import Category, ChronicleQuery
 
     first = await engine.create_session("billing")
     said = await engine.submit(first.id, "decision: invoices stay in SQLite until 10k users")

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from backend.config import load_config
-from backend.engine import Engine, EngineConfig
-from backend.knowledge.code_knowledge import CodeKnowledge, ModelAnswer
-from backend.knowledge.intent_cache import Intent, entity_key
+from backend.config.settings import load_config
+from backend.engine.facade import Engine, EngineConfig
+from backend.knowledge.code.intent_cache import Intent, entity_key
+from backend.knowledge.code.live import CodeKnowledge, ModelAnswer
 from backend.messages import Message, MessageType
-from backend.skills.hooks import HookKind, ToolCallData
+from backend.skills.hooks.registry import HookKind, ToolCallData
 from tests.stubs.llm_script import Reply, Status, StubToolCall
 from tests.stubs.llm_stub import LLMStub
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from backend.knowledge.code_hub import CodeKnowledgeHub
-from backend.skills.builtin import KnowledgeWiring, agent_context, build_gateway
+from backend.knowledge.code.hub import CodeKnowledgeHub
+from backend.skills.builtin.catalog import KnowledgeWiring, agent_context, build_gateway
 from backend.skills.envelopes import Envelope, ErrorCode
-from backend.skills.gateway import Gateway
+from backend.skills.gateway.gateway import Gateway
 from tests.integration.test_skills_workspace import FILES
 
 MORE = {

@@ -7,7 +7,7 @@ import tomllib
 import pytest
 from pydantic import ValidationError
 
-from backend.mcp.config import McpSettings, domain_for, op_for
+from backend.config.mcp_servers import McpSettings, domain_for, op_for
 from backend.skills.models import OP_NAME
 
 KEYED = """

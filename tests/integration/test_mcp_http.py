@@ -26,16 +26,16 @@ from mcp.client.sse import sse_client
 from mcp_types import TextResourceContents
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from backend.engine import Engine, EngineConfig
-from backend.knowledge.fragments import estimate_tokens
-from backend.mcp.http_transport import (
+from backend.engine.facade import Engine, EngineConfig
+from backend.knowledge.fragments.fragment import estimate_tokens
+from backend.mcp.server.http_transport import (
     HttpEndpointError,
     RemoteBindError,
     parse_endpoint,
     security_settings,
 )
-from backend.mcp.instructions import DomainSummary, domain_summaries, render
-from backend.mcp.server import caller_context
+from backend.mcp.server.instructions import DomainSummary, domain_summaries, render
+from backend.mcp.server.server import caller_context
 
 ROOT = Path(__file__).resolve().parents[2]
 STARTUP_S = 60.0  # generous: two shared cores, the engine and its index start first

@@ -13,15 +13,15 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from backend.mcp.client import McpHub, ServerState
-from backend.mcp.config import McpSettings
-from backend.mcp.errors import (
+from backend.config.mcp_servers import McpSettings
+from backend.mcp.client.as_skills import to_skills
+from backend.mcp.client.errors import (
     McpServerDownError,
     McpTimeoutError,
     McpToolError,
     McpUnknownOpError,
 )
-from backend.mcp.skills import to_skills
+from backend.mcp.client.hub import McpHub, ServerState
 from backend.skills.envelopes import ErrorCode, SkillError
 from backend.skills.models import OpKind, SkillContext, SkillResult
 

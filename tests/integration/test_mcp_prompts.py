@@ -12,8 +12,8 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_types import GetPromptResult, TextContent, TextResourceContents
 
-from backend.engine import Engine, EngineConfig
-from backend.skills.builtin import agent_context
+from backend.engine.facade import Engine, EngineConfig
+from backend.skills.builtin.catalog import agent_context
 
 ROOT = Path(__file__).resolve().parents[2]
 MATCH = "sylk://library/match"

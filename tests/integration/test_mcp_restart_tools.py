@@ -14,10 +14,10 @@ from typing import Any
 
 from mcp import Client
 
-from backend.config import SylkConfig
-from backend.engine import Engine, EngineConfig
-from backend.mcp.client import ServerState
-from backend.mcp.server import SylkMcpServer
+from backend.config.settings import SylkConfig
+from backend.engine.facade import Engine, EngineConfig
+from backend.mcp.client.hub import ServerState
+from backend.mcp.server.server import SylkMcpServer
 from backend.skills.models import SkillContext
 
 STUB = Path(__file__).resolve().parents[1] / "stubs" / "mcp_echo_server.py"

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from backend.engine import Engine, EngineConfig
-from backend.skills.builtin import agent_context
+from backend.engine.facade import Engine, EngineConfig
+from backend.skills.builtin.catalog import agent_context
 
 ROOT = Path(__file__).resolve().parents[2]
 DECISION = "Archive writes go through one writer task"

@@ -16,17 +16,17 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import ReadResourceResult, TextResourceContents
 from pydantic import BaseModel, ConfigDict
 
-from backend.engine import Engine
+from backend.config.mcp_servers import McpSettings
+from backend.engine.facade import Engine
 from backend.errors import SylkError
-from backend.mcp.client import McpHub, ServerState
-from backend.mcp.config import McpSettings
-from backend.mcp.registry_resources import RegistryResources
-from backend.mcp.server import SylkMcpServer
-from backend.mcp.session_resources import SessionResources
-from backend.mcp.skills import to_skills
+from backend.mcp.client.as_skills import to_skills
+from backend.mcp.client.hub import McpHub, ServerState
+from backend.mcp.server.registry_resources import RegistryResources
+from backend.mcp.server.server import SylkMcpServer
+from backend.mcp.server.session_resources import SessionResources
 from backend.messages import Message, MessageType
 from backend.skills.envelopes import Envelope, ErrorCode, SkillError
-from backend.skills.gateway import Gateway
+from backend.skills.gateway.gateway import Gateway
 from backend.skills.models import OpKind, Skill, SkillContext
 from backend.skills.registry import Registry
 from backend.skills.registry import Resource as RegistryResource

@@ -22,8 +22,8 @@ import pytest
 from mcp import Client
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from backend.engine import Engine, EngineConfig
-from backend.skills.builtin import agent_context
+from backend.engine.facade import Engine, EngineConfig
+from backend.skills.builtin.catalog import agent_context
 from tests.integration.test_mcp_http import (
     STARTUP_S,
     environment,

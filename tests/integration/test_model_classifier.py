@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from backend.guide.model_classifier import (
+from backend.guide.routing.decision import Classification, Target
+from backend.guide.routing.model_tier import (
     ROUTE_TOOL,
     ClassificationError,
     ModelClassifier,
     validate,
 )
-from backend.guide.patterns import classify as pattern_classify
-from backend.guide.routing import Classification, Target
+from backend.guide.routing.patterns import classify as pattern_classify
 from backend.llm.client import ModelClient
 from backend.llm.provider import Provider
 from backend.llm.resilience import RetryPolicy

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from backend.engine import Engine
-from backend.skills.builtin import agent_context, build_gateway
+from backend.engine.facade import Engine
+from backend.skills.builtin.catalog import agent_context, build_gateway
 from backend.skills.envelopes import Envelope, ErrorCode
-from backend.skills.gateway import Gateway
-from backend.skills.read_guard import ReadGuard, install_read_guard
+from backend.skills.gateway.gateway import Gateway
+from backend.skills.gateway.read_guard import ReadGuard, install_read_guard
 
 APP = "def main():\n    return 1\n\n\ndef helper():\n    return 2\n"
 

@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from backend.config import load_config
-from backend.engine import Engine, EngineConfig
-from backend.mcp.config import McpSettings
-from backend.skills.hooks import HookKind, PromptData
+from backend.config.mcp_servers import McpSettings
+from backend.config.settings import load_config
+from backend.engine.facade import Engine, EngineConfig
+from backend.skills.hooks.registry import HookKind, PromptData
 from tests.stubs.llm_script import Reply, StubToolCall
 from tests.stubs.llm_stub import LLMStub
 
@@ -102,8 +102,8 @@ async def test_files_an_agent_writes_land_in_the_session_context(
 async def test_the_engineer_consults_the_knowledge_agents_and_it_is_logged(
     engine: Engine, workspace: Path
 ) -> None:
-    from backend.knowledge.chronicle_models import Category, ChronicleQuery
-    from backend.skills.builtin import agent_context
+    from backend.knowledge.chronicle.models import Category, ChronicleQuery
+    from backend.skills.builtin.catalog import agent_context
 
     (workspace / "billing").mkdir()
     (workspace / "billing" / "ledger.py").write_text(
@@ -168,8 +168,8 @@ async def test_every_op_is_reachable_by_its_own_agent_with_default_rights(
     engine: Engine, workspace: Path
 ) -> None:
     """As a model would: search finds the op by what it does, execute runs it."""
-    from backend.skills.builtin import agent_context
-    from backend.skills.executor import GatewayToolExecutor
+    from backend.agents.gateway_tools import GatewayToolExecutor
+    from backend.skills.builtin.catalog import agent_context
 
     (workspace / "README.md").write_text("hello\n")
     for rel, text in {"src/app.py": "def main():\n    return old_name()\n",

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from backend.skills.builtin import agent_context, build_gateway
+from backend.skills.builtin.catalog import agent_context, build_gateway
 from backend.skills.envelopes import Envelope, ErrorCode
-from backend.skills.gateway import Gateway
-from backend.skills.hooks import HookRegistry
-from backend.skills.hooks_builtin import FileTouch, file_tracking
+from backend.skills.gateway.gateway import Gateway
+from backend.skills.hooks.builtin import FileTouch, file_tracking
+from backend.skills.hooks.registry import HookRegistry
 
 FILES = {
     "README.md": "# demo\n",

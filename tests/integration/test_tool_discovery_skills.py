@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from backend.knowledge.archive import Archive
-from backend.knowledge.tool_discovery import ToolDiscovery
-from backend.knowledge.tool_discovery_models import NoPreferenceStoreError
-from backend.skills.builtin import agent_context
-from backend.skills.builtin_discovery import discovery_skills
+from backend.archive.store import Archive
+from backend.knowledge.tool_discovery.discovery import ToolDiscovery
+from backend.knowledge.tool_discovery.models import NoPreferenceStoreError
+from backend.skills.builtin.catalog import agent_context
+from backend.skills.builtin.discovery import discovery_skills
 from backend.skills.envelopes import Envelope, ErrorCode
-from backend.skills.gateway import Gateway
+from backend.skills.gateway.gateway import Gateway
 from backend.skills.registry import Registry
 
 TS_PROJECT = {
@@ -171,7 +171,7 @@ async def test_tools_command_without_a_dialog_says_how_to_choose(
     data_dir: Path, workspace: Path
 ) -> None:
     """`sylk run "/tools"` has nobody to ask: the answer names the command that decides."""
-    from backend.engine import Engine, EngineConfig
+    from backend.engine.facade import Engine, EngineConfig
 
     (workspace / "package.json").write_text('{"devDependencies": {"typescript": "5.4.0"}}')
     (workspace / "index.ts").write_text("export const a = 1;\n")

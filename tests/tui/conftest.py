@@ -11,7 +11,7 @@ import pytest
 from textual.notifications import SeverityLevel
 from textual.pilot import Pilot
 
-from backend.knowledge.archive import Archive
+from backend.archive.store import Archive
 from backend.messages import Message, MessageType
 from backend.sessions.models import Session, SessionState
 from screens.main_screen import MainScreen

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend.engine import Engine, EngineConfig
+from backend.engine.facade import Engine, EngineConfig
 from backend.errors import ArchiveClosedError
 from backend.sessions.models import SessionState
 from screens.new_session import NewSessionScreen

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from backend.engine import Engine, EngineConfig
+from backend.engine.facade import Engine, EngineConfig
 from backend.messages import MessageType
 from sylk_tui.app import SylkApp
 from tests.tui.conftest import main_screen, send_line, settle
@@ -89,7 +89,7 @@ async def test_escape_stops_the_answer(
 
 async def test_a_real_sdk_answer_streams_into_the_tui(engine_config: EngineConfig) -> None:
     """The Anthropic SDK over HTTP to a local stand-in server, rendered as it streams."""
-    from backend.config import load_config
+    from backend.config.settings import load_config
     from tests.stubs.llm_script import Reply
     from tests.stubs.llm_stub import LLMStub
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from backend.engine import Engine, EngineConfig
+from backend.engine.facade import Engine, EngineConfig
 from sylk_tui.app import SylkApp
 from tests.tui.conftest import FROZEN_NOW, main_screen, seed_archive, settle
 

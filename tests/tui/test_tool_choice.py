@@ -9,8 +9,8 @@ from typing import Any
 from textual.pilot import Pilot
 from textual.widgets import OptionList
 
-from backend.engine import Engine, EngineConfig
-from backend.knowledge.archive import Archive
+from backend.archive.store import Archive
+from backend.engine.facade import Engine, EngineConfig
 from screens.choice import ChoiceScreen
 from sylk_tui.app import SylkApp
 from tests.tui.conftest import main_screen, settle, transcript_texts

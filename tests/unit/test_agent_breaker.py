@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from backend.guide.agent_breaker import AgentBreaker, AgentBreakers
-from backend.guide.bus import Bus
-from backend.guide.bus_errors import AgentUnavailableError, is_transient
+from backend.bus.breakers import AgentBreaker, AgentBreakers
+from backend.bus.bus import Bus
+from backend.bus.errors import AgentUnavailableError, is_transient
 from tests.unit.bus_support import FakeClock, msg
 
 

@@ -7,8 +7,9 @@ from datetime import timedelta
 
 import pytest
 
-from backend.guide.bus import Bus
-from backend.guide.bus_errors import (
+from backend.bus.bus import Bus
+from backend.bus.dead_letter import DeadLetterReason
+from backend.bus.errors import (
     DuplicateAgentError,
     DuplicateRequestError,
     InboxClosedError,
@@ -20,8 +21,7 @@ from backend.guide.bus_errors import (
     UnknownAgentError,
     UnknownSessionError,
 )
-from backend.guide.dead_letter import DeadLetterReason
-from backend.guide.flow_log import FlowKind
+from backend.bus.flow_log import FlowKind
 from backend.messages import MessageStatus, MessageType, Priority
 from tests.unit.bus_support import FakeClock, FakeWall, msg
 

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from backend.guide.agent_breaker import AgentBreakers
-from backend.guide.bus import Bus
-from backend.guide.bus_consumer import AgentConsumers
-from backend.guide.bus_errors import MessageDeadLetteredError, TransientAgentError
-from backend.guide.dead_letter import DeadLetterReason
-from backend.guide.delivery import RetryQueue
-from backend.guide.health import HealthMonitor, HealthStatus
+from backend.bus.breakers import AgentBreakers
+from backend.bus.bus import Bus
+from backend.bus.consumer import AgentConsumers
+from backend.bus.dead_letter import DeadLetterReason
+from backend.bus.errors import MessageDeadLetteredError, TransientAgentError
+from backend.bus.health import HealthMonitor, HealthStatus
+from backend.bus.retry import RetryQueue
 from backend.llm.resilience import RetryPolicy
 from backend.messages import Message, MessageType
 from tests.unit.bus_support import msg, until

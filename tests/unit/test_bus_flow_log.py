@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend.guide.flow_log import FlowKind, FlowLog, LatencyRing, percentile
+from backend.bus.flow_log import FlowKind, FlowLog, LatencyRing, percentile
 from tests.unit.bus_support import FakeClock, msg
 
 

@@ -8,11 +8,11 @@ from datetime import timedelta
 
 import pytest
 
-from backend.guide.agent_breaker import AgentBreakers
-from backend.guide.bus import Bus
-from backend.guide.bus_errors import TransientAgentError, UnknownAgentError
-from backend.guide.dead_letter import DeadLetterReason
-from backend.guide.delivery import DeliveryResult, RetryQueue
+from backend.bus.breakers import AgentBreakers
+from backend.bus.bus import Bus
+from backend.bus.dead_letter import DeadLetterReason
+from backend.bus.errors import TransientAgentError, UnknownAgentError
+from backend.bus.retry import DeliveryResult, RetryQueue
 from backend.llm.resilience import RetryPolicy
 from tests.unit.bus_support import FakeClock, FakeWall, msg, until
 

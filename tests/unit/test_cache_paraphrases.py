@@ -11,7 +11,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from backend.guide.routing import ArchivalistIntent, LibrarianIntent
+from backend.guide.routing.decision import ArchivalistIntent, LibrarianIntent
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "cache_paraphrases.jsonl"
 INTENTS = {
@@ -59,7 +59,7 @@ def test_every_intent_is_covered() -> None:
 def test_paraphrases_of_one_thing_get_one_subject() -> None:
     """The caches key on the Guide's subject, so a compound name must survive whole and
     a frame must not swallow the subject it points at."""
-    from backend.guide.patterns import classify
+    from backend.guide.routing.patterns import classify
 
     same = {
         "code_index": ["where does the code index class live", "find CodeIndex"],

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from backend.config import ConfigError, load_config
+from backend.config.settings import ConfigError, load_config
 from backend.llm.errors import ProviderNotConfiguredError
 from backend.llm.selection import choose_model
 

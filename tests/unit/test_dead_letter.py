@@ -6,9 +6,9 @@ from datetime import timedelta
 
 import pytest
 
-from backend.guide.bus import Bus
-from backend.guide.bus_errors import DeadLetterNotFoundError, MessageExpiredError
-from backend.guide.dead_letter import DeadLetterQueue, DeadLetterReason, ReplayStatus
+from backend.bus.bus import Bus
+from backend.bus.dead_letter import DeadLetterQueue, DeadLetterReason, ReplayStatus
+from backend.bus.errors import DeadLetterNotFoundError, MessageExpiredError
 from backend.messages import MessageStatus
 from tests.unit.bus_support import FakeWall, msg
 
@@ -113,10 +113,10 @@ async def test_replay_needs_a_sender() -> None:
 
 
 def test_the_bus_uses_the_queue_it_is_given_even_when_empty() -> None:
-    from backend.guide.bus import Bus
-    from backend.guide.dead_letter import DeadLetterQueue
-    from backend.guide.route_cache import RouteCache
-    from backend.guide.router import Router
+    from backend.bus.bus import Bus
+    from backend.bus.dead_letter import DeadLetterQueue
+    from backend.guide.routing.cache import RouteCache
+    from backend.guide.routing.router import Router
 
     queue = DeadLetterQueue()
     assert len(queue) == 0  # falsy, which once made the bus build its own

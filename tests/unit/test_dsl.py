@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from backend.errors import CommandError
-from backend.guide.dsl import (
+from backend.guide.routing.decision import Target
+from backend.guide.routing.dsl import (
     AgentMention,
     DeadLetterCommand,
     HelpCommand,
@@ -17,8 +18,7 @@ from backend.guide.dsl import (
     is_dsl,
     parse,
 )
-from backend.guide.routing import Target
-from backend.guide.session_commands import SessionCommand
+from backend.guide.routing.session_dsl import SessionCommand
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from backend.knowledge.fragment_library import BUILTIN_DIR, FragmentLibrary
-from backend.knowledge.fragment_match import (
+from backend.knowledge.fragments.fragment import (
+    Fragment,
+    FragmentError,
+    parse_fragment,
+    read_fragment,
+)
+from backend.knowledge.fragments.library import BUILTIN_DIR, FragmentLibrary
+from backend.knowledge.fragments.match import (
     Scored,
     keywords,
     normalise_query,
@@ -17,7 +23,6 @@ from backend.knowledge.fragment_match import (
     select_within_budget,
     word_match,
 )
-from backend.knowledge.fragments import Fragment, FragmentError, parse_fragment, read_fragment
 
 GOOD = """---
 id: async-patterns
@@ -80,7 +85,7 @@ def test_each_builtin_fragment_is_real_guidance_with_honest_metadata(frag: Fragm
 
 def test_builtin_fragments_live_inside_the_package() -> None:
     assert BUILTIN_DIR.is_dir()
-    assert BUILTIN_DIR.parent.name == "knowledge"
+    assert BUILTIN_DIR.parent.name == "fragments"
 
 
 # -- parsing -------------------------------------------------------------------------

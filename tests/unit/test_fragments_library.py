@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from backend.knowledge.fragment_library import FragmentLibrary
-from backend.knowledge.fragments import estimate_tokens
-from backend.knowledge.library_answers import OFFLINE_LABEL, answer_best_practice
-from backend.knowledge.library_models import (
+from backend.knowledge.fragments.answers import OFFLINE_LABEL, answer_best_practice
+from backend.knowledge.fragments.fragment import estimate_tokens
+from backend.knowledge.fragments.library import FragmentLibrary
+from backend.knowledge.fragments.models import (
     AmbiguousFragmentError,
     FragmentNotFoundError,
     LibraryError,

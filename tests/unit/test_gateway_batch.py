@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from backend.skills.envelopes import Envelope, ErrorCode, Meta
-from backend.skills.gateway_batch import run_batch
+from backend.skills.gateway.batch import run_batch
 from backend.skills.models import Skill, SkillContext
 from backend.skills.registry import Registry
 

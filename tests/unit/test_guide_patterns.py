@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from backend.guide.pattern_text import normalise, snake, spaced, time_scope
-from backend.guide.patterns import UNMATCHED_CONFIDENCE, classify
-from backend.guide.routing import CONFIDENT, Target
+from backend.guide.routing.decision import CONFIDENT, Target
+from backend.guide.routing.patterns import UNMATCHED_CONFIDENCE, classify
+from backend.guide.routing.text import normalise, snake, spaced, time_scope
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 T = Target

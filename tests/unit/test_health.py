@@ -7,10 +7,10 @@ from datetime import timedelta
 
 import pytest
 
-from backend.guide.agent_breaker import AgentBreakers
-from backend.guide.bus import Bus
-from backend.guide.bus_errors import MessageDeadLetteredError
-from backend.guide.health import AgentHealth, HealthMonitor, HealthStatus
+from backend.bus.breakers import AgentBreakers
+from backend.bus.bus import Bus
+from backend.bus.errors import MessageDeadLetteredError
+from backend.bus.health import AgentHealth, HealthMonitor, HealthStatus
 from tests.unit.bus_support import FakeClock, FakeWall, msg, until
 
 

@@ -6,8 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from backend.knowledge.chronicle_models import ChronicleQuery
-from backend.knowledge.history_cache import (
+from backend.knowledge.chronicle.history_cache import (
     DEFAULT_VISIBILITY,
     HistoryCache,
     HistoryIntent,
@@ -15,6 +14,7 @@ from backend.knowledge.history_cache import (
     parse_intent,
     visibility,
 )
+from backend.knowledge.chronicle.models import ChronicleQuery
 
 H, A, OUT, S, R = (
     HistoryIntent.HISTORICAL,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from backend.knowledge.ignore_policy import SKIP_DIRS, IgnorePolicy, is_ignore_file
+from backend.knowledge.watch.ignore import SKIP_DIRS, IgnorePolicy, is_ignore_file
 
 SEED_IGNORE_PATHS = (
     ".git", "node_modules", "vendor", "__pycache__", ".idea", ".vscode", "dist", "build",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from backend.knowledge.intent_cache import (
+from backend.knowledge.code.intent_cache import (
     Change,
     Intent,
     IntentCache,

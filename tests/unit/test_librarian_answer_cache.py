@@ -8,7 +8,7 @@ from typing import Any
 
 from backend.agents.knowledge_desk import Question
 from backend.agents.librarian_cache import question_lookup, turn_sources
-from backend.knowledge.intent_cache import Change, Intent, IntentCache
+from backend.knowledge.code.intent_cache import Change, Intent, IntentCache
 
 
 def _workspace(root: Path) -> Path:

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from backend.guide.bus_errors import InboxFullError, MessageExpiredError
+from backend.bus.errors import InboxFullError, MessageExpiredError
 from backend.messages import MessageType, Priority
 from backend.pipelines.bus import (
     InMemoryPipelineBus,

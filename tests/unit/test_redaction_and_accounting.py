@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import logging
 
-from backend.config import Price
+from backend.config.settings import Price
 from backend.llm.accounting import cost_usd, summarise
 from backend.llm.types import Usage
 from backend.redaction import REDACTED, RedactingFilter, Redactor

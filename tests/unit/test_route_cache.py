@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from backend.guide.route_cache import RouteCache
-from backend.guide.routing import Classification, RouteDecision, Target
+from backend.guide.routing.cache import RouteCache
+from backend.guide.routing.decision import Classification, RouteDecision, Target
 
 
 class FakeClock:

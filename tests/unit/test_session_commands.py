@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from backend.errors import CommandError
-from backend.guide.session_commands import SessionCommand, is_command, parse
+from backend.guide.routing.session_dsl import SessionCommand, is_command, parse
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""The optional embedding stage of skill search (backend.skills.embedding).
+"""The optional embedding stage of skill search (backend.skills.search.embedding).
 
 The fusion is tested with a fake model over numpy (a dev dependency); the last test
 needs the extra (sentence-transformers and the bundled model) and skips without it.
@@ -17,11 +17,11 @@ import numpy
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from backend.skills.embedding import EmbeddingStage, op_fields, op_text
-from backend.skills.gateway import Gateway
+from backend.skills.gateway.gateway import Gateway
 from backend.skills.models import Example, Skill, SkillContext, SkillResult
 from backend.skills.registry import Registry
-from backend.skills.search import BM25Index, SkillIndex
+from backend.skills.search.bm25 import BM25Index, SkillIndex
+from backend.skills.search.embedding import EmbeddingStage, op_fields, op_text
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -67,7 +67,7 @@ def test_without_the_extra_it_is_unavailable_and_search_stays_bm25(
 ) -> None:
     # Importing the module pulls in neither torch nor sentence-transformers.
     code = (
-        "import sys, backend.skills.embedding, backend.skills.gateway; "
+        "import sys, backend.skills.search.embedding, backend.skills.gateway.gateway; "
         "sys.exit(bool({'torch', 'sentence_transformers'} & set(sys.modules)))"
     )
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=False).returncode == 0
@@ -184,8 +184,8 @@ def test_a_broken_model_leaves_search_lexical_and_says_why() -> None:
 
 
 def test_the_config_chooses_the_stage(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from backend.config import ConfigError, load_config
-    from backend.skills.embedding import SemanticSearchUnavailableError, semantic_stage
+    from backend.config.settings import ConfigError, load_config
+    from backend.skills.search.embedding import SemanticSearchUnavailableError, semantic_stage
 
     assert semantic_stage("off") is None
     monkeypatch.setattr(EmbeddingStage, "available", staticmethod(lambda *_: False))

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from backend.agents.gateway_tools import MAX_INITIAL_TOOLS, GatewayToolExecutor, tool_name
 from backend.llm.types import ChatMessage, ChatOptions, ChatRequest, ToolCall
-from backend.skills.builtin import AGENTS, agent_context, build_gateway
-from backend.skills.executor import MAX_INITIAL_TOOLS, GatewayToolExecutor, tool_name
+from backend.skills.builtin.catalog import AGENTS, agent_context, build_gateway
 from backend.skills.models import SkillTier
 
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from backend.skills.builtin import agent_context, build_gateway
-from backend.skills.contextual import ContextTracker
+from backend.skills.builtin.catalog import agent_context, build_gateway
 from backend.skills.envelopes import ErrorCode, SkillError
-from backend.skills.gateway import Gateway
+from backend.skills.gateway.contextual import ContextTracker
+from backend.skills.gateway.gateway import Gateway
 from backend.skills.handlers import is_dry_run, supports_dry_run
 from backend.skills.models import (
     Guidance,

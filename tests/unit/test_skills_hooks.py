@@ -12,21 +12,21 @@ from pydantic import BaseModel, ConfigDict
 from backend.llm.types import ChatMessage, ChatOptions, ChatRequest
 from backend.redaction import Redactor
 from backend.skills.envelopes import ErrorCode
-from backend.skills.gateway import Gateway
-from backend.skills.hooks import (
+from backend.skills.gateway.gateway import Gateway
+from backend.skills.hooks.builtin import (
+    FileTouch,
+    file_tracking,
+    result_logging,
+    route_cache_hooks,
+    session_context_injection,
+)
+from backend.skills.hooks.registry import (
     HookKind,
     HookPriority,
     HookRegistry,
     PromptData,
     Rejection,
     ToolCallData,
-)
-from backend.skills.hooks_builtin import (
-    FileTouch,
-    file_tracking,
-    result_logging,
-    route_cache_hooks,
-    session_context_injection,
 )
 from backend.skills.models import OpKind, Skill, SkillContext, SkillResult
 from backend.skills.registry import Registry

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from backend.knowledge.fragment_library import FragmentLibrary
-from backend.knowledge.fragments import Fragment
-from backend.skills.builtin import KnowledgeWiring, agent_context, build_gateway
+from backend.knowledge.fragments.fragment import Fragment
+from backend.knowledge.fragments.library import FragmentLibrary
+from backend.skills.builtin.catalog import KnowledgeWiring, agent_context, build_gateway
+from backend.skills.builtin.library_resources import LibraryResources
 from backend.skills.envelopes import ErrorCode
-from backend.skills.gateway import Gateway
-from backend.skills.library_resources import LibraryResources
+from backend.skills.gateway.gateway import Gateway
 from backend.skills.models import SkillContext
 from backend.skills.registry import Registry, UnknownOpError
 

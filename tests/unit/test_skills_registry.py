@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from backend.skills.builtin import register_builtins
+from backend.skills.builtin.catalog import register_builtins
 from backend.skills.models import Example, OpKind, Skill, SkillContext, SkillTier
 from backend.skills.registry import (
     DuplicateOpError,

@@ -7,8 +7,8 @@ from collections import Counter
 
 import pytest
 
-from backend.skills.search import BM25Config, BM25Index
-from backend.skills.text import split_identifier, stem, tokenize
+from backend.skills.search.bm25 import BM25Config, BM25Index
+from backend.terms import split_identifier, stem, tokenize
 
 
 def test_identifiers_split_on_case_underscores_dots_and_dashes() -> None:

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from backend.knowledge.tool_discovery import ToolDiscovery
-from backend.knowledge.tool_discovery_format import format_discovery
-from backend.knowledge.tool_discovery_models import (
+from backend.knowledge.tool_discovery.discovery import ToolDiscovery
+from backend.knowledge.tool_discovery.format import format_discovery
+from backend.knowledge.tool_discovery.models import (
     ConfidenceLevel,
     DiscoveredTool,
     LanguageDecision,
@@ -337,7 +337,7 @@ def test_real_ruff_version_from_path(tmp_path: Path) -> None:
 
 
 def test_version_probe_runs_git_for_real(tmp_path: Path) -> None:
-    from backend.knowledge.tool_discovery_probe import VersionProbe
+    from backend.knowledge.tool_discovery.probe import VersionProbe
 
     git = shutil.which("git")
     if git is None:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from backend.agents.gateway_tools import GatewayToolExecutor
 from backend.llm.types import ToolCall
-from backend.skills.builtin import agent_context, build_gateway
-from backend.skills.executor import GatewayToolExecutor
+from backend.skills.builtin.catalog import agent_context, build_gateway
 from backend.workspace.files import PathOutsideWorkspaceError, Workspace, WorkspaceError
 
 

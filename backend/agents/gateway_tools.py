@@ -1,0 +1,264 @@
+"""The gateway as the agent loop's :class:`~backend.agents.tools.ToolExecutor`.
+
+Tool budget. A model never sees more than six tools: the four gateway verbs
+(``search``, ``describe``, ``execute``, ``batch``) plus ``op_slots`` (at most
+2) ops as direct tools. The slots go first to contextual and specialised ops
+the tracker has loaded, most recently used first (they are what the
+conversation is about now), then to the agent's CORE ops in registration
+order (the builtin registrations list each agent's most-used core op first).
+Only ops the caller may run and that are actually available are pinned (ops
+registered with :func:`~backend.skills.handlers.not_available` never are).
+Every op without a slot, loaded or core, is still one ``execute`` away, and
+:meth:`GatewayToolExecutor.unpinned_note` names them for the system prompt.
+
+Tool names. An op becomes a tool named with ``.`` replaced by ``__``
+(``engineer.file.read`` -> ``engineer__file__read``), which matches
+``^[A-Za-z0-9_-]{1,64}$``; a longer name is cut and given a hash suffix.
+Direct op tools for write ops accept two extra optional arguments,
+``dry_run`` and ``idempotency_key``, which are taken off before validation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from backend.agents.tools import ToolOutcome
+from backend.llm.types import ChatRequest, TextBlock, ToolCall, ToolSpec
+from backend.skills.envelopes import Envelope, ErrorCode, failure, new_trace_id
+from backend.skills.gateway.args import DescribeArgs, ExecuteArgs, SearchArgs
+from backend.skills.gateway.batch import MAX_BATCH
+from backend.skills.gateway.gateway import Gateway
+from backend.skills.handlers import is_not_available
+from backend.skills.hooks.builtin import field_errors
+from backend.skills.models import OpKind, Skill, SkillContext, SkillTier
+
+MAX_INITIAL_TOOLS = 6
+VERBS = ("search", "describe", "execute", "batch")
+_INVALID = re.compile(r"[^A-Za-z0-9_-]")
+_RESERVED = ("dry_run", "idempotency_key")
+
+
+def tool_name(op: str) -> str:
+    name = _INVALID.sub("_", op.replace(".", "__"))
+    if len(name) <= 64:
+        return name
+    digest = hashlib.sha1(op.encode()).hexdigest()[:8]
+    return f"{name[:55]}_{digest}"
+
+
+class _Batch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    calls: list[dict[str, Any]] = Field(
+        min_length=1,
+        max_length=MAX_BATCH,
+        description="items: {verb: 'search'|'describe'|'execute', op?, args?, dry_run?, "
+        "idempotency_key?, level?, query?, domain?, limit?}",
+    )
+
+
+_VERB_SPECS: dict[str, tuple[type[BaseModel], str]] = {
+    "search": (SearchArgs, "Find ops by meaning. Returns ranked ops with one-line summaries."),
+    "describe": (
+        DescribeArgs,
+        "Help for an op (level summary|schema|full) or, for a prefix, every op in that group.",
+    ),
+    "execute": (
+        ExecuteArgs,
+        "Run an op with args. Returns {ok, result, guidance, meta} or {ok:false, error}. "
+        "Guidance names the next ops to use.",
+    ),
+    "batch": (_Batch, "Several search/describe/execute calls at once, run concurrently."),
+}
+
+
+class GatewayToolExecutor:
+    def __init__(
+        self,
+        gateway: Gateway,
+        ctx: SkillContext,
+        agent: str | None = None,
+        *,
+        op_slots: int = MAX_INITIAL_TOOLS - len(VERBS),
+    ) -> None:
+        if agent is not None and agent != ctx.agent:
+            ctx = dataclasses.replace(ctx, agent=agent)
+        self.gateway = gateway
+        self.ctx = ctx
+        self.agent = ctx.agent
+        self.op_slots = max(0, min(op_slots, MAX_INITIAL_TOOLS - len(VERBS)))
+        self._turns_seen = 0
+
+    # -- what the model sees ------------------------------------------------------------
+    def _pinnable(self, op: str) -> bool:
+        skill = self.gateway.registry.get(op)
+        return (
+            skill is not None
+            and not is_not_available(skill.handler)
+            and self.gateway.registry.allowed(op, self.ctx)
+        )
+
+    def core_ops(self) -> list[str]:
+        """The agent's available CORE ops the caller may run, in registration order."""
+        registry = self.gateway.registry
+        return [
+            s.op
+            for s in registry.list(agent=self.agent, tier=SkillTier.CORE)
+            if self._pinnable(s.op)
+        ]
+
+    def loaded_ops(self) -> list[str]:
+        """Loaded contextual/specialised ops the caller may run, most recently used first."""
+        tracker = self.gateway.tracker
+        if tracker is None:
+            return []
+        ops = reversed(tracker.loaded(self.ctx.session_id, self.agent))
+        return [op for op in ops if self._pinnable(op)]
+
+    def pinned_ops(self) -> list[str]:
+        """The ops offered as direct tools: loaded ones first, then core, ``op_slots`` in all."""
+        ops = list(dict.fromkeys([*self.loaded_ops(), *self.core_ops()]))
+        return ops[: self.op_slots]
+
+    def unpinned_note(self) -> str:
+        """One line for the system prompt naming the ready ops that got no tool slot."""
+        pinned = set(self.pinned_ops())
+        ready = dict.fromkeys([*self.loaded_ops(), *self.core_ops()])
+        rest = [op for op in ready if op not in pinned]
+        if not rest:
+            return ""
+        return "Also ready through `execute`: " + ", ".join(f"`{op}`" for op in rest) + "."
+
+    def _op_tools(self) -> dict[str, str]:
+        return {tool_name(op): op for op in self.pinned_ops()}
+
+    def specs(self) -> list[ToolSpec]:
+        specs = list(_verb_specs())
+        for name, op in self._op_tools().items():
+            skill = self.gateway.registry.require(op)
+            specs.append(
+                ToolSpec(name=name, description=_describe(skill), input_schema=_schema(skill))
+            )
+        return specs
+
+    # -- conversation -------------------------------------------------------------------
+    def observe(self, text: str) -> tuple[set[str], set[str]]:
+        """One conversation turn: load/unload contextual ops; (loaded, unloaded)."""
+        if self.gateway.tracker is None:
+            return set(), set()
+        return self.gateway.tracker.observe(self.ctx.session_id, self.agent, text)
+
+    def prompt_hook(self, request: ChatRequest) -> ChatRequest:
+        """A pre-prompt hook for the agent loop: observe new user turns, refresh the tools."""
+        turns = [
+            m.text
+            for m in request.messages
+            if m.role == "user" and any(isinstance(b, TextBlock) for b in m.content)
+        ]
+        if len(turns) < self._turns_seen:  # history was trimmed: the last turn is new
+            self._turns_seen = max(0, len(turns) - 1)
+        for text in turns[self._turns_seen :]:
+            self.observe(text)
+        self._turns_seen = len(turns)
+        update: dict[str, Any] = {"tools": self.specs()}
+        note = self.unpinned_note()
+        if note:
+            update["system"] = "\n\n".join(filter(None, [request.system, note]))
+        return request.model_copy(update=update)
+
+    # -- calls --------------------------------------------------------------------------
+    async def execute(self, call: ToolCall) -> ToolOutcome:
+        envelope = await self.dispatch(call.name, dict(call.arguments))
+        return ToolOutcome(content=envelope.to_json(), is_error=not envelope.ok)
+
+    async def dispatch(self, name: str, arguments: dict[str, Any]) -> Envelope:
+        if name in _VERB_SPECS:
+            model = _VERB_SPECS[name][0]
+            try:
+                parsed = model.model_validate(arguments)
+            except ValidationError as exc:
+                return failure(
+                    name, ErrorCode.VALIDATION_ERROR, f"invalid arguments for {name}",
+                    trace_id=self.ctx.trace_id or new_trace_id(), help_path=name,
+                    details={"field_errors": [e.model_dump() for e in field_errors(exc)]},
+                )  # fmt: skip
+            return await self._verb(parsed)
+        op = self._op_tools().get(name)
+        if op is None:
+            op = (
+                name.replace("__", ".")
+                if name.replace("__", ".") in self.gateway.registry
+                else None
+            )
+        if op is None:
+            known = [*VERBS, *self._op_tools()]
+            return failure(
+                name, ErrorCode.NOT_FOUND, f"no tool named {name!r}",
+                trace_id=self.ctx.trace_id or new_trace_id(), help_path="search",
+                suggestions=self.gateway.suggestions(name, self.ctx) or known,
+            )  # fmt: skip
+        fields = self.gateway.registry.require(op).params.model_fields
+        dry_run = None if "dry_run" in fields else arguments.pop("dry_run", None)
+        key = None if "idempotency_key" in fields else arguments.pop("idempotency_key", None)
+        return await self.gateway.execute(
+            self.ctx, op, arguments, dry_run=dry_run, idempotency_key=key
+        )
+
+    async def _verb(self, parsed: BaseModel) -> Envelope:
+        ctx = self.ctx
+        if isinstance(parsed, SearchArgs):
+            return self.gateway.search(
+                ctx, parsed.query, parsed.domain, parsed.limit,
+                tags=parsed.tags, per_domain=parsed.per_domain, cursor=parsed.cursor,
+            )  # fmt: skip
+        if isinstance(parsed, DescribeArgs):
+            return self.gateway.describe(
+                ctx, self._op_name(parsed.op), parsed.level, if_none_match=parsed.if_none_match
+            )
+        if isinstance(parsed, ExecuteArgs):
+            return await self.gateway.execute(
+                ctx, self._op_name(parsed.op), parsed.args,
+                dry_run=parsed.dry_run, idempotency_key=parsed.idempotency_key,
+            )  # fmt: skip
+        assert isinstance(parsed, _Batch)
+        return await self.gateway.batch(ctx, parsed.calls)
+
+    def _op_name(self, op: str) -> str:
+        """Accept a tool-style name (``a__b__c``) where an op name is expected."""
+        op = op.strip()
+        if op not in self.gateway.registry and "__" in op:
+            dotted = op.replace("__", ".")
+            if dotted in self.gateway.registry:
+                return dotted
+        return op
+
+
+@functools.cache
+def _verb_specs() -> tuple[ToolSpec, ...]:
+    return tuple(
+        ToolSpec(name=verb, description=desc, input_schema=model.model_json_schema())
+        for verb, (model, desc) in _VERB_SPECS.items()
+    )
+
+
+def _describe(skill: Skill) -> str:
+    text = skill.description
+    if skill.destructive:
+        text += " Destructive: runs as a dry run unless dry_run is false."
+    return text[:1024]
+
+
+def _schema(skill: Skill) -> dict[str, Any]:
+    schema = skill.input_schema()
+    if skill.kind is OpKind.WRITE:
+        props = dict(schema.get("properties", {}))
+        if not any(r in props for r in _RESERVED):
+            props["dry_run"] = {"type": "boolean", "description": "preview only"}
+            props["idempotency_key"] = {"type": "string", "description": "retry-safe writes"}
+            schema = {**schema, "properties": props}
+    return schema

@@ -1,0 +1,378 @@
+"""The archive: one SQLite file holding sessions, transcripts and snapshots.
+
+WAL mode, a busy timeout, ``BEGIN IMMEDIATE`` for every write transaction and a
+single writer thread (see :mod:`archive_writer`). Reads run on their own
+connections; the async helpers run them in a thread so the event loop never
+waits on the disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import TypeAdapter
+from sqlalchemy import (
+    URL,
+    Connection,
+    Engine,
+    create_engine,
+    delete,
+    event,
+    func,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from backend.archive.schema import (
+    APPLICATION_ID,
+    SCHEMA_VERSION,
+    TABLES,
+    ChronicleEntryRow,
+    ChronicleFileRow,
+    PreferenceRow,
+    SchemaMeta,
+    SessionRow,
+    SnapshotRow,
+    StepRow,
+    TranscriptRow,
+    UsageRow,
+    ensure_fts,
+    probe,
+)
+from backend.archive.writer import ArchiveWriter, WriteFn
+from backend.messages import Message, message_text
+from backend.sessions.models import Session, SessionSnapshot
+
+T = TypeVar("T")
+DB_NAME = "sylk.db"
+BUSY_TIMEOUT_MS = 10_000
+
+_sessions = SessionRow.__table__  # type: ignore[attr-defined]
+_transcript = TranscriptRow.__table__  # type: ignore[attr-defined]
+_snapshots = SnapshotRow.__table__  # type: ignore[attr-defined]
+_meta = SchemaMeta.__table__  # type: ignore[attr-defined]
+_steps = StepRow.__table__  # type: ignore[attr-defined]
+_usage = UsageRow.__table__  # type: ignore[attr-defined]
+_prefs = PreferenceRow.__table__  # type: ignore[attr-defined]
+_chronicle = ChronicleEntryRow.__table__  # type: ignore[attr-defined]
+_chronicle_files = ChronicleFileRow.__table__  # type: ignore[attr-defined]
+ReadFn = Callable[[Connection], T]
+
+
+def _make_engine(path: Path, begin: str) -> Engine:
+    engine = create_engine(
+        URL.create("sqlite", database=str(path)),
+        connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000},
+    )
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # Let us issue BEGIN ourselves instead of the driver's implicit one.
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=FULL")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        conn.exec_driver_sql(begin)
+
+    return engine
+
+
+def _json_time(value: datetime) -> str:
+    """``value`` exactly as ``Session.model_dump_json`` writes it."""
+    return str(TypeAdapter(datetime).dump_python(value, mode="json"))
+
+
+_INSERT_TRANSCRIPT = (
+    "INSERT INTO transcript (id, session_id, type, source, timestamp, text, envelope) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _session_values(session: Session) -> dict[str, Any]:
+    return {
+        "id": session.id,
+        "name": session.name,
+        "state": session.state.value,
+        "created_at": session.created_at.isoformat(),
+        "last_active_at": session.last_active_at.isoformat(),
+        "closed": session.closed_at is not None,
+        "data": session.model_dump_json(),
+    }
+
+
+def _message_values(message: Message[Any]) -> dict[str, Any]:
+    return {
+        "id": message.id,
+        "session_id": message.session_id,
+        "type": message.type.value,
+        "source": message.source,
+        "timestamp": message.timestamp.isoformat(),
+        "text": message_text(message),
+        "envelope": message.model_dump_json(),
+    }
+
+
+class Archive:
+    """Sessions, transcripts and snapshots in one SQLite file."""
+
+    def __init__(self, data_dir: Path) -> None:
+        data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.path = data_dir / DB_NAME
+        found = probe(self.path)  # raises, touching nothing, on a bad file
+        if found is None and not self.path.exists():
+            # Private from the first byte: SQLite gives -wal and -shm the
+            # database file's permissions.
+            os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
+        self._reader = _make_engine(self.path, "BEGIN")
+        writer_engine = _make_engine(self.path, "BEGIN IMMEDIATE")
+        with writer_engine.begin() as conn:
+            # Tables added since a file was created appear here (additive only).
+            for table in TABLES:
+                table.create(conn, checkfirst=True)
+            ensure_fts(conn)
+            if found is None:
+                conn.exec_driver_sql(f"PRAGMA application_id={APPLICATION_ID}")
+                conn.execute(
+                    sqlite_insert(_meta)
+                    .values(key="version", value=str(SCHEMA_VERSION))
+                    .on_conflict_do_nothing()
+                )
+        if found is None:
+            os.chmod(self.path, 0o600)  # an existing empty file may have had other modes
+        self._writer = ArchiveWriter(writer_engine)
+        self._writer_engine = writer_engine
+
+    # -- lifecycle -----------------------------------------------------------
+    def close(self) -> None:
+        self._writer.close()
+        self._writer_engine.dispose()
+        self._reader.dispose()
+
+    # -- writes --------------------------------------------------------------
+    def write(self, fn: WriteFn) -> Any:
+        """Run ``fn`` in the writer's transaction and wait for the commit."""
+        return self._writer.submit(fn).result()
+
+    async def awrite(self, fn: WriteFn) -> Any:
+        return await asyncio.wrap_future(self._writer.submit(fn))
+
+    @staticmethod
+    def _upsert_sessions(sessions: list[Session]) -> WriteFn:
+        rows = [_session_values(s) for s in sessions]
+
+        def fn(conn: Connection) -> None:
+            stmt = sqlite_insert(_sessions)
+            excluded = {c: stmt.excluded[c] for c in rows[0] if c != "id"}
+            conn.execute(stmt.on_conflict_do_update(index_elements=["id"], set_=excluded), rows)
+
+        return fn
+
+    @staticmethod
+    def _insert_messages(messages: list[Message[Any]]) -> WriteFn:
+        rows = [tuple(_message_values(m).values()) for m in messages]
+
+        def fn(conn: Connection) -> None:  # positional executemany, no Core compile per job
+            conn.exec_driver_sql(_INSERT_TRANSCRIPT, rows)
+
+        return fn
+
+    def save_sessions(self, sessions: Iterable[Session]) -> None:
+        batch = list(sessions)
+        if batch:
+            self.write(self._upsert_sessions(batch))
+
+    async def asave_sessions(self, sessions: Iterable[Session]) -> None:
+        batch = list(sessions)
+        if batch:
+            await self.awrite(self._upsert_sessions(batch))
+
+    def append_messages(self, messages: Iterable[Message[Any]]) -> None:
+        batch = list(messages)
+        if batch:
+            self.write(self._insert_messages(batch))
+
+    async def aappend_messages(
+        self, messages: Iterable[Message[Any]], *, touched_at: datetime | None = None
+    ) -> None:
+        """Append; with ``touched_at``, also move the sessions' ``last_active_at``
+        forward to it, in the same transaction."""
+        batch = list(messages)
+        if not batch:
+            return
+        insert_fn = self._insert_messages(batch)
+        if touched_at is None:
+            await self.awrite(insert_fn)
+            return
+        ids = sorted({m.session_id for m in batch})
+        iso = touched_at.isoformat()
+        as_json = _json_time(touched_at)
+
+        def fn(conn: Connection) -> None:
+            insert_fn(conn)
+            conn.execute(
+                update(_sessions)
+                .where(_sessions.c.id.in_(ids), _sessions.c.last_active_at < iso)
+                .values(
+                    last_active_at=iso,
+                    data=func.json_set(_sessions.c.data, "$.last_active_at", as_json),
+                )
+            )
+
+        await self.awrite(fn)
+
+    def save_snapshot(self, snapshot: SessionSnapshot) -> None:
+        row = {
+            "id": snapshot.id,
+            "session_id": snapshot.session.id,
+            "created_at": snapshot.created_at.isoformat(),
+            "label": snapshot.label,
+            "data": snapshot.model_dump_json(),
+        }
+        self.write(lambda conn: conn.execute(insert(_snapshots), [row]))
+
+    async def arecord_steps(self, rows: list[dict[str, Any]]) -> None:
+        """Agent steps, as ``StepRow`` column values."""
+        if rows:
+            await self.awrite(lambda conn: conn.execute(insert(_steps), rows))
+
+    async def arecord_usage(self, rows: list[dict[str, Any]]) -> None:
+        """Per-call usage, as ``UsageRow`` column values."""
+        if rows:
+            await self.awrite(lambda conn: conn.execute(insert(_usage), rows))
+
+    def load_steps(self, session_id: str) -> list[dict[str, Any]]:
+        query = select(_steps).where(_steps.c.session_id == session_id).order_by(_steps.c.seq)
+        with self._reader.connect() as conn:
+            return [dict(r._mapping) for r in conn.execute(query)]
+
+    def usage_by_agent(self, session_id: str | None = None) -> list[dict[str, Any]]:
+        """Token and cost totals per (session, agent, provider, model)."""
+        cols = _usage.c
+        query = select(
+            cols.session_id,
+            cols.agent,
+            cols.provider,
+            cols.model,
+            func.count().label("calls"),
+            func.sum(cols.input_tokens).label("input_tokens"),
+            func.sum(cols.output_tokens).label("output_tokens"),
+            func.sum(cols.cache_read_tokens).label("cache_read_tokens"),
+            func.sum(cols.cache_write_tokens).label("cache_write_tokens"),
+            func.sum(cols.cost_usd).label("cost_usd"),
+            func.count(cols.cost_usd).label("priced_calls"),
+        ).group_by(cols.session_id, cols.agent, cols.provider, cols.model)
+        if session_id is not None:
+            query = query.where(cols.session_id == session_id)
+        with self._reader.connect() as conn:
+            return [dict(r._mapping) for r in conn.execute(query)]
+
+    def delete_session(self, session_id: str) -> None:
+        def fn(conn: Connection) -> None:
+            for table in (_transcript, _snapshots, _sessions, _chronicle_files):
+                key = table.c.id if table is _sessions else table.c.session_id
+                conn.execute(delete(table).where(key == session_id))
+            # Promoted entries are shared knowledge and outlive the session that wrote them.
+            conn.execute(
+                delete(_chronicle).where(
+                    _chronicle.c.session_id == session_id, _chronicle.c.promoted.is_(False)
+                )
+            )
+
+        self.write(fn)
+
+    def set_preference(self, key: str, value: Any) -> None:
+        """Store a global preference (JSON-serialisable ``value``), replacing any earlier one."""
+        row = {
+            "key": key,
+            "value": json.dumps(value, sort_keys=True),
+            "updated_at": datetime.now(UTC).isoformat(),
+        }
+
+        def fn(conn: Connection) -> None:
+            stmt = sqlite_insert(_prefs).values(row)
+            conn.execute(
+                stmt.on_conflict_do_update(
+                    index_elements=["key"],
+                    set_={"value": stmt.excluded.value, "updated_at": stmt.excluded.updated_at},
+                )
+            )
+
+        self.write(fn)
+
+    async def aset_preference(self, key: str, value: Any) -> None:
+        await asyncio.to_thread(self.set_preference, key, value)
+
+    # -- reads ---------------------------------------------------------------
+    def read(self, fn: ReadFn[T]) -> T:
+        """Run ``fn`` on a read connection (its own snapshot; never blocks the writer)."""
+        with self._reader.connect() as conn:
+            return fn(conn)
+
+    async def aread(self, fn: ReadFn[T]) -> T:
+        return await asyncio.to_thread(self.read, fn)
+
+    def get_preference(self, key: str) -> Any | None:
+        query = select(_prefs.c.value).where(_prefs.c.key == key)
+        with self._reader.connect() as conn:
+            value = conn.execute(query).scalar()
+        return None if value is None else json.loads(value)
+
+    def preferences(self, prefix: str = "") -> dict[str, Any]:
+        query = select(_prefs.c.key, _prefs.c.value).where(_prefs.c.key.startswith(prefix))
+        with self._reader.connect() as conn:
+            return {k: json.loads(v) for k, v in conn.execute(query)}
+
+    def load_sessions(self) -> list[Session]:
+        with self._reader.connect() as conn:
+            rows = conn.execute(select(_sessions.c.data).order_by(_sessions.c.created_at))
+            return [Session.model_validate_json(r[0]) for r in rows]
+
+    def load_transcript(
+        self, session_id: str, *, limit: int | None = None
+    ) -> list[Message[dict[str, Any]]]:
+        """The session's messages in order; with ``limit``, the last ``limit``."""
+        query = select(_transcript.c.envelope).where(_transcript.c.session_id == session_id)
+        with self._reader.connect() as conn:
+            if limit is None:
+                rows = list(conn.execute(query.order_by(_transcript.c.seq)))
+            else:
+                rows = list(conn.execute(query.order_by(_transcript.c.seq.desc()).limit(limit)))
+                rows.reverse()
+        model = Message[dict[str, Any]]
+        return [model.model_validate_json(r[0]) for r in rows]
+
+    async def aload_transcript(
+        self, session_id: str, *, limit: int | None = None
+    ) -> list[Message[dict[str, Any]]]:
+        return await asyncio.to_thread(self.load_transcript, session_id, limit=limit)
+
+    def transcript_counts(self) -> dict[str, int]:
+        query = select(_transcript.c.session_id, func.count()).group_by(_transcript.c.session_id)
+        with self._reader.connect() as conn:
+            return {sid: n for sid, n in conn.execute(query)}
+
+    def load_snapshots(self, session_id: str) -> list[SessionSnapshot]:
+        query = (
+            select(_snapshots.c.data)
+            .where(_snapshots.c.session_id == session_id)
+            .order_by(_snapshots.c.created_at)
+        )
+        with self._reader.connect() as conn:
+            return [SessionSnapshot.model_validate_json(r[0]) for r in conn.execute(query)]
+
+    def integrity_check(self) -> str:
+        with self._reader.connect() as conn:
+            return str(conn.exec_driver_sql("PRAGMA integrity_check").scalar())

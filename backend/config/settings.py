@@ -1,0 +1,247 @@
+"""Sylk's configuration: one validated model, read from TOML plus the environment.
+
+Precedence, highest first: explicit overrides (CLI flags), environment
+variables (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``, ``ANTHROPIC_BASE_URL``,
+``OPENAI_BASE_URL``, ``SYLK_PROVIDER``, ``SYLK_MODEL``), the config file, then
+defaults. Keys are ``SecretStr``: they print as ``**********`` everywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+from backend.config.mcp_servers import McpSettings
+from backend.errors import SylkError
+from backend.roles import AGENT_ROLES
+
+ProviderKind = Literal["anthropic", "openai", "scripted", "offline"]
+CONFIG_FILE = "config.toml"
+
+
+class ConfigError(SylkError):
+    """The config file or environment cannot be used as it is."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ProviderSettings(_Model):
+    kind: ProviderKind
+    api_key: SecretStr | None = None
+    base_url: str | None = None
+    default_model: str | None = None
+    script: Path | None = None  # scripted provider only
+    timeout_s: float = Field(default=60.0, gt=0)
+
+
+class AgentModel(_Model):
+    provider: str
+    model: str
+
+
+class Price(_Model):
+    """US dollars per million tokens."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cache_read: float | None = Field(default=None, ge=0)
+    cache_write: float | None = Field(default=None, ge=0)
+
+
+class RetrySettings(_Model):
+    max_attempts: int = Field(default=4, ge=1, le=10)
+    base_delay_s: float = Field(default=0.5, gt=0)
+    max_delay_s: float = Field(default=20.0, gt=0)
+    deadline_s: float = Field(default=180.0, gt=0)
+    breaker_threshold: int = Field(default=5, ge=1)
+    breaker_cooldown_s: float = Field(default=30.0, gt=0)
+
+
+class GuideSettings(_Model):
+    # An agent whose queued work has not moved for this long is reported stalled.
+    stall_after_s: float = Field(default=300.0, gt=0)
+    # How long a request waits for an agent's answer (a whole agent turn).
+    request_timeout_s: float = Field(default=900.0, gt=0)
+    inbox_capacity: int = Field(default=64, ge=1)
+    health_interval_s: float = Field(default=1.0, gt=0)
+
+
+class SearchSettings(_Model):
+    # Skill search's semantic stage (the `embedding` extra): "auto" uses it when it is
+    # installed, "on" insists (an error names what to install), "off" keeps BM25 alone.
+    semantic: Literal["auto", "on", "off"] = "auto"
+
+
+# The seed's assignment table where it names a model; sensible defaults elsewhere.
+# The seed's "OpenAI Codex 5.2" is served only by the Responses API; our OpenAI
+# adapter speaks Chat Completions (which every compatible server offers), so
+# those roles default to gpt-5.2. Set [agents.ROLE] model to override.
+DEFAULT_AGENT_MODELS: dict[str, AgentModel] = {
+    "academic": AgentModel(provider="anthropic", model="claude-opus-4-5"),
+    "engineer": AgentModel(provider="anthropic", model="claude-opus-4-5"),
+    "architect": AgentModel(provider="openai", model="gpt-5.2"),
+    "inspector": AgentModel(provider="openai", model="gpt-5.2"),
+    "tester": AgentModel(provider="openai", model="gpt-5.2"),
+    "guide": AgentModel(provider="anthropic", model="claude-haiku-4-5"),
+    "librarian": AgentModel(provider="anthropic", model="claude-haiku-4-5"),
+    "archivalist": AgentModel(provider="anthropic", model="claude-sonnet-4-6"),
+    "orchestrator": AgentModel(provider="anthropic", model="claude-sonnet-4-6"),
+}
+
+DEFAULT_MODELS: dict[str, str] = {
+    "anthropic": "claude-sonnet-4-6",
+    "openai": "gpt-5.2",
+    "scripted": "scripted",
+    "offline": "offline",
+}
+
+# Published list prices (USD per million tokens) for the defaults above; extend or
+# override them under [prices."model-name"] in the config file.
+DEFAULT_PRICES: dict[str, Price] = {
+    "claude-opus-4-5": Price(input=5.0, output=25.0, cache_read=0.5, cache_write=6.25),
+    # Sonnet 4.5's list price, carried over; override it if yours differs.
+    "claude-sonnet-4-6": Price(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75),
+    "claude-haiku-4-5": Price(input=1.0, output=5.0, cache_read=0.1, cache_write=1.25),
+}
+
+
+class SylkConfig(_Model):
+    default_provider: str | None = None
+    default_model: str | None = None
+    providers: dict[str, ProviderSettings] = Field(default_factory=dict)
+    agents: dict[str, AgentModel] = Field(default_factory=dict)
+    prices: dict[str, Price] = Field(default_factory=dict)
+    retry: RetrySettings = Field(default_factory=RetrySettings)
+    guide: GuideSettings = Field(default_factory=GuideSettings)
+    mcp_servers: McpSettings = Field(default_factory=McpSettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
+    # Extra fragment folders for the Academic's library (sub-folders are categories).
+    library_paths: list[Path] = Field(default_factory=list)
+    source: Path | None = Field(default=None, exclude=True)
+
+    def library_folders(self) -> list[Path]:
+        """``library_paths`` with ``~`` expanded, relative ones taken from the config's folder."""
+        base = self.source.parent if self.source is not None else Path.cwd()
+        return [(base / p.expanduser()).resolve() for p in self.library_paths]
+
+    def provider(self, name: str) -> ProviderSettings:
+        try:
+            return self.providers[name]
+        except KeyError:
+            known = ", ".join(sorted(self.providers)) or "none"
+            raise ConfigError(
+                f"unknown provider {name!r} (configured: {known})",
+                help_hint="choose anthropic, openai, scripted or offline, "
+                "or add [providers.NAME] to the config file",
+            ) from None
+
+    def is_usable(self, name: str) -> bool:
+        """A provider can be called: a key, a local base_url or a script is set."""
+        settings = self.providers.get(name)
+        if settings is None:
+            return False
+        if settings.kind == "offline":
+            return True
+        if settings.kind == "scripted":
+            return settings.script is not None
+        if settings.kind == "openai" and settings.base_url and not _is_vendor(settings.base_url):
+            return True  # a local OpenAI-compatible server needs no key
+        return settings.api_key is not None and bool(settings.api_key.get_secret_value())
+
+    def price(self, model: str) -> Price | None:
+        return self.prices.get(model) or DEFAULT_PRICES.get(model)
+
+    def secrets(self) -> list[str]:
+        """Every configured key, for scrubbing text before it is stored or shown."""
+        keys = [
+            p.api_key.get_secret_value()
+            for p in self.providers.values()
+            if p.api_key is not None and p.api_key.get_secret_value()
+        ]
+        return keys + self.mcp_servers.secrets()
+
+
+def _is_vendor(url: str) -> bool:
+    return "api.openai.com" in url or "api.anthropic.com" in url
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(
+            f"config file {path} is not valid TOML: {exc}",
+            help_hint="fix the line named, or move the file aside to use defaults",
+        ) from exc
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from exc
+
+
+def _with_builtins(raw: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+    providers: dict[str, Any] = {k: dict(v) for k, v in dict(raw.get("providers", {})).items()}
+    for name, key_var, url_var in (
+        ("anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+        ("openai", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
+    ):
+        entry = providers.setdefault(name, {})
+        entry.setdefault("kind", name)
+        if env.get(key_var):
+            entry["api_key"] = env[key_var]
+        if env.get(url_var):
+            entry["base_url"] = env[url_var]
+    providers.setdefault("offline", {"kind": "offline"})
+    providers.setdefault("scripted", {"kind": "scripted"})
+    if env.get("SYLK_SCRIPT"):
+        providers["scripted"]["script"] = env["SYLK_SCRIPT"]
+    merged = dict(raw)
+    merged["providers"] = providers
+    if env.get("SYLK_PROVIDER"):
+        merged["default_provider"] = env["SYLK_PROVIDER"]
+    if env.get("SYLK_MODEL"):
+        merged["default_model"] = env["SYLK_MODEL"]
+    if env.get("SYLK_LIBRARY_PATHS"):
+        extra = [p for p in env["SYLK_LIBRARY_PATHS"].split(os.pathsep) if p]
+        merged["library_paths"] = [*merged.get("library_paths", []), *extra]
+    return merged
+
+
+def _explain(exc: ValidationError, origin: str) -> ConfigError:
+    problems = "; ".join(
+        f"{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}"
+        for err in exc.errors(include_input=False)
+    )
+    return ConfigError(f"invalid configuration in {origin}: {problems}")
+
+
+def load_config(path: Path | None, env: Mapping[str, str] | None = None) -> SylkConfig:
+    """Read ``path`` (absent is fine: defaults) and overlay the environment."""
+    env = os.environ if env is None else env
+    raw = _read_toml(path) if path is not None and path.exists() else {}
+    origin = str(path) if path is not None and path.exists() else "the environment"
+    try:
+        config = SylkConfig.model_validate(_with_builtins(raw, env))
+    except ValidationError as exc:
+        raise _explain(exc, origin) from None
+    unknown = set(config.agents) - set(AGENT_ROLES)
+    if unknown:
+        raise ConfigError(
+            f"invalid configuration in {origin}: unknown agent role(s) {sorted(unknown)}",
+            help_hint=f"roles are {', '.join(AGENT_ROLES)}",
+        )
+    for role, choice in config.agents.items():
+        if choice.provider not in config.providers:
+            raise ConfigError(
+                f"invalid configuration in {origin}: agents.{role}.provider "
+                f"{choice.provider!r} is not a configured provider"
+            )
+    if config.default_provider is not None:
+        config.provider(config.default_provider)  # typed error if unknown
+    return config.model_copy(update={"source": path})

@@ -1,0 +1,215 @@
+"""The knowledge services an engine runs, and how they hear of each other.
+
+The Librarian's code indexes (one per workspace, following file edits), the
+Archivalist's chronicle, the Academic's fragment library and tool discovery.
+File change batches reach tool discovery; index progress becomes an engine
+event; the knowledge desk answers what needs no model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from backend.agents.knowledge_desk import KnowledgeDesk, Question
+from backend.archive.store import Archive
+from backend.config.settings import SylkConfig
+from backend.events import EventStream, IndexProgress
+from backend.guide.routing.decision import ArchivalistIntent
+from backend.guide.routing.patterns import classify
+from backend.knowledge.chronicle.answer import answer_history
+from backend.knowledge.chronicle.chronicle import Chronicle
+from backend.knowledge.chronicle.record import record_statement
+from backend.knowledge.code.hub import CodeKnowledgeHub
+from backend.knowledge.code.live import CodeKnowledge, IndexStatus
+from backend.knowledge.fragments.answers import answer_best_practice
+from backend.knowledge.fragments.library import FragmentLibrary
+from backend.knowledge.tool_discovery.discovery import ToolDiscovery
+from backend.knowledge.tool_discovery.format import format_discovery
+from backend.knowledge.tool_discovery.models import ToolCategory, ToolDiscoveryRequest
+from backend.knowledge.watch.watcher import ChangeBatch
+from backend.llm.offline import how_to_configure
+from backend.questions import ChoiceOption, ChoiceQuestion, Prompter
+from backend.redaction import Redactor
+from backend.skills.builtin.catalog import KnowledgeWiring
+
+
+class EngineKnowledge:
+    def __init__(
+        self,
+        *,
+        data_dir: Path,
+        settings: SylkConfig,
+        archive: Archive,
+        redactor: Redactor,
+        events: EventStream,
+        watch: bool = True,
+    ) -> None:
+        self._settings = settings
+        self._events = events
+        self.chronicle = Chronicle(archive, redactor=redactor)
+        self.tools = ToolDiscovery(archive)
+        self.code = CodeKnowledgeHub(
+            data_dir, on_status=self._on_index_status, on_changes=self._on_changes, watch=watch
+        )
+        self.library = FragmentLibrary(settings.library_folders(), watch=watch)
+        self.desk = KnowledgeDesk(
+            self.code,
+            no_model_hint=self.no_model_hint,
+            history=self._history_answer,
+            library=self._library_answer,
+        )
+
+    def wiring(self) -> KnowledgeWiring:
+        return KnowledgeWiring(
+            code=self.code,
+            chronicle=self.chronicle,
+            library=self.library,
+            tools=self.tools,
+            consult=self.consult,
+        )
+
+    async def consult(
+        self, agent: str, session_id: str, workspace: Path, question: str
+    ) -> str | None:
+        """``agent``'s answer to another agent's question, from its stores alone.
+
+        The question is classified as the Guide would classify it; its intent is
+        used only when the Guide would send it to this very agent (a Librarian
+        asked a history question answers it as a general code question).
+        """
+        seen = classify(question)
+        own = seen.target.value == agent
+        q = Question(
+            session_id=session_id,
+            workspace=workspace,
+            text=question,
+            intent=seen.intent if own else None,
+            subject=seen.subject,
+            time_scope=seen.time_scope if own else None,
+        )
+        return await self.desk.answer(agent, q, offline=True)
+
+    def cache_stats(self, workspace: Path) -> dict[str, dict[str, dict[str, float | int]]]:
+        """Per-intent cache figures: the Librarian's for ``workspace``, the Archivalist's."""
+        code = self.code.peek(workspace)
+        return {
+            "librarian": code.cache.stats() if code is not None else {},
+            "archivalist": self.chronicle.cache.stats(),
+        }
+
+    async def index(self, workspace: Path) -> CodeKnowledge:
+        """The workspace's code knowledge; its first build runs in the background."""
+        return await self.code.get(workspace)
+
+    async def aclose(self) -> None:
+        await self.code.aclose()
+        await asyncio.to_thread(self.library.close)
+
+    def no_model_hint(self) -> str:
+        return how_to_configure(self._settings.source)
+
+    async def _history_answer(self, q: Question) -> str:
+        if q.intent == ArchivalistIntent.RECORD:
+            return await record_statement(self.chronicle, q.session_id, q.text, q.subject)
+        return await answer_history(
+            self.chronicle,
+            text=q.text,
+            intent=q.intent,
+            subject=q.subject,
+            time_scope=q.time_scope,
+            session_id=q.session_id,
+        )
+
+    async def _library_answer(self, q: Question) -> str:
+        return await asyncio.to_thread(
+            answer_best_practice,
+            self.library,
+            q.text,
+            q.subject,
+            no_model_hint=self.no_model_hint(),
+        )
+
+    def _on_changes(self, root: Path, batch: ChangeBatch) -> None:
+        """Tool discovery read this workspace's config files: drop what changed."""
+        if batch.bulk:
+            self.tools.clear()
+        else:
+            self.tools.invalidate(batch.paths, root)
+
+    def _on_index_status(self, status: IndexStatus) -> None:
+        self._events.publish(
+            IndexProgress(
+                workspace=status.workspace,
+                phase=status.phase,
+                done=status.done,
+                total=status.total,
+                changed=status.changed,
+                seconds=status.seconds,
+                error=status.error,
+            )
+        )
+
+
+async def tools_answer(
+    knowledge: EngineKnowledge, workspace: Path, args: dict[str, str], ask: Prompter | None
+) -> str:
+    """``/tools``: discover (asking the user when the community is split) or store a choice."""
+    tools = knowledge.tools
+    if args.get("action") == "choose":
+        chosen = await tools.achoose(
+            args["language"], args["category"], args["tool"], args.get("run_command")
+        )
+        return _stored(chosen.language, chosen.category.value, chosen.name, chosen.run_command)
+    category = ToolCategory(args["category"]) if args.get("category") else None
+    request = ToolDiscoveryRequest(tool_category=category, target_path=args.get("path", "."))
+    response = await tools.adiscover(request, workspace)
+    if not response.requires_user:
+        return format_discovery(response)
+    open_ = [d for d in response.decisions if d.requires_user]
+    if ask is None:
+        first = open_[0]
+        example = next(
+            o.tool.name for o in response.user_options if o.tool.language == first.language
+        )
+        return format_discovery(response) + (
+            f"\nChoose with `/tools choose {first.language} {first.category.value} {example}`; "
+            "the choice is kept for every session."
+        )
+    notes = []
+    for decision in open_:
+        options = [
+            o
+            for o in response.user_options
+            if o.tool.language == decision.language and o.tool.category == decision.category
+        ]
+        label = decision.category.value.replace("_", " ")
+        picked = await ask(
+            ChoiceQuestion(
+                title=f"Choose a {decision.language} {label}",
+                prompt=decision.note or f"Several {label}s are common for {decision.language}.",
+                options=[
+                    ChoiceOption(
+                        o.tool.name,
+                        f"{o.tool.name}  ·  {o.tool.run_command}",
+                        "; ".join([*o.pros[:2], *(f"but {c}" for c in o.cons[:1])]),
+                        o.recommended,
+                    )
+                    for o in options
+                ],
+            )
+        )
+        if picked is None:
+            notes.append(f"No {decision.language} {label} chosen; ask again with /tools.")
+            continue
+        chosen = await tools.achoose(decision.language, decision.category, picked)
+        notes.append(_stored(chosen.language, label, chosen.name, chosen.run_command))
+    response = await tools.adiscover(request, workspace, refresh=True)
+    return format_discovery(response) + "\n" + "\n".join(notes)
+
+
+def _stored(language: str, category: str, name: str, command: str) -> str:
+    return (
+        f"Stored your choice: {name} (`{command}`) as the {language} {category.replace('_', ' ')}"
+        " for every session."
+    )

@@ -1,0 +1,254 @@
+"""External MCP tools as Sylk skills: hidden ops the gateway reaches by name.
+
+Each tool becomes a :class:`~backend.skills.models.Skill` with ``searchable=False``
+(it appears in search only once guidance unveils it), ``agent="mcp"`` and tags
+``("mcp", <server>)``; each server also gets one searchable entry op,
+``<domain>.mcp_tools``, which search finds by what the tools do and whose
+guidance unveils them. ``Skill.params`` wants a pydantic model; an MCP tool has
+a JSON Schema. :func:`params_model` builds a permissive model per tool that
+keeps the schema verbatim (``model_json_schema()`` returns it, so
+``Skill.input_schema()`` shows exactly what the server published), validates
+arguments against it with ``jsonschema`` when the schema is usable, and hands
+the arguments on untouched.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import re
+from collections.abc import Callable
+from typing import Any, ClassVar, Literal, cast
+
+from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic.json_schema import (
+    DEFAULT_REF_TEMPLATE,
+    GenerateJsonSchema,
+    JsonSchemaMode,
+)
+
+from backend.mcp.client.errors import McpError, McpServerDownError, McpTimeoutError, McpToolError
+from backend.mcp.client.hub import McpHub, McpTool
+from backend.skills.envelopes import ErrorCode, SkillError
+from backend.skills.models import Guidance, OpKind, Skill, SkillContext, SkillResult, SkillTier
+from backend.skills.registry import Registry
+
+log = logging.getLogger(__name__)
+
+MCP_AGENT = "mcp"
+ENTRY_NAME = "mcp_tools"  # <domain>.mcp_tools: the searchable entry per server
+INVALID_PARAMS = -32602  # JSON-RPC's code, spelled here so the SDK need not load
+
+
+class McpToolParams(BaseModel):
+    """Arguments for one MCP tool: any JSON object its schema accepts."""
+
+    model_config = ConfigDict(extra="allow")
+    raw_schema: ClassVar[dict[str, Any]] = {"type": "object"}
+
+    @classmethod
+    def model_json_schema(
+        cls,
+        by_alias: bool | None = None,
+        ref_template: str = DEFAULT_REF_TEMPLATE,
+        schema_generator: type[GenerateJsonSchema] = GenerateJsonSchema,
+        mode: JsonSchemaMode = "validation",
+        *,
+        union_format: Literal["any_of", "primitive_type_array"] = "any_of",
+    ) -> dict[str, Any]:
+        return copy.deepcopy(cls.raw_schema)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _matches_schema(cls, data: Any) -> Any:
+        if data is None:
+            data = {}
+        if not isinstance(data, dict):
+            raise ValueError(f"arguments must be a JSON object, not {type(data).__name__}")
+        problem = _schema_problem(cls.raw_schema, data)
+        if problem:
+            raise ValueError(problem)
+        return data
+
+    def arguments(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+def params_model(tool: McpTool) -> type[McpToolParams]:
+    name = "".join(part.capitalize() for part in re.split(r"[._-]", tool.op)) + "Params"
+    doc = f"Arguments of MCP tool {tool.name!r}."
+    model = cast(type[McpToolParams], type(name, (McpToolParams,), {"__doc__": doc}))
+    model.raw_schema = copy.deepcopy(tool.input_schema)
+    return model
+
+
+def _schema_problem(schema: dict[str, Any], data: dict[str, Any]) -> str | None:
+    """The first way ``data`` breaks ``schema``, or None; an unusable schema checks nothing
+    (the server validates too)."""
+    from jsonschema import exceptions, validators  # type: ignore[import-untyped]
+
+    try:
+        validator_cls = validators.validator_for(schema)
+        validator_cls.check_schema(schema)
+    except exceptions.SchemaError:
+        return None
+    error = exceptions.best_match(validator_cls(schema).iter_errors(data))
+    if error is None:
+        return None
+    where = ".".join(str(p) for p in error.absolute_path)
+    return f"{where}: {error.message}" if where else str(error.message)
+
+
+def as_skill_error(op: str, exc: McpError) -> SkillError:
+    """The gateway's typed error for an MCP failure; ``details.reason`` says which kind."""
+    code, reason = ErrorCode.INTERNAL, "mcp_error"
+    details: dict[str, Any] = {"server": exc.server}
+    if isinstance(exc, McpToolError):
+        reason = "mcp_tool_error"
+        if exc.code == INVALID_PARAMS:
+            code = ErrorCode.VALIDATION_ERROR
+    elif isinstance(exc, McpTimeoutError):
+        reason, details["timeout_s"] = "mcp_timeout", exc.timeout_s
+    elif isinstance(exc, McpServerDownError):
+        reason, details["returncode"] = "mcp_server_down", exc.returncode
+    details["reason"] = reason
+    return SkillError(code, str(exc), details=details, help_path=op)
+
+
+def tool_skill(hub: McpHub, tool: McpTool) -> Skill:
+    async def handler(_ctx: SkillContext, params: McpToolParams) -> SkillResult:
+        try:
+            outcome = await hub.call_tool(tool.server, tool.name, params.arguments())
+        except McpError as exc:
+            raise as_skill_error(tool.op, exc) from exc
+        return SkillResult(result=outcome.value())
+
+    description = tool.description.strip() or f"Tool {tool.name!r} of MCP server {tool.server!r}."
+    return Skill(
+        op=tool.op,
+        agent=MCP_AGENT,
+        description=description,
+        params=params_model(tool),
+        handler=handler,
+        kind=OpKind.READ if tool.read_only else OpKind.WRITE,
+        destructive=tool.destructive,
+        tier=SkillTier.SPECIALISED,
+        tags=(MCP_AGENT, tool.server),
+        notes=(f"MCP tool {tool.name!r} served by {tool.server!r}",),
+        searchable=False,
+    )
+
+
+class ServerToolsParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def server_entry_skill(hub: McpHub, server: str, domain: str, tools: list[McpTool]) -> Skill:
+    """The searchable way in to one server's hidden tools (Ernesto's entry point).
+
+    Its description carries every tool's name and description, so ``search``
+    finds it for what any of them does; running it restarts the server if it is
+    down and a restart is left, lists the tools it has now and its guidance
+    unveils each of them for the caller's session.
+    """
+    listing = "; ".join(f"{t.op}: {_first_line(t)}" for t in tools)
+
+    async def handler(_ctx: SkillContext, _params: ServerToolsParams) -> SkillResult:
+        warnings = []
+        try:
+            await hub.server(server).ensure_up()
+        except McpServerDownError as exc:  # its last listing still tells what it offered
+            warnings.append(str(exc))
+        live = [t for t in hub.tools() if t.server == server]
+        return SkillResult(
+            result={
+                "server": server,
+                "tools": [
+                    {"op": t.op, "description": t.description, "input_schema": t.input_schema}
+                    for t in live
+                ],
+            },
+            guidance=[Guidance(op=t.op, prose=_first_line(t)[:200]) for t in live],
+            warnings=warnings,
+        )
+
+    return Skill(
+        op=f"{domain}.{ENTRY_NAME}",
+        agent=MCP_AGENT,
+        description=f"Tools of the MCP server {server!r}. {listing}",
+        summary=f"MCP server {server!r}: {len(tools)} tools ({', '.join(t.name for t in tools)})",
+        params=ServerToolsParams,
+        handler=handler,
+        tier=SkillTier.SPECIALISED,
+        tags=(MCP_AGENT, server, *(t.name for t in tools)),
+        searchable=True,
+        entry_point=True,  # a search touching the server's tools always shows the way in
+    )
+
+
+def _first_line(tool: McpTool) -> str:
+    return (tool.description.strip() or tool.name).split("\n")[0]
+
+
+# What a registered op stands for: its tool, or (for the entry op) the whole listing.
+# Equal keys mean the registered skill is still right and stays as it is.
+OpKey = McpTool | tuple[McpTool, ...]
+
+
+def server_skills(hub: McpHub, server: str) -> dict[str, tuple[OpKey, Skill]]:
+    """One server's ops as they should be registered now, keyed by op."""
+    tools = [tool for tool in hub.tools() if tool.server == server]
+    ops: dict[str, tuple[OpKey, Skill]] = {t.op: (t, tool_skill(hub, t)) for t in tools}
+    entry = server_entry_skill(hub, server, hub.server(server).config.domain, tools)
+    if tools and entry.op not in ops:  # a tool literally named like the entry keeps its op
+        ops[entry.op] = (tuple(tools), entry)
+    return ops
+
+
+def to_skills(hub: McpHub) -> list[Skill]:
+    """One hidden skill per tool of every server that started, plus one searchable entry
+    op per server. Call after ``hub.start()``; :func:`attach_skills` also follows restarts."""
+    return [
+        skill
+        for server in hub.servers()
+        for _key, skill in server_skills(hub, server.name).values()
+    ]
+
+
+class _Attached:
+    """The ops one hub has in one registry, kept in step with each server's listing."""
+
+    def __init__(self, hub: McpHub, registry: Registry) -> None:
+        self.hub = hub
+        self.registry = registry
+        self.held: dict[str, dict[str, OpKey]] = {}
+
+    def sync(self, server: str) -> None:
+        wanted = server_skills(self.hub, server)
+        again = server in self.held
+        held = self.held.setdefault(server, {})
+        dropped = [op for op, key in held.items() if op not in wanted or wanted[op][0] != key]
+        for op in dropped:
+            del held[op]
+            if op in self.registry:
+                self.registry.unregister(op)
+        added = [op for op in wanted if op not in held]
+        for op in added:
+            key, skill = wanted[op]
+            self.registry.register(skill)
+            held[op] = key
+        if again and (dropped or added):
+            log.info(
+                "MCP server %r re-listed its tools: dropped %s, added %s",
+                server, ", ".join(dropped) or "none", ", ".join(added) or "none",
+            )  # fmt: skip
+
+
+def attach_skills(hub: McpHub, registry: Registry) -> Callable[[], None]:
+    """Register every server's ops in ``registry`` now, and again whenever a server lists
+    its tools afresh (a restart): ops of tools it dropped are unregistered, new ones
+    registered, changed ones replaced. Returns a function that stops following."""
+    attached = _Attached(hub, registry)
+    for server in hub.servers():
+        attached.sync(server.name)
+    return hub.on_tools_changed(attached.sync)

@@ -1,0 +1,112 @@
+"""The instructions the server sends at initialize: what a client can reach, with counts.
+
+A model reads these once per connection, before it has called anything, so they say
+how the four tools are used and what is behind them: the domains this caller may use
+(by op count, each with a short label) and how many sessions and library fragments it
+can read. They are computed once at startup from the registry and the caller's rights;
+:func:`render` caps the domain list so that many aggregated MCP servers cannot push the
+text past a few hundred tokens (``describe('')`` lists every domain in full).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from backend.archive.store import Archive
+from backend.knowledge.fragments.library import FragmentLibrary
+from backend.mcp.client.as_skills import MCP_AGENT
+from backend.mcp.server.session_resources import may_read
+from backend.skills.models import SkillContext
+from backend.skills.registry import Registry
+
+MAX_DOMAINS = 8
+LABEL_CHARS = 32
+
+PREAMBLE = (
+    "Sylk's {ops} ops sit behind 4 tools: `search` finds ops by what they do, `describe` "
+    "gives an op's parameters ('' lists domains), `execute` runs one, `batch` several; "
+    "results may name the next op."
+)
+RESOURCES = (
+    "Resources: {sessions} at sylk://sessions (each with a transcript), {fragments} under "
+    "sylk://library (sylk://library/match?query=...&maxTokens=... assembles a query's), "
+    "indexed content under sylk://ops. Prompts: best-practice, where-is, briefing."
+)
+
+
+@dataclass(frozen=True)
+class DomainSummary:
+    name: str
+    ops: int
+    label: str = ""
+
+
+def label(description: str, limit: int = LABEL_CHARS) -> str:
+    """The head of a domain description: up to its first colon (the built-in domains
+    read 'Subject: details'), else its first words within ``limit`` characters."""
+    head = description.strip().split(": ", 1)[0].rstrip(".")
+    if len(head) <= limit:
+        return head
+    cut = head[: limit + 1].rsplit(" ", 1)[0].rstrip(",;")
+    return f"{cut}..."
+
+
+def domain_summaries(registry: Registry, context: SkillContext) -> list[DomainSummary]:
+    """Each domain with at least one op ``context`` may run, largest first.
+
+    Hidden ops count: a domain's entry op unveils them, so they are within reach."""
+    counts = Counter(skill.domain for skill in registry if registry.allowed(skill.op, context))
+    rows = []
+    for name, ops in counts.items():
+        domain = registry.domain(name)
+        description = domain.description if domain and domain.description else ""
+        if not description and any(s.agent == MCP_AGENT for s in registry.entry_points(name)):
+            description = "an MCP server"
+        rows.append(DomainSummary(name, ops, label(description)))
+    return sorted(rows, key=lambda row: (-row.ops, row.name))
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def render(
+    domains: Sequence[DomainSummary],
+    *,
+    sessions: int,
+    fragments: int,
+    max_domains: int = MAX_DOMAINS,
+) -> str:
+    ops = sum(row.ops for row in domains)
+    shown = [
+        f"{row.name} {row.ops}" + (f" ({row.label})" if row.label else "")
+        for row in domains[:max_domains]
+    ]
+    rest = len(domains) - len(shown)
+    if rest:
+        shown.append(f"and {rest} more")
+    parts = [PREAMBLE.format(ops=ops)]
+    if shown:
+        parts.append(f"Domains (ops): {'; '.join(shown)}.")
+    parts.append(
+        RESOURCES.format(
+            sessions=_plural(sessions, "session"), fragments=_plural(fragments, "library fragment")
+        )
+    )
+    return " ".join(parts)
+
+
+def server_instructions(
+    registry: Registry,
+    context: SkillContext,
+    archive: Archive,
+    library: FragmentLibrary,
+) -> str:
+    """The instructions for a caller with ``context``'s rights. Reads the archive and the
+    library once, so call it off the event loop."""
+    sessions = sum(1 for s in archive.load_sessions() if may_read(context, s.id))
+    return render(
+        domain_summaries(registry, context), sessions=sessions, fragments=len(library.fragments())
+    )

