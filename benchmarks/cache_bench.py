@@ -9,8 +9,8 @@ temp copy of this repository's ``backend/`` tree. Archivalist: the key and look-
 ``answer_history`` on a
 :class:`~backend.knowledge.chronicle.history_cache.HistoryCache` (no chronicle behind it:
 only the keying is measured). A query routed to another agent never reaches the cache and
-counts as a miss. The baseline is the ideal: each group's first query misses and the rest hit. Groups whose paraphrases land on several cache keys
-are listed with their keys.
+counts as a miss. The baseline is the ideal: each group's first query misses and the rest hit.
+Groups whose paraphrases land on several cache keys are listed with their keys.
 
 Invalidation latency: ``--entries`` LOCATE answers are cached, then ``--trials`` times a
 file defining one of them is rewritten (write + close) and, separately, saved atomically
