@@ -7,17 +7,52 @@ message; they never show a traceback for these.
 
 from __future__ import annotations
 
+from enum import StrEnum
+from typing import Any, ClassVar
+
+
+class ErrorKind(StrEnum):
+    """What an error means to whoever caused it; the one source of envelope codes.
+
+    INVALID and NOT_FOUND say "change the request", DENIED "you may not",
+    CONFLICT "the state does not allow it now", INTERNAL "Sylk failed".
+    """
+
+    INVALID = "invalid"
+    DENIED = "denied"
+    NOT_FOUND = "not_found"
+    CONFLICT = "conflict"
+    INTERNAL = "internal"
+
 
 class SylkError(Exception):
-    """Base class for every error the engine raises on purpose."""
+    """Base class for every error the engine raises on purpose.
+
+    ``error_kind`` (a class attribute) says what the error means; ``details`` and
+    ``help_path`` travel into an op's error envelope when a handler raises it.
+    """
 
     help_hint: str = ""
+    error_kind: ClassVar[ErrorKind] = ErrorKind.INTERNAL
 
-    def __init__(self, message: str, *, help_hint: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        help_hint: str | None = None,
+        details: dict[str, Any] | None = None,
+        help_path: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         if help_hint is not None:
             self.help_hint = help_hint
+        self.details = details
+        self.help_path = help_path
+
+    def failure_word(self) -> str:
+        """A stable word for the failure; an envelope carries it when no details are given."""
+        return type(self).__name__
 
     def __str__(self) -> str:
         if self.help_hint:
@@ -27,6 +62,8 @@ class SylkError(Exception):
 
 class SessionNotFoundError(SylkError):
     """No session matches the given id, prefix, name or index."""
+
+    error_kind = ErrorKind.NOT_FOUND
 
     def __init__(self, ref: str) -> None:
         super().__init__(
@@ -39,6 +76,8 @@ class SessionNotFoundError(SylkError):
 class AmbiguousSessionError(SylkError):
     """A reference matches more than one session."""
 
+    error_kind = ErrorKind.INVALID
+
     def __init__(self, ref: str, matches: list[str]) -> None:
         super().__init__(
             f"{ref!r} matches {len(matches)} sessions: {', '.join(matches)}",
@@ -50,6 +89,8 @@ class AmbiguousSessionError(SylkError):
 
 class InvalidTransitionError(SylkError):
     """A lifecycle operation is not legal from the session's current state."""
+
+    error_kind = ErrorKind.CONFLICT
 
     def __init__(self, session_id: str, current: str, operation: str, allowed: list[str]) -> None:
         hint = (
@@ -85,13 +126,13 @@ class ArchiveClosedError(ArchiveError):
 class CommandError(SylkError):
     """A DSL command in the composer could not be parsed or carried out."""
 
-
-class ExportError(SylkError):
-    """A transcript export could not be produced."""
+    error_kind = ErrorKind.INVALID
 
 
 class SessionNotActiveError(SylkError):
     """A request was sent to a session that is not in the foreground."""
+
+    error_kind = ErrorKind.CONFLICT
 
     def __init__(self, session_id: str, state: str, name: str | None = None) -> None:
         hint = (

@@ -15,10 +15,34 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from backend.agents.loop import AgentStep
 from backend.clock import utc_now
 from backend.messages import Message
 from backend.sessions.models import Session, SessionState
+
+StepKind = Literal[
+    "model_call",
+    "text_delta",
+    "retry",
+    "usage",
+    "tool_call",
+    "tool_result",
+    "final",
+    "interrupted",
+    "step_limit",
+    "cancelled",
+    "error",
+]
+
+
+class AgentStep(BaseModel):
+    """One step of an agent's turn: a model call, a tool call or result, the stop."""
+
+    turn_id: str
+    session_id: str
+    role: str
+    step: int
+    kind: StepKind
+    data: dict[str, Any] = Field(default_factory=dict)
 
 
 class _Event(BaseModel):

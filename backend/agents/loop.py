@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, Field
 
 from backend.agents.tools import ToolExecutor, ToolOutcome
+from backend.events import AgentStep, StepKind
 from backend.llm.errors import ProviderError
 from backend.llm.types import (
     ChatMessage,
@@ -32,19 +33,6 @@ from backend.llm.types import (
 from backend.messages import new_id
 
 EventCallback = Callable[[StreamEvent], Awaitable[None] | None]
-StepKind = Literal[
-    "model_call",
-    "text_delta",
-    "retry",
-    "usage",
-    "tool_call",
-    "tool_result",
-    "final",
-    "interrupted",
-    "step_limit",
-    "cancelled",
-    "error",
-]
 StopKind = Literal["final", "interrupted", "step_limit", "cancelled", "error"]
 
 
@@ -52,15 +40,6 @@ class ChatClient(Protocol):
     async def run(
         self, request: ChatRequest, on_event: EventCallback | None = None
     ) -> ChatResult: ...
-
-
-class AgentStep(BaseModel):
-    turn_id: str
-    session_id: str
-    role: str
-    step: int
-    kind: StepKind
-    data: dict[str, Any] = Field(default_factory=dict)
 
 
 StepSink = Callable[[AgentStep], Awaitable[None]]

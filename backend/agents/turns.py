@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from backend.agents.gateway_tools import GatewayToolExecutor
-from backend.agents.loop import AgentLoop, AgentOutcome, AgentStep
+from backend.agents.loop import AgentLoop, AgentOutcome
 from backend.archive.store import Archive
 from backend.clock import utc_now
 from backend.config.settings import SylkConfig
-from backend.events import AgentStepEvent, EventStream
+from backend.events import AgentStep, AgentStepEvent, EventStream
 from backend.llm.accounting import cost_usd
 from backend.llm.provider import Provider
 from backend.llm.selection import ModelChoice, build_provider, choose_model

@@ -24,7 +24,7 @@ from pydantic import (
     model_serializer,
 )
 
-from backend.errors import SylkError
+from backend.errors import ErrorKind, SylkError
 from backend.skills.models import Guidance
 
 
@@ -40,6 +40,15 @@ class ErrorCode(StrEnum):
     INTERNAL = "INTERNAL"
 
 
+_CODE_OF_KIND = {
+    ErrorKind.INVALID: ErrorCode.VALIDATION_ERROR,
+    ErrorKind.DENIED: ErrorCode.ACCESS_DENIED,
+    ErrorKind.NOT_FOUND: ErrorCode.NOT_FOUND,
+    ErrorKind.CONFLICT: ErrorCode.CONFLICT,
+    ErrorKind.INTERNAL: ErrorCode.INTERNAL,
+}
+
+
 class SkillError(SylkError):
     """Raised by a handler (or hook) to end a call with a typed error envelope."""
 
@@ -51,10 +60,19 @@ class SkillError(SylkError):
         details: dict[str, Any] | None = None,
         help_path: str | None = None,
     ) -> None:
-        super().__init__(message)
+        super().__init__(message, details=dict(details or {}), help_path=help_path)
         self.code = code
-        self.details = dict(details or {})
-        self.help_path = help_path
+
+
+def code_for(exc: SylkError) -> ErrorCode:
+    """The envelope code of a typed error: a SkillError's own, else its kind's.
+
+    An engine error a caller provoked (an unknown session, an ambiguous name) is
+    therefore never INTERNAL; an error whose class declares no kind is.
+    """
+    if isinstance(exc, SkillError):
+        return exc.code
+    return _CODE_OF_KIND[exc.error_kind]
 
 
 class FieldError(BaseModel):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from backend.errors import SylkError
+from backend.errors import ErrorKind, SylkError
 
 MAX_READ_BYTES = 256 * 1024
 MAX_LIST_ENTRIES = 500
@@ -20,8 +20,18 @@ MAX_LIST_ENTRIES = 500
 class WorkspaceError(SylkError):
     """A file operation inside the workspace failed."""
 
+    error_kind = ErrorKind.INVALID
+
+    def failure_word(self) -> str:
+        return "workspace"
+
 
 class PathOutsideWorkspaceError(WorkspaceError):
+    error_kind = ErrorKind.DENIED
+
+    def failure_word(self) -> str:
+        return "outside_workspace"
+
     def __init__(self, path: str, root: Path) -> None:
         super().__init__(
             f"{path!r} resolves outside the workspace {root}",

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from backend.agents.loop import AgentStep
 from backend.archive.store import Archive
+from backend.events import AgentStep
 from backend.knowledge.chronicle.answer import FOUND, NOTHING, answer_history
 from backend.knowledge.chronicle.briefing import BUDGET, build_briefing, build_summary
 from backend.knowledge.chronicle.chronicle import Chronicle

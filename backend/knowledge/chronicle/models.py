@@ -2,8 +2,8 @@
 
 The chronicle is the Archivalist's record of what was done. Its categories are
 the seed's ten entry kinds plus the categories under which each agent files its
-checkpoint or compaction summary. Errors are :class:`SkillError` subclasses, so
-a skill handler can let them through and the caller sees a typed envelope.
+checkpoint or compaction summary. Errors are :class:`SylkError` subclasses with an error
+kind, so a skill handler can let them through and the caller sees a typed envelope.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from enum import StrEnum
 from typing import Any
 
-from backend.skills.envelopes import ErrorCode, SkillError
+from backend.errors import ErrorKind, SylkError
 
 
 class Category(StrEnum):
@@ -70,23 +70,25 @@ MAX_LIMIT = 500
 
 
 # -- errors -----------------------------------------------------------------------------
-class ChronicleValidationError(SkillError):
+class ChronicleValidationError(SylkError):
     """Bad input to the chronicle (unknown category, empty content, bad time range)."""
+
+    error_kind = ErrorKind.INVALID
 
     def __init__(self, field_name: str, message: str, **details: Any) -> None:
         super().__init__(
-            ErrorCode.VALIDATION_ERROR,
             message,
             details={"field_errors": [{"field": field_name, "message": message}], **details},
         )
 
 
-class EntryNotFoundError(SkillError):
+class EntryNotFoundError(SylkError):
     """No chronicle entry has the given id."""
+
+    error_kind = ErrorKind.NOT_FOUND
 
     def __init__(self, entry_id: str) -> None:
         super().__init__(
-            ErrorCode.NOT_FOUND,
             f"no chronicle entry has id {entry_id!r}",
             details={"entry_id": entry_id},
             help_path="archivalist.chronicle.query",

@@ -42,6 +42,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from backend.terms import stem
+
 
 class Intent(StrEnum):
     LOCATE = "LOCATE"
@@ -90,8 +92,6 @@ _ALIASES = {
 
 def concept_key(text: str) -> str:
     """``error_handling``, ``handling errors`` and ``errors`` share a key (stemmed words)."""
-    from backend.terms import stem
-
     words = re.findall(r"[a-z0-9]+", text.lower().replace("_", " "))
     content = [w for w in words if w not in _STOP and w not in _GENERIC] or words
     return " ".join(sorted({stem(_ALIASES.get(w, w)) for w in content}))
@@ -109,8 +109,6 @@ _ASKING = frozenset(_ASKING_WORDS.split())
 def focus_words(text: str) -> frozenset[str]:
     """What a question is about, as stemmed words, without the words every question
     has; empty when it names nothing (it refers to the conversation: "explain it")."""
-    from backend.terms import stem
-
     words = re.findall(r"[a-z0-9]+", text.lower().replace("_", " "))
     kept = {w for w in words if w not in _STOP and w not in _GENERIC and w not in _ASKING}
     return frozenset(stem(_ALIASES.get(w, w)) for w in kept)
@@ -124,8 +122,6 @@ def similarity(a: str, b: str) -> float:
 
 def query_key(text: str) -> str:
     """A query reduced to its stemmed content words, sorted: order and filler don't matter."""
-    from backend.terms import stem
-
     words = {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _STOP}
     return " ".join(sorted({stem(_ALIASES.get(w, w)) for w in words}))
 

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from backend.errors import SylkError
+from backend.errors import ErrorKind, SylkError
 from backend.knowledge.fragments.fragment import Fragment
 
 Mode = Literal["catalog", "full", "index"]
@@ -28,6 +28,8 @@ class LibraryError(SylkError):
 class FragmentNotFoundError(LibraryError):
     """No fragment has the given id or URI."""
 
+    error_kind = ErrorKind.NOT_FOUND
+
     def __init__(self, ref: str, suggestions: list[str]) -> None:
         hint = f"did you mean {', '.join(suggestions)}?" if suggestions else None
         super().__init__(
@@ -40,6 +42,8 @@ class FragmentNotFoundError(LibraryError):
 
 class AmbiguousFragmentError(LibraryError):
     """A bare id names fragments in more than one category."""
+
+    error_kind = ErrorKind.INVALID
 
     def __init__(self, ref: str, uris: list[str]) -> None:
         super().__init__(

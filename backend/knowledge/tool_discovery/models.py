@@ -12,7 +12,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from backend.errors import SylkError
+from backend.errors import ErrorKind, SylkError
 
 
 class ToolCategory(StrEnum):
@@ -122,6 +122,8 @@ class ToolDiscoveryError(SylkError):
 
 
 class UnknownLanguageError(ToolDiscoveryError):
+    error_kind = ErrorKind.INVALID
+
     def __init__(self, language: str, known: list[str]) -> None:
         super().__init__(
             f"no tool defaults for language {language!r}",
@@ -132,6 +134,8 @@ class UnknownLanguageError(ToolDiscoveryError):
 
 
 class UnknownCategoryError(ToolDiscoveryError):
+    error_kind = ErrorKind.INVALID
+
     def __init__(self, category: str) -> None:
         known = [c.value for c in ToolCategory]
         super().__init__(
@@ -143,6 +147,8 @@ class UnknownCategoryError(ToolDiscoveryError):
 
 
 class InvalidChoiceError(ToolDiscoveryError):
+    error_kind = ErrorKind.INVALID
+
     def __init__(self, tool: str, language: str, category: str, options: list[str]) -> None:
         super().__init__(
             f"{tool!r} is not an option for {language} {category}",

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from backend.archive.store import Archive
 from backend.knowledge.fragments.library import FragmentLibrary
 from backend.mcp.client.as_skills import MCP_AGENT
-from backend.mcp.server.session_resources import may_read
 from backend.skills.models import SkillContext
 from backend.skills.registry import Registry
+from backend.skills.session_scope import may_read
 
 MAX_DOMAINS = 8
 LABEL_CHARS = 32

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
 
 import mcp_types
 
@@ -19,11 +18,15 @@ from backend.archive.store import Archive
 from backend.errors import SylkError
 from backend.mcp.server.ports import ResourceBody
 from backend.sessions.models import Session
-from backend.skills.hooks.builtin import CROSS_SESSION_SCOPE
 from backend.skills.models import SkillContext
+from backend.skills.session_scope import (
+    TRANSCRIPT_TEMPLATE,
+    may_read,
+    session_summary,
+    transcript_uri,
+)
 
 SESSIONS_URI = "sylk://sessions"
-TRANSCRIPT_TEMPLATE = "sylk://sessions/{session_id}/transcript"
 _PREFIX, _SUFFIX = "sylk://sessions/", "/transcript"
 
 
@@ -34,28 +37,6 @@ class TranscriptAccessError(SylkError):
             help_hint="serve with --session NAME to act in it, or --cross-session to read "
             "every session",
         )
-
-
-def may_read(ctx: SkillContext | None, session_id: str) -> bool:
-    """A caller reads its own session, and others only with the cross-session scope."""
-    return ctx is None or session_id == ctx.session_id or CROSS_SESSION_SCOPE in ctx.scopes
-
-
-def transcript_uri(session_id: str) -> str:
-    return TRANSCRIPT_TEMPLATE.format(session_id=session_id)
-
-
-def session_summary(session: Session, messages: int) -> dict[str, Any]:
-    return {
-        "id": session.id,
-        "name": session.name,
-        "state": session.state.value,
-        "workspace": session.workspace,
-        "created_at": session.created_at.isoformat(),
-        "last_active_at": session.last_active_at.isoformat(),
-        "messages": messages,
-        "transcript": transcript_uri(session.id),
-    }
 
 
 class SessionResources:

@@ -31,8 +31,8 @@ from backend.skills.builtin.declare import (
     declare,
 )
 from backend.skills.envelopes import ErrorCode, SkillError
-from backend.skills.hooks.builtin import CROSS_SESSION_SCOPE, CROSS_SESSION_TAG
 from backend.skills.models import Guidance, Handler, Policy, Skill, SkillContext, SkillResult
+from backend.skills.session_scope import CROSS_SESSION_SCOPE, CROSS_SESSION_TAG
 from backend.workspace.files import Workspace
 
 if TYPE_CHECKING:

@@ -12,10 +12,14 @@ import asyncio
 from pydantic import BaseModel, ConfigDict, Field
 
 from backend.archive.store import Archive
-from backend.mcp.server.session_resources import may_read, session_summary
 from backend.skills.envelopes import ErrorCode, SkillError
-from backend.skills.hooks.builtin import CROSS_SESSION_SCOPE, CROSS_SESSION_TAG
 from backend.skills.models import Example, Skill, SkillContext, SkillResult
+from backend.skills.session_scope import (
+    CROSS_SESSION_SCOPE,
+    CROSS_SESSION_TAG,
+    may_read,
+    session_summary,
+)
 
 
 class ListParams(BaseModel):

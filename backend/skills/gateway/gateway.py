@@ -38,13 +38,12 @@ from backend.skills.envelopes import (
     ErrorInfo,
     Meta,
     SearchHit,
-    SkillError,
+    code_for,
     failure,
     new_trace_id,
 )
 from backend.skills.gateway.batch import run_batch
 from backend.skills.gateway.contextual import ContextTracker
-from backend.skills.gateway.error_codes import code_for
 from backend.skills.gateway.help import LEVELS, directory_doc, op_doc, resource_doc, root_doc
 from backend.skills.gateway.idempotency import IdempotencyStore
 from backend.skills.gateway.search_verb import CursorError, GatewaySearch, SearchRequest
@@ -68,7 +67,6 @@ from backend.skills.models import (
 from backend.skills.registry import Registry
 from backend.skills.search.bm25 import BM25Config, SkillIndex
 from backend.skills.search.embedding import EmbeddingStage
-from backend.workspace.files import PathOutsideWorkspaceError, WorkspaceError
 
 log = logging.getLogger("sylk.skills")
 HELP_CACHE_SIZE = 512
@@ -458,13 +456,6 @@ class Gateway:
         return out if isinstance(out, SkillResult) else SkillResult(result=out)
 
     def _error_info(self, op: str, exc: Exception, args: dict[str, Any] | None = None) -> ErrorInfo:
-        if isinstance(exc, SkillError):
-            return ErrorInfo(
-                code=exc.code,
-                message=exc.message,
-                details=exc.details,
-                help_path=exc.help_path or op,
-            )
         if isinstance(exc, ValidationError):
             skill = self.registry.get(op)
             found = field_errors(exc, skill.params if skill else None, args)
@@ -475,16 +466,16 @@ class Gateway:
                 details={"field_errors": errors},
                 help_path=op,
             )
-        if isinstance(exc, PathOutsideWorkspaceError):
-            code, reason = ErrorCode.ACCESS_DENIED, "outside_workspace"
-        elif isinstance(exc, WorkspaceError):
-            code, reason = ErrorCode.VALIDATION_ERROR, "workspace"
-        elif isinstance(exc, SylkError):
-            code, reason = code_for(exc), type(exc).__name__
-        else:
-            log.exception("skill %s failed", op, exc_info=exc)
-            code, reason = ErrorCode.INTERNAL, type(exc).__name__
-        return ErrorInfo(code=code, message=str(exc), details={"reason": reason}, help_path=op)
+        if isinstance(exc, SylkError):
+            details = exc.details if exc.details is not None else {"reason": exc.failure_word()}
+            return ErrorInfo(
+                code=code_for(exc), message=str(exc), details=details, help_path=exc.help_path or op
+            )
+        log.exception("skill %s failed", op, exc_info=exc)
+        reason = type(exc).__name__
+        return ErrorInfo(
+            code=ErrorCode.INTERNAL, message=str(exc), details={"reason": reason}, help_path=op
+        )
 
     def _guidance(self, skill: Skill, result: SkillResult, ctx: SkillContext) -> list[Guidance]:
         """Static + conditional guidance the caller may follow; naming an op unveils it.

@@ -34,9 +34,8 @@ from backend.skills.hooks.registry import (
 )
 from backend.skills.models import OpKind
 from backend.skills.registry import Registry
+from backend.skills.session_scope import CROSS_SESSION_SCOPE, CROSS_SESSION_TAG
 
-CROSS_SESSION_TAG = "cross_session"  # ops with this tag may name other sessions ...
-CROSS_SESSION_SCOPE = "history.cross_session"  # ... for callers holding this scope
 _SECRET_KEY = re.compile(r"(api[_-]?key|token|secret|password|authorization)", re.I)
 _LOG_VALUE_MAX = 200
 
