@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -90,6 +91,44 @@ class AgentStepEvent(_Event):
     step: AgentStep
 
 
+@dataclass(frozen=True)
+class ChoiceOption:
+    value: str
+    label: str
+    detail: str = ""
+    recommended: bool = False
+
+
+@dataclass(frozen=True)
+class ChoiceQuestion:
+    title: str
+    prompt: str
+    options: list[ChoiceOption] = field(default_factory=list)
+
+
+class QuestionAsked(_Event):
+    """The engine waits for the user's answer to ``question``; ``answer`` resolves it.
+
+    See :mod:`backend.questions` for who asks and how a front end answers.
+    """
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    kind: Literal["question.asked"] = "question.asked"
+    question_id: str
+    question: ChoiceQuestion
+    # Not serialised: exports and logs carry the question, not the waiting future.
+    answer: asyncio.Future[str | None] = Field(exclude=True, repr=False)
+
+
+class QuestionSettled(_Event):
+    """A pending question was answered (``value``), declined (None) or withdrawn."""
+
+    kind: Literal["question.settled"] = "question.settled"
+    question_id: str
+    value: str | None = None
+    withdrawn: bool = False
+
+
 class IndexProgress(_Event):
     """The code index of a workspace: building (done/total files), ready, updated."""
 
@@ -110,7 +149,9 @@ EngineEvent = Annotated[
     | MessageAppended
     | EngineNotice
     | AgentStepEvent
-    | IndexProgress,
+    | IndexProgress
+    | QuestionAsked
+    | QuestionSettled,
     Field(discriminator="kind"),
 ]
 EVENT_ADAPTER: TypeAdapter[EngineEvent] = TypeAdapter(EngineEvent)

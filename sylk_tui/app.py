@@ -26,7 +26,6 @@ from backend.engine.facade import Engine
 from backend.errors import SylkError
 from backend.events import EngineEvent
 from backend.messages import Message, MessageType
-from backend.questions import ChoiceQuestion
 from backend.sessions.models import Session
 from screens.choice import ChoiceScreen
 from screens.main_screen import MainScreen
@@ -112,6 +111,7 @@ class SylkApp(EngineCalls, App[None]):
         self._pending_line: tuple[str, str] | None = None
         """The line sent from the composer and not yet recorded (session, text)."""
         self._unsubscribe: Callable[[], None] | None = None
+        self._detach_questions: Callable[[], None] = lambda: None
         self._drafts = AnswerDrafts(clock)
         self._draft_paint_due = False
         self._index_status: dict[str, str] = {}
@@ -120,7 +120,7 @@ class SylkApp(EngineCalls, App[None]):
     # -- lifecycle -----------------------------------------------------------------
     async def on_mount(self) -> None:
         self._unsubscribe = self.engine.events.add_listener(self._on_engine_event)
-        self.engine.ask_user = self._ask_user
+        self._detach_questions = self.engine.attach_questions()
         await self.push_screen(self._main)
         self.set_interval(ACTIVITY_REFRESH_SECONDS, self._main.session_list.refresh)
         self._start()
@@ -128,6 +128,7 @@ class SylkApp(EngineCalls, App[None]):
     async def on_unmount(self) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
+        self._detach_questions()
         await self.engine.aclose()
 
     # -- engine events -> messages -------------------------------------------------
@@ -207,12 +208,6 @@ class SylkApp(EngineCalls, App[None]):
         shown = self._main.transcript.session_id
         self._main.transcript.set_draft(self._drafts.message(shown))
         self._describe_viewed()
-
-    async def _ask_user(self, question: ChoiceQuestion) -> str | None:
-        """The engine's questions: shown as a dialog; the engine waits for the answer."""
-        answer: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
-        self.post_message(ChoiceRequested(question, answer))
-        return await answer
 
     @on(ChoiceRequested)
     def _choice_requested(self, request: ChoiceRequested) -> None:

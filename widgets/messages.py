@@ -20,6 +20,7 @@ from backend.events import (
     EngineNotice,
     IndexProgress,
     MessageAppended,
+    QuestionAsked,
     SessionChanged,
     SessionCreated,
 )
@@ -148,6 +149,8 @@ def engine_event_message(event: EngineEvent, *, follow: bool = True) -> Message 
         return ForegroundChanged(event.session_id, event.previous_id, follow=follow)
     if isinstance(event, EngineNotice):
         return EngineNoticePosted(event.level, event.text)
+    if isinstance(event, QuestionAsked):
+        return ChoiceRequested(event.question, event.answer)
     if isinstance(event, IndexProgress):
         return IndexChanged(event.workspace, index_text(event))
     if isinstance(event, AgentStepEvent):

@@ -34,6 +34,7 @@ from backend.events import (
     EngineNotice,
     EventStream,
     MessageAppended,
+    QuestionAsked,
     SessionChanged,
     SessionCreated,
 )
@@ -50,7 +51,7 @@ from backend.llm.offline import offline_answer
 from backend.mcp.client.as_skills import attach_skills
 from backend.mcp.client.hub import McpHub
 from backend.messages import Message, MessageType
-from backend.questions import Prompter
+from backend.questions import QuestionBoard
 from backend.redaction import Redactor
 from backend.sessions.manager import SessionChange, SessionManager
 from backend.sessions.models import (
@@ -147,8 +148,7 @@ class Engine:
             session_of=self._manager.get,
             on_late_reply=self._late_reply,
         )
-        # Set by a front end that can put questions to the user (the TUI).
-        self.ask_user: Prompter | None = None
+        self._questions = QuestionBoard(self.events.publish)
         self._changes: list[SessionChange] = []
         self._manager.add_listener(self._changes.append)
         self._lock = asyncio.Lock()
@@ -159,6 +159,7 @@ class Engine:
         if self._closed:
             return
         self._closed = True
+        self._questions.withdraw_all()
         await self.skills.aclose()
         await self.dispatcher.aclose()
         await self.guide.aclose()
@@ -474,7 +475,21 @@ class Engine:
     async def tools_command(self, session_id: str, args: dict[str, str]) -> str:
         """``/tools``: the session's workspace's linters, formatters and test tools."""
         workspace = Path(self._manager.get(session_id).workspace)
-        return await tools_answer(self.knowledge, workspace, args, self.ask_user)
+        board = self._questions
+        ask = (lambda q: board.ask(q, session_id)) if board.answered_here else None
+        return await tools_answer(self.knowledge, workspace, args, ask)
+
+    # -- questions to the user -----------------------------------------------
+    def attach_questions(self) -> Callable[[], None]:
+        """A front end that shows questions (QuestionAsked events); returns its detach."""
+        return self._questions.attach()
+
+    def answer_question(self, question_id: str, value: str | None) -> bool:
+        """Answer (or with None decline) a pending question; False if it is not pending."""
+        return self._questions.answer(question_id, value)
+
+    def pending_questions(self, session_id: str | None = None) -> list[QuestionAsked]:
+        return self._questions.pending(session_id)
 
     def _question(self, session_id: str, decision: RouteDecision) -> Question:
         return Question(

@@ -29,7 +29,7 @@ from backend.knowledge.tool_discovery.format import format_discovery
 from backend.knowledge.tool_discovery.models import ToolCategory, ToolDiscoveryRequest
 from backend.knowledge.watch.watcher import ChangeBatch
 from backend.llm.offline import how_to_configure
-from backend.questions import ChoiceOption, ChoiceQuestion, Prompter
+from backend.questions import Ask, ChoiceOption, ChoiceQuestion
 from backend.redaction import Redactor
 from backend.skills.builtin.catalog import KnowledgeWiring
 
@@ -152,7 +152,7 @@ class EngineKnowledge:
 
 
 async def tools_answer(
-    knowledge: EngineKnowledge, workspace: Path, args: dict[str, str], ask: Prompter | None
+    knowledge: EngineKnowledge, workspace: Path, args: dict[str, str], ask: Ask | None
 ) -> str:
     """``/tools``: discover (asking the user when the community is split) or store a choice."""
     tools = knowledge.tools
