@@ -92,14 +92,11 @@ def _time(command: list[str], cwd: Path, env: dict[str, str], mark: str | None) 
 
 def commands(data: Path, workspace: Path) -> dict[str, tuple[list[str], str | None]]:
     py = sys.executable
+    where = ["--data-dir", str(data), "--workspace", str(workspace)]
     return {
         "import": ([py, "-c", "import sylk_tui.app"], None),
         "first_frame": ([py, "-c", FRAME_CHILD, "sylk", str(data), str(workspace)], "FIRST"),
-        "run": (
-            [py, "-m", "sylk_tui", "--data-dir", str(data), "--workspace", str(workspace),
-             "run", "/session list"],  # fmt: skip
-            None,
-        ),
+        "run": ([py, "-m", "sylk_tui", *where, "run", "/session list"], None),
     }
 
 
