@@ -60,8 +60,9 @@ from backend.guide.routing.decision import RouteDecision, Target
 from backend.guide.routing.router import Router
 from backend.knowledge.chronicle.history_cache import HistoryCache, cache_key, parse_intent
 from backend.knowledge.chronicle.text import search_terms
+from backend.knowledge.code.evidence import Evidence
 from backend.knowledge.code.intent_cache import Intent, entity_key, query_key
-from backend.knowledge.code.live import CodeKnowledge, Evidence
+from backend.knowledge.code.live import CodeKnowledge
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "cache_paraphrases.jsonl"

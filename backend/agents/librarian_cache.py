@@ -45,10 +45,11 @@ from backend.archive.schema import StepRow
 from backend.archive.store import Archive
 from backend.clock import utc_now
 from backend.knowledge.code.answers import render_cached_answer
+from backend.knowledge.code.evidence import Lookup, ModelAnswer, lookup_for
 from backend.knowledge.code.hub import CodeKnowledgeHub
-from backend.knowledge.code.index import search_words
+from backend.knowledge.code.index_queries import search_words
 from backend.knowledge.code.intent_cache import Change, Intent, entity_key, focus_words, similarity
-from backend.knowledge.code.live import CodeKnowledge, Lookup, ModelAnswer, lookup_for
+from backend.knowledge.code.live import CodeKnowledge
 from backend.knowledge.code.patterns import concept_terms
 from backend.knowledge.watch.hashes import hash_file
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from backend.knowledge.code.index import CodeIndex, PathOutsideRootError
+from backend.knowledge.code.index import CodeIndex
+from backend.knowledge.code.index_db import PathOutsideRootError
 
 FILES = {
     ".gitignore": "*.log\nsecret/\ngen/**\n!gen/keep.py\n",

@@ -12,9 +12,10 @@ from typing import Any, Generic, TypeVar
 
 import pytest
 
+from backend.knowledge.code.evidence import Evidence
 from backend.knowledge.code.index import CodeIndex
 from backend.knowledge.code.intent_cache import Intent, concept_key, entity_key, query_key
-from backend.knowledge.code.live import CodeKnowledge, Evidence, IndexStatus
+from backend.knowledge.code.live import CodeKnowledge, IndexStatus
 from backend.knowledge.watch.hashes import scan_workspace
 from tests.integration.test_file_watcher import git
 

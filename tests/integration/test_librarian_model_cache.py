@@ -16,8 +16,9 @@ import pytest
 
 from backend.config.settings import load_config
 from backend.engine.facade import Engine, EngineConfig
+from backend.knowledge.code.evidence import ModelAnswer
 from backend.knowledge.code.intent_cache import Intent, entity_key
-from backend.knowledge.code.live import CodeKnowledge, ModelAnswer
+from backend.knowledge.code.live import CodeKnowledge
 from backend.messages import Message, MessageType
 from backend.skills.hooks.registry import HookKind, ToolCallData
 from tests.stubs.llm_script import Reply, Status, StubToolCall

@@ -8,9 +8,9 @@ cache says when it was given, by which model, and that nothing it drew on change
 
 from __future__ import annotations
 
-from backend.knowledge.code.index import SymbolHit
+from backend.knowledge.code.evidence import Evidence, ModelAnswer, Snippet
+from backend.knowledge.code.index_queries import SymbolHit
 from backend.knowledge.code.intent_cache import Intent
-from backend.knowledge.code.live import Evidence, ModelAnswer, Snippet
 
 MAX_SNIPPET_LINES = 12
 

@@ -27,32 +27,35 @@ import asyncio
 import contextlib
 import hashlib
 import logging
-import posixpath
-import re
 import time
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from datetime import datetime
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from backend.knowledge.code.index import CodeIndex, SymbolHit, TextHit, search_words
-from backend.knowledge.code.intent_cache import (
-    Change,
-    Intent,
-    IntentCache,
-    concept_key,
-    entity_key,
-    query_key,
+from backend.knowledge.code.changes import apply_batch
+from backend.knowledge.code.evidence import (
+    Evidence,
+    Lookup,
+    ModelAnswer,
+    as_cached,
+    evidence_of,
+    is_model_answer,
+    lookup_for,
 )
-from backend.knowledge.code.patterns import concept_terms
-from backend.knowledge.watch.ignore import is_ignore_file
+from backend.knowledge.code.evidence_queries import (
+    explain_evidence,
+    general_evidence,
+    locate_evidence,
+    pattern_evidence,
+)
+from backend.knowledge.code.index import CodeIndex
+from backend.knowledge.code.intent_cache import Change, Intent, IntentCache
 from backend.knowledge.watch.watcher import ChangeBatch, FileWatcher, FileWatcherError
 
 log = logging.getLogger("sylk.knowledge.code")
 
 Phase = Literal["building", "ready", "updated", "rebuilding", "failed"]
-CONTEXT_LINES = 30
 # GENERAL questions reuse an answer whose key words overlap this much (Jaccard).
 GENERAL_SIMILARITY = 0.6
 
@@ -68,73 +71,6 @@ class IndexStatus:
     changed: int = 0
     seconds: float = 0.0
     error: str | None = None
-
-
-@dataclass(frozen=True)
-class Snippet:
-    path: str
-    line: int
-    text: str  # one line, or a block of source lines
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """What the index knows about a question: definitions and ranked text matches."""
-
-    intent: Intent
-    subject: str
-    definitions: list[SymbolHit] = field(default_factory=list)
-    snippets: list[Snippet] = field(default_factory=list)
-    indexed_files: int = 0
-    complete: bool = True  # False while the first build is still running
-    cached: bool = False
-
-    @property
-    def files(self) -> set[str]:
-        return {d.path for d in self.definitions} | {s.path for s in self.snippets}
-
-
-@dataclass(frozen=True)
-class Lookup:
-    """How a question is cached: its intent's key, and the entity names and search
-    words any answer to it depends on (a changed file defining or holding one of
-    them may change the answer)."""
-
-    intent: Intent
-    key: str
-    subject: str
-    names: frozenset[str] = frozenset()
-    terms: frozenset[str] = frozenset()
-
-
-def lookup_for(intent: Intent, subject: str, text: str = "") -> Lookup:
-    """The cache key and dependencies for a question of ``intent`` about ``subject``
-    (GENERAL questions are keyed by their ``text``), as the index's answers use them."""
-    if intent in (Intent.LOCATE, Intent.EXPLAIN):
-        key = entity_key(subject)
-        terms = search_words(subject.replace("_", " "))
-        return Lookup(intent, key, subject, frozenset([key]), frozenset(terms))
-    if intent is Intent.PATTERN:
-        terms = set().union(*(search_words(t) for t in concept_terms(subject)))
-        return Lookup(intent, concept_key(subject), subject, terms=frozenset(terms))
-    query = text or subject
-    key = query_key(query)
-    return Lookup(Intent.GENERAL, key, query, terms=frozenset(search_words(key)))
-
-
-@dataclass(frozen=True)
-class ModelAnswer:
-    """The Librarian model's answer to a question, cached with the index's evidence
-    for the same question (which a question answered from the index may reuse)."""
-
-    text: str
-    question: str  # as asked, to tell the same question from another on the subject
-    model: str
-    answered_at: datetime
-    evidence: Evidence
-    # Digest of each file it drew on when it was cached (None: no such file), checked
-    # again before the answer is reused, in case the watcher has not reported an edit yet.
-    digests: Mapping[str, str | None] = field(default_factory=dict)
 
 
 StatusSink = Callable[[IndexStatus], None]
@@ -281,23 +217,7 @@ class CodeKnowledge:
         self._publish(IndexStatus(str(self.root), "updated", changed=len(batch)))
 
     def _update(self, batch: ChangeBatch) -> Change:
-        created, modified, deleted = set(batch.created), set(batch.modified), set(batch.deleted)
-        # An edited .gitignore hides or shows files that did not change themselves.
-        for base in sorted({posixpath.dirname(p) for p in batch.paths if is_ignore_file(p)}):
-            hidden, shown = self.index.drift(base)
-            deleted |= hidden
-            created |= shown
-        paths = sorted(created | modified | deleted)
-        before = self.index.names_in(paths)
-        self.index.update_files(created | modified)
-        self.index.remove_files(deleted)
-        after = self.index.names_in(paths)
-        return Change(
-            paths=frozenset(paths),
-            added_or_removed=frozenset(created | deleted),
-            names=frozenset(before | after),
-            words=frozenset(self.index.words_in(created | modified)),
-        )
+        return apply_batch(self.index, batch)
 
     # -- queries ------------------------------------------------------------------------
 
@@ -324,88 +244,37 @@ class CodeKnowledge:
         """Definitions of ``entity`` (``session_manager`` finds ``SessionManager``)."""
         lookup = lookup_for(Intent.LOCATE, entity)
         found = self.cache.get(lookup.intent, lookup.key) if self._cacheable() else None
-        cached = _evidence_of(found)
+        cached = evidence_of(found)
         if cached is not None:
-            return _as_cached(cached)
+            return as_cached(cached)
         generation = self._generation
         evidence = await asyncio.to_thread(self._locate, entity, text)
         self._store(lookup, evidence, generation)
         return evidence
 
     def _locate(self, entity: str, text: str = "") -> Evidence:
-        # The user's own spelling first ("SessionManager"), then the normalised subject.
-        spelled = [
-            w for w in re.findall(r"[A-Za-z_][\w.]*", text) if entity_key(w) == entity_key(entity)
-        ]
-        hits: list[SymbolHit] = []
-        for name in [*spelled, entity]:
-            hits = self.index.locate(name.split(".")[-1], limit=20)
-            if hits:
-                break
-        snippets = [] if hits else self._text_snippets(entity.replace("_", " "), 8)
-        return Evidence(
-            Intent.LOCATE,
-            entity,
-            definitions=hits,
-            snippets=snippets,
-            indexed_files=self.index.file_count(),
-            complete=self.ready,
-        )
+        return locate_evidence(self.index, entity, text, lambda: self.ready)
 
     async def explain(self, subject: str) -> Evidence:
         """The subject's definitions with their source, and where else it appears."""
         return await self._cached(lookup_for(Intent.EXPLAIN, subject), self._explain)
 
     def _explain(self, subject: str) -> Evidence:
-        hits = self.index.locate(subject, limit=5)
-        blocks = [
-            Snippet(h.path, h.line, "\n".join(self.index.lines(h.path, h.line, _end(h))))
-            for h in hits[:3]
-        ]
-        mentions = [s for s in self._text_snippets(subject.replace("_", " "), 6)
-                    if (s.path, s.line) not in {(b.path, b.line) for b in blocks}]  # fmt: skip
-        return Evidence(
-            Intent.EXPLAIN,
-            subject,
-            definitions=hits,
-            snippets=blocks + mentions,
-            indexed_files=self.index.file_count(),
-            complete=self.ready,
-        )
+        return explain_evidence(self.index, subject, lambda: self.ready)
 
     async def patterns(self, concept: str) -> Evidence:
         """Ranked places in the code that show how ``concept`` is done."""
         return await self._cached(lookup_for(Intent.PATTERN, concept), self._patterns)
 
     def _patterns(self, concept: str) -> Evidence:
-        snippets: list[Snippet] = []
-        seen: set[str] = set()
-        for term in concept_terms(concept):
-            for s in self._text_snippets(term, 10):
-                if s.path not in seen:
-                    seen.add(s.path)
-                    snippets.append(s)
-        return Evidence(
-            Intent.PATTERN,
-            concept,
-            snippets=snippets[:12],
-            indexed_files=self.index.file_count(),
-            complete=self.ready,
-        )
+        return pattern_evidence(self.index, concept, lambda: self.ready)
 
     async def general(self, query: str) -> Evidence:
         """Full-text matches for a free-form question."""
         return await self._cached(lookup_for(Intent.GENERAL, query, query), self._general)
 
     def _general(self, query: str) -> Evidence:
-        words = query_key(query)
-        return Evidence(
-            Intent.GENERAL,
-            query,
-            snippets=self._text_snippets(words, 10) if words else [],
-            indexed_files=self.index.file_count(),
-            complete=self.ready,
-        )
+        return general_evidence(self.index, query, lambda: self.ready)
 
     async def _cached(self, lookup: Lookup, compute: Callable[[str], Evidence]) -> Evidence:
         cached = None
@@ -415,9 +284,9 @@ class CodeKnowledge:
                 if lookup.intent is Intent.GENERAL
                 else self.cache.get(lookup.intent, lookup.key)
             )
-            cached = _evidence_of(found)
+            cached = evidence_of(found)
         if cached is not None:
-            return _as_cached(cached)
+            return as_cached(cached)
         generation = self._generation
         evidence = await asyncio.to_thread(compute, lookup.subject)
         self._store(lookup, evidence, generation)
@@ -443,7 +312,7 @@ class CodeKnowledge:
         alike); index evidence under the key is not one."""
         if not self._cacheable():
             return None
-        accept = _is_model_answer
+        accept = is_model_answer
         found = (
             self.cache.get_similar(
                 lookup.intent, lookup.key, similarity, accept=accept, count=count
@@ -485,38 +354,3 @@ class CodeKnowledge:
             empty=everywhere or not every,
         )
         return True
-
-    def _text_snippets(self, text: str, limit: int) -> list[Snippet]:
-        hits: list[TextHit] = self.index.search(text, limit=limit)
-        if not hits and len(text.split()) > 1:  # every word is too strict: try the rarest ones
-            hits = [h for w in sorted(text.split(), key=len, reverse=True)[:2]
-                    for h in self.index.search(w, limit=limit // 2)]  # fmt: skip
-        return [Snippet(h.path, h.line, h.snippet) for h in hits[:limit]]
-
-
-def _end(hit: SymbolHit) -> int:
-    end = hit.end_line or hit.line + CONTEXT_LINES
-    return min(end, hit.line + CONTEXT_LINES)
-
-
-def _is_model_answer(value: object) -> bool:
-    return isinstance(value, ModelAnswer)
-
-
-def _evidence_of(value: object) -> Evidence | None:
-    """The index evidence a cached value holds: itself, or a model answer's."""
-    if isinstance(value, ModelAnswer):
-        return value.evidence
-    return value if isinstance(value, Evidence) else None
-
-
-def _as_cached(evidence: Evidence) -> Evidence:
-    return Evidence(
-        evidence.intent,
-        evidence.subject,
-        evidence.definitions,
-        evidence.snippets,
-        evidence.indexed_files,
-        evidence.complete,
-        cached=True,
-    )

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from backend.knowledge.code.hub import CodeKnowledgeHub
-from backend.knowledge.code.index import SymbolHit
+from backend.knowledge.code.index_queries import SymbolHit
 from backend.knowledge.code.live import CodeKnowledge
 from backend.knowledge.code.patterns import detect_patterns
 from backend.skills.builtin import workspace_read as scan
