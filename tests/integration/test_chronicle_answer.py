@@ -13,7 +13,8 @@ import pytest
 
 from backend.archive.store import Archive
 from backend.events import AgentStep
-from backend.knowledge.chronicle.answer import FOUND, NOTHING, answer_history
+from backend.knowledge.chronicle.answer import answer_history
+from backend.knowledge.chronicle.answer_lines import FOUND, NOTHING
 from backend.knowledge.chronicle.briefing import BUDGET, build_briefing, build_summary
 from backend.knowledge.chronicle.chronicle import Chronicle
 from backend.messages import Message, MessageType

@@ -11,7 +11,8 @@ import pytest
 
 from backend.archive.store import Archive
 from backend.engine.facade import Engine, EngineConfig
-from backend.knowledge.chronicle.answer import FOUND, NOTHING, answer_history
+from backend.knowledge.chronicle.answer import answer_history
+from backend.knowledge.chronicle.answer_lines import FOUND, NOTHING
 from backend.knowledge.chronicle.chronicle import Chronicle
 from backend.sessions.models import Session
 

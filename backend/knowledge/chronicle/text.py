@@ -77,3 +77,8 @@ def clip(text: str, limit: int) -> str:
         return flat
     cut = flat[: limit - 1].rsplit(" ", 1)[0]
     return f"{cut or flat[: limit - 1]}…"
+
+
+def plain(text: str) -> str:
+    """``text`` as its words, to tell the same words said again."""
+    return " ".join(words(text))
