@@ -73,3 +73,35 @@ def scan_workspace(root: Path, policy: IgnorePolicy | None = None) -> dict[str, 
         if digest is not None:
             found[rel] = digest
     return found
+
+
+def hash_candidates(  # noqa: PLR0917 - one call site, every argument a different thing
+    paths: WorkspacePaths,
+    policy: IgnorePolicy,
+    candidates: set[str],
+    dirs: set[str],
+    bases: set[str],
+    below: dict[str, str],
+) -> dict[str, str | None]:
+    """Current digest of each candidate; None for one that is gone, not a regular
+    file, or left out by the ignore policy (a known one then leaves the known set).
+
+    Each of ``dirs`` adds the files the walk finds below it. Under each of ``bases``
+    (where an ignore file changed) the tree is walked again: a known file it now
+    hides leaves, a file it now shows is hashed and arrives, and ``below`` (the
+    known files there that had no event of their own) keep their digests without
+    being read again.
+    """
+    ignore = policy.view()
+    for rel in dirs:
+        candidates.update(r for r, _ in ignore.walk(rel))
+    current: dict[str, str | None] = {
+        rel: None if ignore.ignores(rel) else hash_file(paths.absolute(rel)) for rel in candidates
+    }
+    for rel, digest in below.items():
+        current[rel] = None if ignore.ignores(rel) else digest
+    for base in bases:
+        for rel, _ in ignore.walk(base):
+            if rel not in current:
+                current[rel] = hash_file(paths.absolute(rel))
+    return current

@@ -23,44 +23,28 @@ what it missed, so it restarts the observer and re-hashes the whole tree.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import logging
-import os
 import posixpath
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from watchdog.events import (
-    EVENT_TYPE_CLOSED,
-    EVENT_TYPE_CREATED,
-    EVENT_TYPE_DELETED,
-    EVENT_TYPE_MODIFIED,
-    EVENT_TYPE_MOVED,
-    FileSystemEvent,
-    FileSystemEventHandler,
-)
-from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
 from backend.errors import SylkError
-from backend.knowledge.watch.hashes import WorkspacePaths, hash_file, scan_workspace
+from backend.knowledge.watch.hashes import WorkspacePaths, hash_candidates, scan_workspace
 from backend.knowledge.watch.ignore import IgnorePolicy, is_ignore_file
+from backend.knowledge.watch.observer import (
+    Candidate,
+    EventForwarder,
+    OverflowAlarm,
+    observer_alive,
+    start_observer,
+    stop_observer,
+)
 
 log = logging.getLogger("sylk.knowledge.watcher")
-
-_FILE_EVENTS = frozenset(
-    {
-        EVENT_TYPE_CREATED,
-        EVENT_TYPE_MODIFIED,
-        EVENT_TYPE_MOVED,
-        EVENT_TYPE_DELETED,
-        EVENT_TYPE_CLOSED,
-    }
-)
-# A directory's own "modified" only says a child changed; the child reports itself.
-_DIR_EVENTS = frozenset({EVENT_TYPE_CREATED, EVENT_TYPE_MOVED, EVENT_TYPE_DELETED})
 
 
 class FileWatcherError(SylkError):
@@ -92,57 +76,6 @@ class ChangeBatch:
 
 
 ChangeCallback = Callable[[ChangeBatch], Awaitable[None] | None]
-# (relative path, expand as a directory)
-_Candidate = tuple[str, bool]
-
-
-class _EventForwarder(FileSystemEventHandler):
-    """Runs on watchdog's thread: filters and hands paths to the loop, nothing else."""
-
-    def __init__(
-        self,
-        loop: asyncio.AbstractEventLoop,
-        paths: WorkspacePaths,
-        policy: IgnorePolicy,
-        deliver: Callable[[list[_Candidate]], None],
-    ) -> None:
-        self._loop = loop
-        self._paths = paths
-        self._policy = policy
-        self._deliver = deliver
-
-    def on_any_event(self, event: FileSystemEvent) -> None:
-        wanted = _DIR_EVENTS if event.is_directory else _FILE_EVENTS
-        if event.event_type not in wanted:
-            return
-        raw = [event.src_path]
-        if event.event_type == EVENT_TYPE_MOVED and event.dest_path:
-            raw.append(event.dest_path)
-        found: list[_Candidate] = []
-        for item in raw:
-            rel = self._paths.relative(os.fsdecode(item))
-            if rel is None or rel == "." or self._policy.skips(rel, event.is_directory):
-                continue
-            found.append((rel, event.is_directory))
-        if found:
-            # An exception here would kill the observer thread; a closed loop
-            # means the watcher is gone anyway.
-            with contextlib.suppress(RuntimeError):
-                self._loop.call_soon_threadsafe(self._deliver, found)
-
-
-class _OverflowAlarm(logging.Handler):
-    """Watchdog only logs a kernel queue overflow; turn that log line into a rescan."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, alarm: Callable[[], None]) -> None:
-        super().__init__(level=logging.WARNING)
-        self._loop = loop
-        self._alarm = alarm
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if "overflow" in record.getMessage().lower():
-            with contextlib.suppress(RuntimeError):
-                self._loop.call_soon_threadsafe(self._alarm)
 
 
 @dataclass
@@ -197,7 +130,7 @@ class FileWatcher:
         self._lock = asyncio.Lock()  # one reconciliation at a time
         self._batches: asyncio.Queue[ChangeBatch] = asyncio.Queue()
         self._observer: BaseObserver | None = None
-        self._alarm: _OverflowAlarm | None = None
+        self._alarm: OverflowAlarm | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._flush_task: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -224,7 +157,7 @@ class FileWatcher:
         if self._started:
             return
         self._loop = asyncio.get_running_loop()
-        self._alarm = _OverflowAlarm(self._loop, self._on_overflow)
+        self._alarm = OverflowAlarm(self._loop, self._on_overflow)
         logging.getLogger("watchdog.observers").addHandler(self._alarm)
         self._spawn(self._deliver_batches())
         try:
@@ -266,7 +199,7 @@ class FileWatcher:
             logging.getLogger("watchdog.observers").removeHandler(self._alarm)
         observer, self._observer = self._observer, None
         if observer is not None:
-            await asyncio.to_thread(_stop_observer, observer)
+            await asyncio.to_thread(stop_observer, observer)
         owned = [*self._tasks, *([self._flush_task] if self._flush_task else [])]
         for task in owned:
             task.cancel()
@@ -285,18 +218,11 @@ class FileWatcher:
 
     def _start_observer(self) -> BaseObserver:
         assert self._loop is not None
-        observer = Observer()
-        handler = _EventForwarder(self._loop, self._paths, self._policy, self._note)
-        observer.schedule(handler, os.fspath(self.root), recursive=True)
-        observer.daemon = True
-        observer.start()
-        return observer
+        handler = EventForwarder(self._loop, self._paths, self._policy, self._note)
+        return start_observer(self.root, handler)
 
     def _observer_alive(self) -> bool:
-        observer = self._observer
-        if observer is None or not observer.is_alive():
-            return False
-        return all(emitter.is_alive() for emitter in observer.emitters)
+        return observer_alive(self._observer)
 
     async def _recover(self, reason: str) -> None:
         if self._recovering or self._closed:
@@ -306,14 +232,14 @@ class FileWatcher:
         try:
             old, self._observer = self._observer, None
             if old is not None:
-                await asyncio.to_thread(_stop_observer, old)
+                await asyncio.to_thread(stop_observer, old)
             try:
                 fresh = await asyncio.to_thread(self._start_observer)
             except OSError:
                 log.exception("file watcher for %s cannot restart; will retry", self.root)
             else:
                 if self._closed:  # aclose() ran while the new observer was starting
-                    await asyncio.to_thread(_stop_observer, fresh)
+                    await asyncio.to_thread(stop_observer, fresh)
                     return
                 self._observer = fresh
             self.restarts += 1
@@ -335,7 +261,7 @@ class FileWatcher:
 
     # -- debounce and reconcile -------------------------------------------------
 
-    def _note(self, found: list[_Candidate]) -> None:
+    def _note(self, found: list[Candidate]) -> None:
         """On the loop: remember paths to look at and (re)arm the debounce."""
         if self._closed or self._loop is None:
             return
@@ -387,35 +313,9 @@ class FileWatcher:
                 if rel not in candidates and _is_below(rel, bases)
             }
             current = await asyncio.to_thread(
-                self._hash_candidates, candidates, pending.dirs, bases, below
+                hash_candidates, self._paths, self._policy, candidates, pending.dirs, bases, below
             )
             self._record(current)
-
-    def _hash_candidates(
-        self, candidates: set[str], dirs: set[str], bases: set[str], below: dict[str, str]
-    ) -> dict[str, str | None]:
-        """Current digest of each candidate; None for one that is gone, not a regular
-        file, or left out by the ignore policy (a known one then leaves the known set).
-
-        Under each of ``bases`` (where an ignore file changed) the tree is walked
-        again: a known file it now hides leaves, a file it now shows is hashed and
-        arrives, and ``below`` (the known files there that had no event of their
-        own) keep their digests without being read again.
-        """
-        ignore = self._policy.view()
-        for rel in dirs:
-            candidates.update(r for r, _ in ignore.walk(rel))
-        current: dict[str, str | None] = {
-            rel: None if ignore.ignores(rel) else hash_file(self._paths.absolute(rel))
-            for rel in candidates
-        }
-        for rel, digest in below.items():
-            current[rel] = None if ignore.ignores(rel) else digest
-        for base in bases:
-            for rel, _ in ignore.walk(base):
-                if rel not in current:
-                    current[rel] = hash_file(self._paths.absolute(rel))
-        return current
 
     def _record(self, current: Mapping[str, str | None]) -> ChangeBatch | None:
         """Apply current digests to the known ones; queue and return the difference."""
@@ -465,9 +365,3 @@ class FileWatcher:
 
 def _is_below(rel: str, bases: set[str]) -> bool:
     return any(not base or rel.startswith(base + "/") for base in bases)
-
-
-def _stop_observer(observer: BaseObserver) -> None:
-    with contextlib.suppress(RuntimeError):
-        observer.stop()
-        observer.join(timeout=5)
