@@ -62,9 +62,9 @@ def engine_gateway(data_dir: Path) -> Any:
 
 
 def agents() -> list[str]:
-    from backend.skills.builtin.catalog import AGENTS
+    from backend.roles import AGENT_ROLES
 
-    return list(AGENTS)
+    return list(AGENT_ROLES)
 
 
 def agent_calls(

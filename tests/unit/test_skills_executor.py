@@ -11,7 +11,8 @@ import pytest
 
 from backend.agents.gateway_tools import MAX_INITIAL_TOOLS, GatewayToolExecutor, tool_name
 from backend.llm.types import ChatMessage, ChatOptions, ChatRequest, ToolCall
-from backend.skills.builtin.catalog import AGENTS, agent_context, build_gateway
+from backend.roles import AGENT_ROLES
+from backend.skills.builtin.catalog import agent_context, build_gateway
 from backend.skills.models import SkillTier
 
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -30,7 +31,7 @@ async def call(ex: GatewayToolExecutor, name: str, **arguments: Any) -> dict[str
     return data
 
 
-@pytest.mark.parametrize("agent", AGENTS)
+@pytest.mark.parametrize("agent", AGENT_ROLES)
 def test_each_agent_first_sees_at_most_six_valid_tools(agent: str, tmp_path: Path) -> None:
     ex = executor(agent, tmp_path)
     specs = ex.specs()
@@ -73,7 +74,7 @@ async def test_every_builtin_op_is_reachable_through_execute(tmp_path: Path) -> 
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
     real = 0
-    for agent in AGENTS:
+    for agent in AGENT_ROLES:
         ex = executor(agent, tmp_path, scopes=ALL_SCOPES, can_write=True)
         for skill in ex.gateway.registry:
             data = await call(ex, "execute", op=skill.op, args=skill.examples[0].args)
@@ -159,7 +160,7 @@ async def test_loaded_contextual_skills_take_a_slot_then_leave(tmp_path: Path) -
     assert "librarian__code__patterns" not in {s.name for s in ex.specs()}
 
 
-@pytest.mark.parametrize("agent", AGENTS)
+@pytest.mark.parametrize("agent", AGENT_ROLES)
 async def test_no_agent_is_ever_offered_more_than_six_tools(agent: str, tmp_path: Path) -> None:
     """Every trigger fired and every op described at once: still six tools, all reachable."""
     ex = executor(agent, tmp_path, scopes=ALL_SCOPES, can_write=True)

@@ -7,9 +7,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from backend.roles import AGENT_ROLES
+
 
 class Target(StrEnum):
-    """Where a user request goes."""
+    """Where a user request goes: an agent role (:data:`backend.roles.AGENT_ROLES`), the
+    session manager or a running pipeline."""
 
     GUIDE = "guide"  # /help, /status: the Guide answers itself
     SESSION_MANAGER = "session_manager"
@@ -24,18 +27,9 @@ class Target(StrEnum):
     PIPELINE = "pipeline"  # /task <id> ...: a running pipeline's engineer
 
 
-AGENT_TARGETS = frozenset(
-    {
-        Target.ACADEMIC,
-        Target.ARCHITECT,
-        Target.ARCHIVALIST,
-        Target.ENGINEER,
-        Target.INSPECTOR,
-        Target.LIBRARIAN,
-        Target.ORCHESTRATOR,
-        Target.TESTER,
-    }
-)
+# The agents a request can be sent to: every role but the Guide (which answers itself).
+# Derived from the roles, so a role without a member above fails here, at import.
+AGENT_TARGETS = frozenset(Target(role) for role in AGENT_ROLES) - {Target.GUIDE}
 
 
 class LibrarianIntent(StrEnum):

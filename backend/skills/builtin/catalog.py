@@ -42,11 +42,6 @@ from backend.skills.models import Skill, SkillContext
 from backend.skills.registry import Registry
 from backend.skills.search.embedding import EmbeddingStage
 
-AGENTS = (
-    "guide", "architect", "orchestrator", "engineer", "librarian", "archivalist", "academic",
-    "inspector", "tester",
-)  # fmt: skip
-
 DOMAINS = {
     "guide": "Routing messages to agents, intent classification, help and system status",
     "session": "Sessions: list, switch, and your session's private context",
