@@ -3,7 +3,7 @@
 Detection finds *that* a project uses a tool; this catalog turns the name into
 commands. Run commands here are the tool's own; the project's scripts and
 Makefile targets take precedence when they invoke the tool (see
-:mod:`tool_discovery_rules`). ``invokes`` are the regexes that recognise the
+:mod:`~backend.knowledge.tool_discovery.rules`). ``invokes`` are the regexes that recognise the
 tool inside a script, Makefile recipe or CI step.
 """
 
@@ -126,6 +126,37 @@ CATALOG: dict[str, ToolSpec] = {
         _spec("clang-tidy", "clang", {L: "clang-tidy"}),
         _spec("shellcheck", "shell", {L: "shellcheck"}),
     )
+}  # fmt: skip
+
+# A tool's own config files, and the sections it reads in shared ones.
+CONFIG_FILES: list[tuple[str, str, tuple[ToolCategory, ...]]] = [
+    (".eslintrc*", "eslint", (L,)), ("eslint.config.*", "eslint", (L,)),
+    ("biome.json", "biome", (L, F)), ("biome.jsonc", "biome", (L, F)),
+    (".oxlintrc.json", "oxlint", (L,)), (".prettierrc*", "prettier", (F,)),
+    ("prettier.config.*", "prettier", (F,)), ("tsconfig.json", "tsc", (T,)),
+    ("jest.config.*", "jest", (X,)), ("vitest.config.*", "vitest", (X,)),
+    ("vitest.workspace.*", "vitest", (X,)), (".mocharc*", "mocha", (X,)),
+    ("playwright.config.*", "playwright", (X,)), (".golangci.*", "golangci-lint", (L,)),
+    ("ruff.toml", "ruff", (L,)), (".ruff.toml", "ruff", (L,)), (".flake8", "flake8", (L,)),
+    (".pylintrc", "pylint", (L,)), ("pylintrc", "pylint", (L,)), ("mypy.ini", "mypy", (T,)),
+    (".mypy.ini", "mypy", (T,)), ("pytest.ini", "pytest", (X,)), ("conftest.py", "pytest", (X,)),
+    ("pyrightconfig.json", "pyright", (T,)), (".isort.cfg", "isort", (F,)),
+    ("rustfmt.toml", "rustfmt", (F,)), (".rustfmt.toml", "rustfmt", (F,)),
+    ("clippy.toml", "clippy", (L,)), (".clippy.toml", "clippy", (L,)),
+    (".rubocop.yml", "rubocop", (L, F)), (".rspec", "rspec", (X,)),
+    ("phpstan.neon", "phpstan", (L,)), ("phpunit.xml*", "phpunit", (X,)),
+    (".clang-format", "clang-format", (F,)), (".clang-tidy", "clang-tidy", (L,)),
+    (".shellcheckrc", "shellcheck", (L,)),
+]  # fmt: skip
+PYPROJECT_SECTIONS: dict[str, list[tuple[str, ToolCategory]]] = {
+    "ruff": [("ruff", L)], "black": [("black", F)], "isort": [("isort", F)],
+    "mypy": [("mypy", T)], "pyright": [("pyright", T)], "basedpyright": [("basedpyright", T)],
+    "pylint": [("pylint", L)], "flake8": [("flake8", L)], "pytest": [("pytest", X)],
+}  # fmt: skip
+INI_SECTIONS: dict[str, tuple[str, ToolCategory]] = {
+    "flake8": ("flake8", L), "mypy": ("mypy", T), "tool:pytest": ("pytest", X),
+    "pytest": ("pytest", X), "isort": ("isort", F), "pylint": ("pylint", L),
+    "pylint.main": ("pylint", L), "pylint.messages control": ("pylint", L),
 }  # fmt: skip
 
 # Dependency names that mean a tool (beyond a package named exactly like the tool).

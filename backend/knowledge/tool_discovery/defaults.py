@@ -294,7 +294,3 @@ def language_defaults(language: str) -> dict[ToolCategory, CategoryDefault]:
     if key not in LANGUAGE_DEFAULTS:
         raise UnknownLanguageError(language, known_languages())
     return LANGUAGE_DEFAULTS[key]
-
-
-def category_default(language: str, category: ToolCategory) -> CategoryDefault | None:
-    return language_defaults(language).get(category)

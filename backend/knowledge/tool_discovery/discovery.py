@@ -37,6 +37,12 @@ from backend.knowledge.tool_discovery.defaults import (
     language_defaults,
     normalise_language,
 )
+from backend.knowledge.tool_discovery.editorconfig import (
+    EDITORCONFIG,
+    EditorConfig,
+    apply_editorconfig,
+    editorconfig,
+)
 from backend.knowledge.tool_discovery.files import (
     BIN_DIRS,
     EXTENSIONS,
@@ -60,12 +66,6 @@ from backend.knowledge.tool_discovery.models import (
     parse_category,
 )
 from backend.knowledge.tool_discovery.probe import VersionProbe
-from backend.knowledge.tool_discovery.rules import (
-    EDITORCONFIG,
-    EditorConfig,
-    apply_editorconfig,
-    editorconfig,
-)
 from backend.knowledge.tool_discovery.scan import ScanResult, scan
 from backend.knowledge.tool_discovery.tiers import (
     PREFERENCE_PREFIX,

@@ -8,10 +8,9 @@ pre-commit hook) counts as *high*; a dependency, a script, a Makefile target
 or a CI step that runs it counts as *medium*. Scripts also give the command
 the project itself uses to run the tool.
 
-``.editorconfig`` names no tool: it sets indentation, line endings and line
-length for editors and for formatters that read it. It is reported on its
-own (:func:`editorconfig`) and, where it sets such properties, it is the
-config of a formatter that reads it (:func:`apply_editorconfig`).
+Which file, section or package names a tool is the catalogue's
+(:mod:`~backend.knowledge.tool_discovery.catalog`); ``.editorconfig``, which names
+no tool, is read by :mod:`~backend.knowledge.tool_discovery.editorconfig`.
 """
 
 from __future__ import annotations
@@ -24,8 +23,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from backend.knowledge.tool_discovery.catalog import (
+    CONFIG_FILES,
+    INI_SECTIONS,
     PACKAGE_TOOLS,
     PRE_COMMIT_HOOKS,
+    PYPROJECT_SECTIONS,
     invoked_tools,
 )
 from backend.knowledge.tool_discovery.files import (
@@ -34,12 +36,7 @@ from backend.knowledge.tool_discovery.files import (
     join,
     workflow_files,
 )
-from backend.knowledge.tool_discovery.models import (
-    ConfidenceLevel,
-    DiscoveredTool,
-    ToolCategory,
-    ToolSource,
-)
+from backend.knowledge.tool_discovery.models import ConfidenceLevel, ToolCategory, ToolSource
 
 L, F, T, X, S = (
     ToolCategory.LINTER,
@@ -65,35 +62,6 @@ class Finding:
     script_only: bool = False  # the script runs nothing but this tool
 
 
-CONFIG_FILES: list[tuple[str, str, tuple[ToolCategory, ...]]] = [
-    (".eslintrc*", "eslint", (L,)), ("eslint.config.*", "eslint", (L,)),
-    ("biome.json", "biome", (L, F)), ("biome.jsonc", "biome", (L, F)),
-    (".oxlintrc.json", "oxlint", (L,)), (".prettierrc*", "prettier", (F,)),
-    ("prettier.config.*", "prettier", (F,)), ("tsconfig.json", "tsc", (T,)),
-    ("jest.config.*", "jest", (X,)), ("vitest.config.*", "vitest", (X,)),
-    ("vitest.workspace.*", "vitest", (X,)), (".mocharc*", "mocha", (X,)),
-    ("playwright.config.*", "playwright", (X,)), (".golangci.*", "golangci-lint", (L,)),
-    ("ruff.toml", "ruff", (L,)), (".ruff.toml", "ruff", (L,)), (".flake8", "flake8", (L,)),
-    (".pylintrc", "pylint", (L,)), ("pylintrc", "pylint", (L,)), ("mypy.ini", "mypy", (T,)),
-    (".mypy.ini", "mypy", (T,)), ("pytest.ini", "pytest", (X,)), ("conftest.py", "pytest", (X,)),
-    ("pyrightconfig.json", "pyright", (T,)), (".isort.cfg", "isort", (F,)),
-    ("rustfmt.toml", "rustfmt", (F,)), (".rustfmt.toml", "rustfmt", (F,)),
-    ("clippy.toml", "clippy", (L,)), (".clippy.toml", "clippy", (L,)),
-    (".rubocop.yml", "rubocop", (L, F)), (".rspec", "rspec", (X,)),
-    ("phpstan.neon", "phpstan", (L,)), ("phpunit.xml*", "phpunit", (X,)),
-    (".clang-format", "clang-format", (F,)), (".clang-tidy", "clang-tidy", (L,)),
-    (".shellcheckrc", "shellcheck", (L,)),
-]  # fmt: skip
-PYPROJECT_SECTIONS: dict[str, list[tuple[str, ToolCategory]]] = {
-    "ruff": [("ruff", L)], "black": [("black", F)], "isort": [("isort", F)],
-    "mypy": [("mypy", T)], "pyright": [("pyright", T)], "basedpyright": [("basedpyright", T)],
-    "pylint": [("pylint", L)], "flake8": [("flake8", L)], "pytest": [("pytest", X)],
-}  # fmt: skip
-INI_SECTIONS: dict[str, tuple[str, ToolCategory]] = {
-    "flake8": ("flake8", L), "mypy": ("mypy", T), "tool:pytest": ("pytest", X),
-    "pytest": ("pytest", X), "isort": ("isort", F), "pylint": ("pylint", L),
-    "pylint.main": ("pylint", L), "pylint.messages control": ("pylint", L),
-}  # fmt: skip
 _REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*(.*)$")
 
 
@@ -355,97 +323,4 @@ def other_manifests(reader: ConfinedReader, directory: str) -> list[Finding]:
         dev = composer.get("require-dev", {})
         out += _deps(composer_rel, [(k, str(v)) for k, v in dev.items()] if isinstance(dev, dict)
                      else [])  # fmt: skip
-    return out
-
-
-EDITORCONFIG = ".editorconfig"
-# The properties a formatter takes from .editorconfig (Prettier maps these to useTabs,
-# tabWidth, endOfLine and printWidth); charset or trailing whitespace alone configure
-# editors, not a formatter's output.
-EDITORCONFIG_FORMATTING = frozenset(
-    {"indent_style", "indent_size", "tab_width", "end_of_line", "max_line_length"}
-)
-# Formatters that read .editorconfig by default, so the file configures them. Whether
-# Biome does depends on its version and its own useEditorconfig setting, so biome.json
-# stays its evidence; black, ruff, gofmt and the rest of the catalogue ignore it.
-EDITORCONFIG_READERS = frozenset({"prettier"})
-
-
-@dataclass(frozen=True)
-class EditorConfig:
-    """The .editorconfig files that apply to a target, nearest first."""
-
-    paths: tuple[str, ...]  # workspace-relative; stops at one declaring root = true
-    formatting: tuple[str, ...]  # the formatting properties they set, sorted
-
-    @property
-    def path(self) -> str:
-        return self.paths[0]
-
-
-def _editorconfig_keys(text: str) -> tuple[bool, set[str]]:
-    """(declares root = true, property names set in its sections) of one file.
-
-    The format is INI-like but has a preamble without a section header, which
-    configparser refuses, so lines are read directly.
-    """
-    is_root, in_section, keys = False, False, set()
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith(("#", ";")):
-            continue
-        if line.startswith("[") and line.endswith("]"):
-            in_section = True
-            continue
-        key, sep, value = line.partition("=")
-        if not sep:
-            continue
-        key, value = key.strip().lower(), value.strip().lower()
-        if not in_section and key == "root":
-            is_root = value == "true"
-        elif in_section and value != "unset":
-            keys.add(key)
-    return is_root, keys
-
-
-def editorconfig(reader: ConfinedReader, dirs: list[str]) -> EditorConfig | None:
-    """The .editorconfig files between the target's directory and the root, as an
-    editor applies them: nearest first, none above one that declares ``root = true``."""
-    paths: list[str] = []
-    formatting: set[str] = set()
-    for directory in reversed(dirs):
-        rel = join(directory, EDITORCONFIG)
-        text = reader.text(rel)
-        if text is None:
-            continue
-        is_root, keys = _editorconfig_keys(text)
-        paths.append(rel)
-        formatting |= keys & EDITORCONFIG_FORMATTING
-        if is_root:
-            break
-    if not paths:
-        return None
-    return EditorConfig(tuple(paths), tuple(sorted(formatting)))
-
-
-def apply_editorconfig(tools: list[DiscoveredTool], found: EditorConfig) -> list[DiscoveredTool]:
-    """A formatter that reads .editorconfig gets it as evidence and config path; one
-    that was only inferred (a dependency, a script) is then configured in the project,
-    so counts as high. Other tools are left alone: the file says nothing about them."""
-    out: list[DiscoveredTool] = []
-    for tool in tools:
-        if tool.category is not F or tool.name not in EDITORCONFIG_READERS:
-            out.append(tool)
-            continue
-        update: dict[str, object] = {
-            "evidence": list(dict.fromkeys([*tool.evidence, *found.paths]))
-        }
-        if found.formatting:
-            update["config_path"] = tool.config_path or found.path
-            if tool.confidence is not HIGH:
-                update["confidence"] = HIGH
-                update["rationale"] = (
-                    f"{tool.rationale}; configured by {found.path} ({', '.join(found.formatting)})"
-                )
-        out.append(tool.model_copy(update=update))
     return out
