@@ -1,1 +1,8 @@
-"""backend/archive."""
+"""The archive: one SQLite file of sessions, transcripts, snapshots and usage.
+
+- ``store``: :class:`Archive`, reading and writing sessions, transcripts,
+  snapshots, steps, usage and preferences.
+- ``schema``: the tables (the chronicle's too), and the check that a database
+  file is safe to open.
+- ``writer``: :class:`ArchiveWriter`, the single writer thread and its queue.
+"""

@@ -1,1 +1,19 @@
-"""backend/knowledge/code."""
+"""The Librarian's index of a workspace's code, and what it answers.
+
+- ``index``: :class:`CodeIndex`, walking the workspace and writing files,
+  symbols, imports and text into the index.
+- ``index_db``: the index's SQLite file: schema, per-thread connections, one writer.
+- ``index_queries``: the read queries (definitions, full text, outlines,
+  dependencies) and their result records.
+- ``symbols``: symbols and imports per language, extracted for the index.
+- ``live``: :class:`CodeKnowledge`, the index kept current by the file watcher
+  together with its cache, building in the background.
+- ``changes``: what one change batch from the watcher does to the index.
+- ``hub``: one :class:`CodeKnowledge` per workspace, shared by sessions.
+- ``evidence``: what the answers are made of (evidence, snippets, the model's
+  answers) and how a question is keyed in the cache.
+- ``evidence_queries``: the index's evidence for each kind of question.
+- ``intent_cache``: the intent-aware query cache and its invalidation rules.
+- ``patterns``: conventions the index shows without a model, and concept words.
+- ``answers``: the answers that need no model, as markdown.
+"""

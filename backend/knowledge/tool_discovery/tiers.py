@@ -1,8 +1,8 @@
 """Tiers 2 and 3: the Academic's recommendation, and the user's remembered choice.
 
-Tier 2 answers from :mod:`tool_defaults`. Tier 3 turns an open question into
-options with pros and cons, and turns a stored choice (a global preference
-``tools.<language>.<category>`` in the archive) back into a tool.
+Tier 2 answers from :mod:`~backend.knowledge.tool_discovery.defaults`. Tier 3 turns
+an open question into options with pros and cons, and turns a stored choice (a
+global preference ``tools.<language>.<category>`` in the archive) back into a tool.
 """
 
 from __future__ import annotations
