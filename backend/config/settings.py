@@ -12,15 +12,19 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, StringConstraints, ValidationError
 
 from backend.config.mcp_servers import McpSettings
 from backend.errors import SylkError
 from backend.roles import AGENT_ROLES
 
 ProviderKind = Literal["anthropic", "openai", "scripted", "offline"]
+BindingId = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]*(\.[a-z0-9-]+)+$")]
+"""A key binding's id in the TUI, e.g. ``session.next`` (its tooltip says what it does)."""
+KeySpec = Annotated[str, StringConstraints(pattern=r"^[^\s,]+(,[^\s,]+)*$")]
+"""One key or several, comma-separated, as Textual names them: ``alt+j,ctrl+pagedown``."""
 CONFIG_FILE = "config.toml"
 
 
@@ -124,6 +128,8 @@ class SylkConfig(_Model):
     search: SearchSettings = Field(default_factory=SearchSettings)
     # Extra fragment folders for the Academic's library (sub-folders are categories).
     library_paths: list[Path] = Field(default_factory=list)
+    # The TUI's keys, by binding id: [keymap] "session.next" = "alt+j,ctrl+pagedown".
+    keymap: dict[BindingId, KeySpec] = Field(default_factory=dict)
     source: Path | None = Field(default=None, exclude=True)
 
     def library_folders(self) -> list[Path]:
