@@ -1,8 +1,9 @@
 """The main screen: sessions on the left, the transcript of one in the middle,
 the composer below it and the keys in the footer.
 
-The screen lays widgets out, declares the session keys and describes the
-session on screen; what the keys do is up to the app (``app.*`` actions).
+The screen subscribes to the UI state (``ui_state.store.UiState``) and hands what
+changed down to its widgets. Its keys are its own actions: what needs the engine
+is posted as an intent (``ui_state.intents``) that the app carries out.
 """
 
 from __future__ import annotations
@@ -12,16 +13,26 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import ClassVar
 
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer
+from textual.widgets import Footer, Input
 
 from backend.sessions.models import Session, SessionState
+from screens.new_session import NewSessionScreen
+from screens.session_commands import SessionCommands
+from ui_state.intents import NewSession, SendLine, SessionAction, SessionVerb
+from ui_state.store import DraftChanged, EngineMessage, LineSettled, Shown, UiState
 from widgets.composer import Composer
 from widgets.session_list import SessionList
 from widgets.transcript import Transcript
+
+ACTIVITY_REFRESH_SECONDS = 30.0
+"""How often the list's "5m ago" column is redrawn."""
+DRAFT_REPAINT_SECONDS = 0.05
+"""A streamed answer is repainted at most this often (20 times a second)."""
 
 # Terminals (and tmux) send alt+digit as ESC + digit, which Textual reads as
 # the character macOS types for option+digit; bind both spellings. The
@@ -45,7 +56,7 @@ def _jump_bindings() -> list[BindingType]:
         bindings.append(
             Binding(
                 f"alt+{n},{option_key}",
-                f"app.jump({n})",
+                f"jump({n})",
                 "Jump",
                 show=n == 1,
                 key_display="alt+1…9" if n == 1 else None,
@@ -69,11 +80,12 @@ def _placeholder(session: Session | None) -> str:
 
 class MainScreen(Screen[None]):
     CSS_PATH = Path(__file__).with_name("main_screen.tcss")
+    COMMANDS = Screen.COMMANDS | {SessionCommands}
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "ctrl+n",
-            "app.new_session",
+            "new_session",
             "New",
             id="session.new",
             tooltip="Create a session (you are asked for a name) and switch to it.",
@@ -81,7 +93,7 @@ class MainScreen(Screen[None]):
         ),
         Binding(
             "alt+down,ctrl+pagedown",
-            "app.next_session",
+            "next_session",
             "Next",
             key_display="alt+↓",
             id="session.next",
@@ -90,7 +102,7 @@ class MainScreen(Screen[None]):
         ),
         Binding(
             "alt+up,ctrl+pageup",
-            "app.previous_session",
+            "previous_session",
             "Prev",
             key_display="alt+↑",
             id="session.previous",
@@ -100,7 +112,7 @@ class MainScreen(Screen[None]):
         *_jump_bindings(),
         Binding(
             "alt+s",
-            "app.suspend_session",
+            "suspend_session",
             "Suspend",
             id="session.suspend",
             tooltip="Suspend the session on screen; its transcript and context are kept.",
@@ -108,7 +120,7 @@ class MainScreen(Screen[None]):
         ),
         Binding(
             "alt+r",
-            "app.resume_session",
+            "resume_session",
             "Resume",
             id="session.resume",
             tooltip="Bring the suspended session on screen back to the front.",
@@ -116,7 +128,7 @@ class MainScreen(Screen[None]):
         ),
         Binding(
             "alt+c",
-            "app.complete_session",
+            "complete_session",
             "Complete",
             id="session.complete",
             tooltip="Mark the session on screen as done; it stays readable.",
@@ -140,7 +152,7 @@ class MainScreen(Screen[None]):
         ),
         Binding(
             "escape",
-            "app.interrupt",
+            "interrupt",
             "Stop",
             show=False,
             id="session.interrupt",
@@ -148,10 +160,14 @@ class MainScreen(Screen[None]):
         ),
     ]
 
-    def __init__(self, *, clock: Callable[[], datetime], tz: tzinfo | None = None) -> None:
+    def __init__(
+        self, state: UiState, *, clock: Callable[[], datetime], tz: tzinfo | None = None
+    ) -> None:
         super().__init__()
+        self.state = state
         self._clock = clock
         self._tz = tz
+        self._draft_paint_due = False
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="main"):
@@ -164,6 +180,19 @@ class MainScreen(Screen[None]):
     def on_mount(self) -> None:
         self.session_list.border_title = "Sessions"
         self.composer.focus()
+        state = self.state
+        state.sessions_signal.subscribe(self, self._sessions_changed)
+        state.foreground_signal.subscribe(self, self._foreground_changed)
+        state.shown_signal.subscribe(self, self._shown)
+        state.appended_signal.subscribe(self, self._appended)
+        state.prepared_signal.subscribe(self, self._prepared)
+        state.draft_signal.subscribe(self, self._draft_changed)
+        state.index_signal.subscribe(self, self._index_changed)
+        state.line_signal.subscribe(self, self._line_settled)
+        self.set_interval(ACTIVITY_REFRESH_SECONDS, self.session_list.refresh)
+        if state.sessions:  # state that arrived before the screen did
+            self._sessions_changed(None)
+            self._foreground_changed(state.foreground_id)
 
     @property
     def session_list(self) -> SessionList:
@@ -206,3 +235,121 @@ class MainScreen(Screen[None]):
             self.transcript.scroll_page_up(animate=False)
         else:
             self.transcript.scroll_page_down(animate=False)
+
+    # -- the state, as it changes --------------------------------------------------
+    def _sessions_changed(self, session: Session | None) -> None:
+        if session is None:  # the whole list is new
+            self.session_list.set_sessions(self.state.sessions.values())
+            self._describe_shown()
+            return
+        self.session_list.upsert(session)
+        if session.id == self.transcript.session_id:
+            self._describe_shown()
+
+    def _foreground_changed(self, session_id: str | None) -> None:
+        self.session_list.foreground_id = session_id
+
+    def _shown(self, shown: Shown) -> None:
+        # The list, the title and the transcript change together, in one frame.
+        self.transcript.show(
+            shown.session_id, shown.messages, placeholder=shown.placeholder, header=shown.header
+        )
+        self.session_list.viewed_id = shown.session_id
+        if shown.ready:
+            self._paint_draft()
+        else:
+            self._describe_shown()
+
+    def _appended(self, message: EngineMessage) -> None:
+        self.transcript.append(message)  # ignored unless it shows that session
+        self.session_list.touch(message.session_id, message.timestamp)
+
+    def _prepared(self, messages: list[EngineMessage]) -> None:
+        self.transcript.prepare(messages)
+
+    def _draft_changed(self, changed: DraftChanged) -> None:
+        if changed.session_id != self.transcript.session_id:
+            return
+        if changed.at_once:
+            self._paint_draft()
+        elif not self._draft_paint_due:  # streaming: repaint at most 20 times a second
+            self._draft_paint_due = True
+            self.set_timer(DRAFT_REPAINT_SECONDS, self._paint_draft)
+
+    def _paint_draft(self) -> None:
+        self._draft_paint_due = False
+        self.transcript.set_draft(self.state.drafts.message(self.transcript.session_id))
+        self._describe_shown()
+
+    def _index_changed(self, _workspace: str) -> None:
+        self._describe_shown()
+
+    def _line_settled(self, settled: LineSettled) -> None:
+        if settled.accepted:
+            self.composer.accepted(settled.text)
+
+    def _describe_shown(self) -> None:
+        """Title the transcript with the session it shows (the one selected, a frame later)."""
+        shown = self.transcript.session_id
+        session = self.state.sessions.get(shown or "")
+        self.describe(
+            session,
+            self.state.number(shown),
+            working=self.state.drafts.working(shown),
+            index=self.state.index_text(session),
+        )
+
+    # -- actions (the keys, the command palette, the list and the composer) ----------
+    def action_new_session(self) -> None:
+        self.app.push_screen(NewSessionScreen(), self._new_session_named)
+
+    def _new_session_named(self, name: str | None) -> None:
+        if name is not None:
+            self.post_message(NewSession(name or None))
+
+    def action_next_session(self) -> None:
+        self._act("next")
+
+    def action_previous_session(self) -> None:
+        self._act("previous")
+
+    def action_jump(self, number: int) -> None:
+        session_id = self.state.session_at(number)
+        if session_id is None:
+            self.notify(f"There is no session {number}.", severity="warning", markup=False)
+        else:
+            self.switch_to(session_id)
+
+    def switch_to(self, session_id: str) -> None:
+        """Show ``session_id`` now and bring it to the front (a finished one is only shown)."""
+        self._act("switch", session_id)
+
+    def action_suspend_session(self) -> None:
+        self._act("suspend")
+
+    def action_resume_session(self) -> None:
+        self._act("resume")
+
+    def action_complete_session(self) -> None:
+        self._act("complete")
+
+    def action_interrupt(self) -> None:
+        """Stop the answer being written in the session on screen; else back to the composer."""
+        if self.state.drafts.working(self.state.viewed_id) is None:
+            self.composer.focus()
+        self._act("stop")
+
+    def _act(self, kind: SessionVerb, session_id: str | None = None) -> None:
+        self.post_message(SessionAction(kind, session_id))
+
+    @on(SessionList.Picked)
+    def _session_picked(self, picked: SessionList.Picked) -> None:
+        picked.stop()
+        self.switch_to(picked.session_id)
+
+    @on(Input.Submitted, "#composer")
+    def _composer_submitted(self, submitted: Input.Submitted) -> None:
+        submitted.stop()
+        viewed = self.state.viewed_id
+        if submitted.value.strip() and viewed is not None:
+            self.post_message(SendLine(viewed, submitted.value))

@@ -9,13 +9,13 @@ from backend.errors import ArchiveClosedError
 from backend.sessions.models import SessionState
 from screens.new_session import NewSessionScreen
 from sylk_tui.app import SylkApp
-from tests.tui.conftest import (
+from tests.tui.support import (
     RecordingApp,
     main_screen,
     send_line,
     settle,
     transcript_texts,
-    wait_until,
+    wait_for,
 )
 
 SIZE = (120, 40)
@@ -34,12 +34,13 @@ def _active_name(engine: Engine) -> str | None:
 async def test_startup_puts_a_session_in_front_and_on_screen(engine: Engine) -> None:
     app = SylkApp(engine)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(
+        await wait_for(
             pilot,
             lambda: (
                 engine.active_session() is not None
                 and main_screen(app).transcript.session_id is not None
             ),
+            "a session in front and on screen",
         )
         active = engine.active_session()
         assert active is not None

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
-from textual.pilot import Pilot
 
 from backend.engine.facade import Engine, EngineConfig
 from backend.messages import MessageType
 from sylk_tui.app import SylkApp
-from tests.tui.conftest import main_screen, send_line, settle
+from tests.tui.support import main_screen, send_line, settle, wait_for
 
 SIZE = (120, 40)
 ANSWER = "The flaky test races the file watcher; wait for the debounce before asserting."
@@ -26,14 +23,6 @@ def _scripted_engine(
     script.write_text(json.dumps({"chunk_delay_s": delay, "turns": [{"text": ANSWER}]}))
     monkeypatch.setenv("SYLK_SCRIPT", str(script))
     return Engine(engine_config.model_copy(update={"provider": "scripted"}))
-
-
-async def _until(pilot: Pilot[Any], condition: Callable[[], bool], what: str) -> None:
-    for _ in range(500):
-        if condition():
-            return
-        await pilot.pause(0.01)
-    raise AssertionError(f"never happened: {what}")
 
 
 async def test_the_answer_streams_then_lands_in_the_transcript(
@@ -53,11 +42,11 @@ async def test_the_answer_streams_then_lands_in_the_transcript(
             draft = screen.transcript.draft
             return draft is not None and "races" in str(draft.payload["text"])
 
-        await _until(pilot, streaming, "the answer streaming")
+        await wait_for(pilot, streaming, "the answer streaming")
         assert screen.composer.value == ""  # recorded: cleared while the answer streams
         assert "is answering" in str(screen.transcript.border_subtitle)
         await settle(pilot)
-        await _until(pilot, lambda: screen.transcript.draft is None, "the draft removed")
+        await wait_for(pilot, lambda: screen.transcript.draft is None, "the draft removed")
         last = screen.transcript.messages[-1]
         assert last.type is MessageType.AGENT_REPLY
         assert last.payload["text"] == ANSWER
@@ -76,7 +65,7 @@ async def test_escape_stops_the_answer(
         assert session is not None
         screen.composer.value = "explain the race"
         await pilot.press("enter")
-        await _until(pilot, lambda: engine.turn_running(session.id), "turn started")
+        await wait_for(pilot, lambda: engine.turn_running(session.id), "turn started")
         await pilot.press("escape")
         await settle(pilot)
         assert not engine.turn_running(session.id)
@@ -108,8 +97,8 @@ async def test_a_real_sdk_answer_streams_into_the_tui(engine_config: EngineConfi
                 draft = screen.transcript.draft
                 return draft is not None and str(draft.payload["text"]).startswith("The flaky")
 
-            await _until(pilot, partial, "the first words on screen")
-            await _until(pilot, lambda: screen.transcript.draft is None, "the answer landed")
+            await wait_for(pilot, partial, "the first words on screen")
+            await wait_for(pilot, lambda: screen.transcript.draft is None, "the answer landed")
             # The draft gave way to the recorded answer: never a moment without it.
             last = screen.transcript.messages[-1]
             assert last.type is MessageType.AGENT_REPLY and last.source == "architect"

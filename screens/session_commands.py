@@ -1,0 +1,75 @@
+"""The main screen's command palette entries: its session actions and every session.
+
+Declared on the screen (``MainScreen.COMMANDS``), so the palette offers them only
+there; each entry runs one of the screen's own actions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, cast
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+if TYPE_CHECKING:
+    from screens.main_screen import MainScreen
+
+
+@dataclass(frozen=True)
+class PaletteEntry:
+    text: str
+    help: str
+    run: Callable[[], object]
+
+
+def palette_entries(screen: MainScreen) -> list[PaletteEntry]:
+    entries = [
+        PaletteEntry("New session", "Create a session and switch to it", screen.action_new_session),
+        PaletteEntry("Next session", "Switch to the next session", screen.action_next_session),
+        PaletteEntry(
+            "Previous session", "Switch to the previous session", screen.action_previous_session
+        ),
+        PaletteEntry(
+            "Suspend session", "Suspend the session on screen", screen.action_suspend_session
+        ),
+        PaletteEntry(
+            "Resume session",
+            "Bring the session on screen to the front",
+            screen.action_resume_session,
+        ),
+        PaletteEntry(
+            "Complete session",
+            "Mark the session on screen as done",
+            screen.action_complete_session,
+        ),
+    ]
+    for number, session in enumerate(screen.state.sessions.values(), 1):
+        entries.append(
+            PaletteEntry(
+                f"Switch to session {session.name}",
+                f"#{number} · {session.state.value} · {session.short_id}",
+                partial(screen.switch_to, session.id),
+            )
+        )
+    return entries
+
+
+class SessionCommands(Provider):
+    """Offers the session actions and "Switch to session <name>" for each session."""
+
+    def _entries(self) -> list[PaletteEntry]:
+        # Only the main screen declares this provider, so it is the screen it serves.
+        return palette_entries(cast("MainScreen", self.screen))
+
+    async def discover(self) -> Hits:
+        for entry in self._entries():
+            yield DiscoveryHit(entry.text, entry.run, help=entry.help)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for entry in self._entries():
+            score = matcher.match(entry.text)
+            if score > 0:
+                yield Hit(score, matcher.highlight(entry.text), entry.run, help=entry.help)

@@ -1,0 +1,204 @@
+"""Engine events and worker results as the app's Textual messages.
+
+The app turns every engine event into one of these and posts it to itself (the
+engine may publish from another thread; posting a message is safe from any).
+Which message an event becomes is looked up by the event's ``kind`` in
+``EVENT_MESSAGES``; kinds the UI does not show map to nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Generic, Literal, TypeVar, cast
+
+from pydantic import BaseModel
+from textual.message import Message
+
+from backend.events import (
+    ActiveSessionChanged,
+    AgentStepEvent,
+    EngineEvent,
+    EngineNotice,
+    IndexProgress,
+    MessageAppended,
+    QuestionAsked,
+    QuestionSettled,
+    SessionChanged,
+    SessionCreated,
+)
+from backend.messages import Message as EngineMessage
+from backend.questions import ChoiceQuestion
+from backend.sessions.models import Session, SessionState
+
+Transcript = list[EngineMessage[dict[str, Any]]]
+
+
+# -- engine events --------------------------------------------------------------------
+@dataclass
+class SessionAdded(Message):
+    """A session was created (it may not be in front yet)."""
+
+    session: Session
+
+
+@dataclass
+class SessionUpdated(Message):
+    """A session's state, context or metadata changed; ``session`` is its new value."""
+
+    session: Session
+    operation: str
+    old_state: SessionState | None
+
+
+@dataclass
+class ForegroundChanged(Message):
+    """The engine's foreground session changed (``None``: no session is in front).
+
+    ``follow`` is false when the user brought the session to the front by hand:
+    the screen already shows where they are going, so it must not jump back.
+    """
+
+    session_id: str | None
+    previous_id: str | None
+    follow: bool = True
+
+
+@dataclass
+class TranscriptAppended(Message):
+    """One message was committed to a session's transcript."""
+
+    message: EngineMessage[dict[str, Any]]
+
+
+@dataclass
+class EngineNoticePosted(Message):
+    """The engine has something to tell the user outside any transcript."""
+
+    level: Literal["info", "warning", "error"]
+    text: str
+
+
+@dataclass
+class AgentStepped(Message):
+    """A step of an agent's turn: a model call, streamed text, a tool call, the end."""
+
+    session_id: str
+    role: str
+    kind: str
+    text: str = ""
+
+
+@dataclass
+class ChoiceRequested(Message):
+    """The engine asks the user to pick an option; the answer resolves ``answer``."""
+
+    question_id: str
+    question: ChoiceQuestion
+    answer: asyncio.Future[str | None]
+
+
+@dataclass
+class QuestionClosed(Message):
+    """A question was answered (here or elsewhere), declined or withdrawn."""
+
+    question_id: str
+    withdrawn: bool
+
+
+@dataclass
+class IndexChanged(Message):
+    """The code index of a workspace made progress, finished, or followed an edit."""
+
+    workspace: str
+    text: str  # what the status line shows, e.g. "indexing 340/2,275 files"
+
+
+# -- worker results ---------------------------------------------------------------------
+@dataclass
+class SessionsLoaded(Message):
+    """The engine is ready: every visible session, and the one in front."""
+
+    sessions: list[Session]
+    foreground_id: str | None
+
+
+@dataclass
+class TranscriptLoaded(Message):
+    """The tail of a session's transcript was read from the archive (``None``: failed)."""
+
+    session_id: str
+    messages: Transcript | None
+
+
+@dataclass
+class SubmitSettled(Message):
+    """A line sent from the composer was recorded (``accepted``) or refused."""
+
+    session_id: str
+    text: str
+    accepted: bool
+
+
+# -- the table ----------------------------------------------------------------------------
+def index_text(event: IndexProgress) -> str:
+    if event.phase in ("building", "rebuilding"):
+        verb = "indexing" if event.phase == "building" else "re-indexing"
+        return f"{verb} {event.done:,}/{event.total:,} files" if event.total else f"{verb}…"
+    if event.phase == "failed":
+        return f"index failed: {event.error}"
+    if event.phase == "ready":
+        return f"{event.total:,} files indexed"
+    return f"index updated ({event.changed} changed)"
+
+
+def _agent_stepped(event: AgentStepEvent, _by_hand: bool) -> AgentStepped:
+    step = event.step
+    text = step.data.get("text") if step.kind == "text_delta" else None
+    return AgentStepped(
+        step.session_id, step.role, step.kind, text if isinstance(text, str) else ""
+    )
+
+
+EventT = TypeVar("EventT", bound=BaseModel)
+
+
+class Rule(Generic[EventT]):
+    """How one kind of engine event becomes a message; ``by_hand`` is true while
+    the user's own switch runs in the engine."""
+
+    def __init__(self, event: type[EventT], convert: Callable[[EventT, bool], Message]) -> None:
+        self.kind: str = event.model_fields["kind"].default
+        self._convert = convert
+
+    def __call__(self, event: EngineEvent, by_hand: bool) -> Message:
+        return self._convert(cast(EventT, event), by_hand)
+
+
+def _table(*rules: Rule[Any]) -> Mapping[str, Rule[Any]]:
+    return MappingProxyType({rule.kind: rule for rule in rules})
+
+
+EVENT_MESSAGES: Mapping[str, Rule[Any]] = _table(
+    Rule(MessageAppended, lambda e, _: TranscriptAppended(e.message)),
+    Rule(SessionCreated, lambda e, _: SessionAdded(e.session)),
+    Rule(SessionChanged, lambda e, _: SessionUpdated(e.session, e.operation, e.old_state)),
+    Rule(
+        ActiveSessionChanged,
+        lambda e, by_hand: ForegroundChanged(e.session_id, e.previous_id, follow=not by_hand),
+    ),
+    Rule(EngineNotice, lambda e, _: EngineNoticePosted(e.level, e.text)),
+    Rule(QuestionAsked, lambda e, _: ChoiceRequested(e.question_id, e.question, e.answer)),
+    Rule(QuestionSettled, lambda e, _: QuestionClosed(e.question_id, e.withdrawn)),
+    Rule(IndexProgress, lambda e, _: IndexChanged(e.workspace, index_text(e))),
+    Rule(AgentStepEvent, _agent_stepped),
+)
+"""Engine event kind -> how it becomes a message; a kind not here is not shown."""
+
+
+def engine_message(event: EngineEvent, *, by_hand: bool = False) -> Message | None:
+    """The app-wide message for an engine event (``None``: the UI ignores it)."""
+    rule = EVENT_MESSAGES.get(event.kind)
+    return rule(event, by_hand) if rule is not None else None

@@ -1,0 +1,45 @@
+"""What a screen asks the app to do: app-wide messages that bubble up to the app.
+
+Screens own their keys and actions; an action that needs the engine posts one of
+these, and the app carries it out once, whichever screen asked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from textual.message import Message
+
+SessionVerb = Literal["switch", "next", "previous", "suspend", "resume", "complete", "stop"]
+"""``switch``: show the session and bring it to the front (a finished one is only
+shown); ``next``/``previous``: switch to the session after/before it in the list;
+``stop``: stop the answer being written in it."""
+
+
+@dataclass
+class SessionAction(Message):
+    """Do ``kind`` to the session ``session_id``.
+
+    ``None`` is the session on screen when the app gets to it: keys pressed in
+    quick succession (alt+down, alt+down, alt+s) then act on one after another,
+    each on where the one before left the screen.
+    """
+
+    kind: SessionVerb
+    session_id: str | None = None
+
+
+@dataclass
+class NewSession(Message):
+    """Create a session and switch to it (``name`` ``None``: Sylk picks one)."""
+
+    name: str | None
+
+
+@dataclass
+class SendLine(Message):
+    """Send a line typed in the composer to the session ``session_id``."""
+
+    session_id: str
+    text: str
