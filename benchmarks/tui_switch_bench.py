@@ -233,7 +233,7 @@ async def measure_switching(data_dir: Path, workspace: Path, switches: int) -> d
             assert active is not None and active.id == target, (kind, key)
 
         def neighbour(step: int) -> str:
-            return order[(order.index(app.viewed_id or order[0]) + step) % len(order)]
+            return order[(order.index(app.state.viewed_id or order[0]) + step) % len(order)]
 
         # next: alt+down through sessions never shown (the app reads one ahead).
         for _ in range(switches):
