@@ -6,8 +6,8 @@ Tool budget. A model never sees more than six tools: the four gateway verbs
 the tracker has loaded, most recently used first (they are what the
 conversation is about now), then to the agent's CORE ops in registration
 order (the builtin registrations list each agent's most-used core op first).
-Only ops the caller may run and that are actually available are pinned (ops
-registered with :func:`~backend.skills.handlers.not_available` never are).
+Only ops the caller may run and that are actually available are pinned (a skill
+with ``available=False`` never is).
 Every op without a slot, loaded or core, is still one ``execute`` away, and
 :meth:`GatewayToolExecutor.unpinned_note` names them for the system prompt.
 
@@ -31,10 +31,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from backend.agents.tools import ToolOutcome
 from backend.llm.types import ChatRequest, TextBlock, ToolCall, ToolSpec
 from backend.skills.envelopes import Envelope, ErrorCode, failure, new_trace_id
-from backend.skills.gateway.args import DescribeArgs, ExecuteArgs, SearchArgs
-from backend.skills.gateway.batch import MAX_BATCH
 from backend.skills.gateway.gateway import Gateway
-from backend.skills.handlers import is_not_available
+from backend.skills.gateway.verbs import (
+    MAX_BATCH,
+    DescribeArgs,
+    ExecuteArgs,
+    SearchArgs,
+    call_verb,
+)
 from backend.skills.hooks.builtin import field_errors
 from backend.skills.models import OpKind, Skill, SkillContext, SkillTier
 
@@ -97,11 +101,7 @@ class GatewayToolExecutor:
     # -- what the model sees ------------------------------------------------------------
     def _pinnable(self, op: str) -> bool:
         skill = self.gateway.registry.get(op)
-        return (
-            skill is not None
-            and not is_not_available(skill.handler)
-            and self.gateway.registry.allowed(op, self.ctx)
-        )
+        return skill is not None and skill.available and self.gateway.registry.allowed(op, self.ctx)
 
     def core_ops(self) -> list[str]:
         """The agent's available CORE ops the caller may run, in registration order."""
@@ -210,23 +210,12 @@ class GatewayToolExecutor:
         )
 
     async def _verb(self, parsed: BaseModel) -> Envelope:
-        ctx = self.ctx
-        if isinstance(parsed, SearchArgs):
-            return self.gateway.search(
-                ctx, parsed.query, parsed.domain, parsed.limit,
-                tags=parsed.tags, per_domain=parsed.per_domain, cursor=parsed.cursor,
-            )  # fmt: skip
-        if isinstance(parsed, DescribeArgs):
-            return self.gateway.describe(
-                ctx, self._op_name(parsed.op), parsed.level, if_none_match=parsed.if_none_match
-            )
-        if isinstance(parsed, ExecuteArgs):
-            return await self.gateway.execute(
-                ctx, self._op_name(parsed.op), parsed.args,
-                dry_run=parsed.dry_run, idempotency_key=parsed.idempotency_key,
-            )  # fmt: skip
-        assert isinstance(parsed, _Batch)
-        return await self.gateway.batch(ctx, parsed.calls)
+        if isinstance(parsed, _Batch):
+            return await self.gateway.batch(self.ctx, parsed.calls)
+        if isinstance(parsed, DescribeArgs | ExecuteArgs):
+            parsed = parsed.model_copy(update={"op": self._op_name(parsed.op)})
+        assert isinstance(parsed, SearchArgs | DescribeArgs | ExecuteArgs)
+        return await call_verb(self.gateway, self.ctx, parsed)
 
     def _op_name(self, op: str) -> str:
         """Accept a tool-style name (``a__b__c``) where an op name is expected."""

@@ -12,6 +12,7 @@ few and stable; finer reasons go in ``details.reason`` (``not_available``,
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from enum import StrEnum
 from typing import Any
@@ -30,6 +31,11 @@ from backend.skills.models import Guidance
 
 def new_trace_id() -> str:
     return f"tr_{uuid.uuid4().hex[:16]}"
+
+
+def elapsed_ms(start: float) -> float:
+    """Milliseconds since ``start`` (a ``time.perf_counter()`` reading), for ``meta.latency_ms``."""
+    return round((time.perf_counter() - start) * 1000.0, 3)
 
 
 class ErrorCode(StrEnum):

@@ -103,6 +103,12 @@ class Skill(BaseModel):
     handler: Handler
     kind: OpKind = OpKind.READ
     destructive: bool = False  # destructive ops default to dry_run
+    # The handler honours ``ctx.extra["dry_run"]`` (it previews, never acts), so the gateway
+    # calls it on a dry run; otherwise the gateway answers a dry run with a generic preview.
+    supports_dry_run: bool = False
+    # False for a placeholder whose capability is not built (or not wired) yet: its handler
+    # fails honestly, the gateway never previews it and the agents never pin it as a tool.
+    available: bool = True
     tier: SkillTier = SkillTier.SPECIALISED
     # Contextual skills: case-insensitive regexes matched against the conversation.
     triggers: tuple[str, ...] = ()

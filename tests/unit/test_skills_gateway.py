@@ -10,10 +10,10 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from backend.skills.builtin.catalog import agent_context, build_gateway
+from backend.skills.call_flags import is_dry_run
 from backend.skills.envelopes import ErrorCode, SkillError
 from backend.skills.gateway.contextual import ContextTracker
 from backend.skills.gateway.gateway import Gateway
-from backend.skills.handlers import is_dry_run, supports_dry_run
 from backend.skills.models import (
     Guidance,
     OpKind,
@@ -81,6 +81,7 @@ class World:
                 kind=OpKind.WRITE,
                 destructive=True,
                 handler=self._truncate,
+                supports_dry_run=True,
             )
         )
         add(self._skill("logs.activity.user", "User activity logs", searchable=False))
@@ -130,7 +131,6 @@ class World:
             raise RuntimeError("driver exploded")
         return SkillResult(result=[{"n": 1}], guidance=guidance, warnings=["sampled"])
 
-    @supports_dry_run
     async def _truncate(self, ctx: SkillContext, params: Query) -> dict[str, Any]:
         self.calls.append(("warehouse.sql.truncate", is_dry_run(ctx)))
         return {"would_remove_rows": 3} if is_dry_run(ctx) else {"removed_rows": 3}

@@ -29,7 +29,7 @@ from pydantic.json_schema import (
 
 from backend.mcp.client.errors import McpError, McpServerDownError, McpTimeoutError, McpToolError
 from backend.mcp.client.hub import McpHub, McpTool
-from backend.skills.envelopes import ErrorCode, SkillError
+from backend.skills.envelopes import ErrorCode, SkillError, code_for
 from backend.skills.models import Guidance, OpKind, Skill, SkillContext, SkillResult, SkillTier
 from backend.skills.registry import Registry
 
@@ -100,8 +100,12 @@ def _schema_problem(schema: dict[str, Any], data: dict[str, Any]) -> str | None:
 
 
 def as_skill_error(op: str, exc: McpError) -> SkillError:
-    """The gateway's typed error for an MCP failure; ``details.reason`` says which kind."""
-    code, reason = ErrorCode.INTERNAL, "mcp_error"
+    """The gateway's typed error for an MCP failure; ``details.reason`` says which kind.
+
+    The code is the error's kind's, except that a tool refusing its arguments
+    (JSON-RPC invalid params) is the caller's to fix.
+    """
+    code, reason = code_for(exc), "mcp_error"
     details: dict[str, Any] = {"server": exc.server}
     if isinstance(exc, McpToolError):
         reason = "mcp_tool_error"

@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import inspect
 import json
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,15 +39,22 @@ from backend.errors import SylkError
 from backend.mcp.server.callers import Caller, CallerLookup, SessionCallers, fixed
 from backend.mcp.server.instructions import server_instructions
 from backend.mcp.server.library_resources import LibraryResources
-from backend.mcp.server.ports import BatchArgs, GatewayPort, ResourceProvider
+from backend.mcp.server.ports import ResourceProvider
 from backend.mcp.server.prompts import PromptError, SylkPrompts
 from backend.mcp.server.registry_resources import RegistryResources
 from backend.mcp.server.session_resources import SessionResources
 from backend.mcp.server.stdio_transport import serve_stdio
 from backend.skills.builtin.archivalist import CROSS_SCOPE
 from backend.skills.envelopes import Envelope, new_trace_id
-from backend.skills.gateway.args import DescribeArgs, ExecuteArgs, SearchArgs
 from backend.skills.gateway.gateway import Gateway
+from backend.skills.gateway.verbs import (
+    BatchArgs,
+    DescribeArgs,
+    ExecuteArgs,
+    SearchArgs,
+    Verbs,
+    call_verb,
+)
 from backend.skills.models import SkillContext
 
 if TYPE_CHECKING:
@@ -69,52 +75,31 @@ INSTRUCTIONS = (
     "come filled with what Sylk knows."
 )
 
-Verb = Callable[[GatewayPort, SkillContext, Any], Any]
+Verb = Callable[[Verbs, SkillContext, Any], Awaitable[Envelope]]
 
 
-async def _settled(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
-
-
-async def _search(gateway: GatewayPort, ctx: SkillContext, a: SearchArgs) -> Any:
-    found = gateway.search(
-        ctx, a.query, a.domain, a.limit, tags=a.tags, per_domain=a.per_domain, cursor=a.cursor
-    )
-    return await _settled(found)
-
-
-async def _describe(gateway: GatewayPort, ctx: SkillContext, a: DescribeArgs) -> Any:
-    return await _settled(gateway.describe(ctx, a.op, a.level, if_none_match=a.if_none_match))
-
-
-async def _execute(gateway: GatewayPort, ctx: SkillContext, a: ExecuteArgs) -> Any:
-    call = gateway.execute(ctx, a.op, a.args, dry_run=a.dry_run, idempotency_key=a.idempotency_key)
-    return await _settled(call)
-
-
-async def _batch(gateway: GatewayPort, ctx: SkillContext, a: BatchArgs) -> Any:
-    calls = [call.model_dump(exclude_unset=True) for call in a.calls]
-    return await _settled(gateway.batch(ctx, calls))
+async def _batch(gateway: Verbs, ctx: SkillContext, a: BatchArgs) -> Envelope:
+    return await gateway.batch(ctx, [call.model_dump(exclude_unset=True) for call in a.calls])
 
 
 # name -> (arguments model, handler, read-only, description)
 VERBS: dict[str, tuple[type[BaseModel], Verb, bool, str]] = {
     "search": (
         SearchArgs,
-        _search,
+        call_verb,
         True,
         "Find Sylk operations by meaning. Returns ranked ops with one-line summaries.",
     ),
     "describe": (
         DescribeArgs,
-        _describe,
+        call_verb,
         True,
         "Help for an op (level summary|schema|full) or, for a prefix, every op in that group; "
         "'' lists the domains.",
     ),
     "execute": (
         ExecuteArgs,
-        _execute,
+        call_verb,
         False,
         "Run an op with args. Returns {ok, result, guidance, meta} or {ok: false, error} "
         "with a help path. Guidance names the next ops to use.",
@@ -171,7 +156,7 @@ class SylkMcpServer:
 
     def __init__(
         self,
-        gateway: GatewayPort,
+        gateway: Verbs,
         context: SkillContext,
         providers: Sequence[ResourceProvider] = (),
         prompts: SylkPrompts | None = None,

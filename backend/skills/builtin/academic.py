@@ -26,11 +26,11 @@ from backend.knowledge.fragments.models import (
 from backend.skills.builtin.declare import (
     CONTEXTUAL,
     CORE,
+    NotAvailableError,
     Params,
     declare,
 )
-from backend.skills.envelopes import ErrorCode, SkillError
-from backend.skills.handlers import NotAvailableError
+from backend.skills.envelopes import ErrorCode, SkillError, code_for
 from backend.skills.models import Guidance, Handler, Skill, SkillContext, SkillResult
 
 RESEARCH = "the Academic's research pipeline (external sources, papers, web)"
@@ -80,19 +80,20 @@ def _acad(op: str, desc: str, params: Any, handler: Handler | None = None, **kw:
 
 
 def _library_error(exc: LibraryError) -> SkillError:
+    """The library's error with the details a caller needs; the code is the error's kind's.
+
+    A plain :class:`LibraryError` is a request the library cannot answer as asked (bad
+    mode, budget, filter), so the caller's to fix although its class declares no kind.
+    """
     if isinstance(exc, FragmentNotFoundError):
+        details: dict[str, Any] = {"ref": exc.ref, "suggestions": exc.suggestions}
         return SkillError(
-            ErrorCode.NOT_FOUND,
-            str(exc),
-            details={"ref": exc.ref, "suggestions": exc.suggestions},
-            help_path="academic.library.get",
+            code_for(exc), str(exc), details=details, help_path="academic.library.get"
         )
     if isinstance(exc, AmbiguousFragmentError):
+        details = {"reason": "ambiguous", "uris": exc.uris}
         return SkillError(
-            ErrorCode.VALIDATION_ERROR,
-            str(exc),
-            details={"reason": "ambiguous", "uris": exc.uris},
-            help_path="academic.library.get",
+            code_for(exc), str(exc), details=details, help_path="academic.library.get"
         )
     return SkillError(ErrorCode.VALIDATION_ERROR, str(exc), help_path="academic.library.query")
 

@@ -6,7 +6,7 @@ test runs (Tester), ``guide.help.show``, and the Engineer's consult ops (they
 answer with cross-domain guidance). Guide routing/status and ``session.*`` run
 the callables the engine passes in :class:`GuideWiring`. Everything else is
 declared in full and fails honestly as not available (see
-:mod:`backend.skills.handlers`).
+:mod:`backend.skills.builtin.declare`). The agents are :data:`backend.roles.AGENT_ROLES`.
 
 Suggested rights (:func:`agent_context`): the Engineer and Tester hold the
 ``shell`` scope; the Archivalist holds ``history.cross_session``; agents whose

@@ -1,13 +1,22 @@
-"""A compact way to declare builtin skills, and the parameter models they share."""
+"""A compact way to declare builtin skills, and the parameter models they share.
+
+Not available. Ops whose capability lives in a part of Sylk that is not built
+(or not wired) yet are declared with :class:`Unbuilt` in place of a handler, or
+with just ``provider=``. The skill gets ``available=False`` and a handler that
+fails with :class:`NotAvailableError`, a typed INTERNAL error
+(``details.reason = "not_available"``) naming that part. Such ops never return
+made-up data.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from backend.skills.handlers import not_available
+from backend.skills.envelopes import ErrorCode, SkillError
 from backend.skills.models import (
     Example,
     Guidance,
@@ -39,17 +48,53 @@ class SessionScoped(Params):
     session_id: str | None = Field(default=None, description="filled in with your session")
 
 
+NOT_BUILT = "which is not built yet"
+
+
+class NotAvailableError(SkillError):
+    def __init__(
+        self, op: str, provider: str, detail: str = "", *, status: str = NOT_BUILT
+    ) -> None:
+        message = f"{op} is not available: it is provided by {provider}, {status}"
+        if detail:
+            message = f"{message}. {detail}"
+        super().__init__(
+            ErrorCode.INTERNAL,
+            message,
+            details={"reason": "not_available", "provided_by": provider},
+            help_path=op,
+        )
+
+
+@dataclass(frozen=True)
+class Unbuilt:
+    """In place of a handler: ``provider`` (the part of Sylk that will serve the op) is
+    ``status`` (not built, not wired), so calling the op fails honestly."""
+
+    provider: str
+    status: str = NOT_BUILT
+
+
+def _not_available(op: str, unbuilt: Unbuilt) -> Handler:
+    async def handler(ctx: SkillContext, params: Any) -> Any:
+        raise NotAvailableError(op, unbuilt.provider, status=unbuilt.status)
+
+    handler.__name__ = f"not_available_{op.replace('.', '_')}"
+    return handler
+
+
 def declare(
     op: str,
     agent: str,
     description: str,
     params: type[BaseModel] = NoParams,
-    handler: Handler | None = None,
+    handler: Handler | Unbuilt | None = None,
     *,
     provider: str = "",
-    status: str = "which is not built yet",
+    status: str = NOT_BUILT,
     kind: OpKind = READ,
     destructive: bool = False,
+    supports_dry_run: bool = False,
     tier: SkillTier = SPECIALISED,
     triggers: Sequence[str] = (),
     scopes: Sequence[str] = (),
@@ -61,11 +106,15 @@ def declare(
     searchable: bool = True,
     entry_point: bool = False,
 ) -> Skill:
-    """One skill; without a handler it gets an honest not-available one naming ``provider``."""
+    """One skill; without a handler (or with :class:`Unbuilt`) it is not available and
+    gets an honest handler naming ``provider``."""
     if handler is None:
         if not provider:
             raise ValueError(f"{op}: give a handler or name the part of Sylk that provides it")
-        handler = not_available(op, provider, status=status)
+        handler = Unbuilt(provider, status)
+    available = not isinstance(handler, Unbuilt)
+    if isinstance(handler, Unbuilt):
+        handler = _not_available(op, handler)
     return Skill(
         op=op,
         agent=agent,
@@ -74,6 +123,8 @@ def declare(
         handler=handler,
         kind=kind,
         destructive=destructive,
+        supports_dry_run=supports_dry_run,
+        available=available,
         tier=tier,
         triggers=tuple(triggers),
         scopes=tuple(scopes),

@@ -27,7 +27,7 @@ from backend.knowledge.tool_discovery.models import (
     parse_category,
 )
 from backend.skills.builtin.declare import CONTEXTUAL, SPECIALISED, WRITE, Params, declare
-from backend.skills.envelopes import ErrorCode, SkillError
+from backend.skills.envelopes import SkillError, code_for
 from backend.skills.models import Guidance, Handler, Policy, Skill, SkillContext, SkillResult
 
 PROVIDER = "the tool discovery service (given to the engine's skills)"
@@ -57,6 +57,9 @@ class ChooseParams(Params):
 
 
 def _skill_error(exc: ToolDiscoveryError, field: str) -> SkillError:
+    """Discovery's error with the details a caller needs; the code is the error's kind's."""
+    if isinstance(exc, NoPreferenceStoreError):
+        return SkillError(code_for(exc), str(exc), details={"reason": "not_available"})
     details: dict[str, Any] = {"field_errors": [{"field": field, "message": exc.message}]}
     if isinstance(exc, UnknownLanguageError):
         details |= {"reason": "unknown_language", "known": exc.known}
@@ -66,9 +69,7 @@ def _skill_error(exc: ToolDiscoveryError, field: str) -> SkillError:
     elif isinstance(exc, InvalidChoiceError):
         details |= {"reason": "not_an_option", "options": exc.options}
         details["field_errors"][0]["field"] = "tool"
-    elif isinstance(exc, NoPreferenceStoreError):
-        return SkillError(ErrorCode.INTERNAL, str(exc), details={"reason": "not_available"})
-    return SkillError(ErrorCode.VALIDATION_ERROR, str(exc), details=details)
+    return SkillError(code_for(exc), str(exc), details=details)
 
 
 async def _typed(call: Callable[[], T], field: str) -> T:

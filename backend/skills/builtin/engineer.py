@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 from pydantic import Field
 
 from backend.skills.builtin import workspace_read as reads
 from backend.skills.builtin import workspace_write as writes
-from backend.skills.builtin.declare import CONTEXTUAL, CORE, WRITE, Params, declare
-from backend.skills.handlers import not_available
-from backend.skills.models import Guidance, Policy, Skill, SkillContext, SkillResult
+from backend.skills.builtin.declare import CONTEXTUAL, CORE, WRITE, Params, Unbuilt, declare
+from backend.skills.models import Guidance, Handler, Policy, Skill, SkillContext, SkillResult
 
 AGENT = "engineer"
 ORCHESTRATOR = "the Orchestrator (DAG execution and task hand-off)"
@@ -57,11 +55,9 @@ Consult = Callable[[str, str, Path, str], Awaitable[str | None]]
 """(agent, session_id, workspace, question) -> that agent's answer from its stores."""
 
 
-def _consult(agent: str, consult: Consult | None) -> Any:
+def _consult(agent: str, consult: Consult | None) -> Handler | Unbuilt:
     if consult is None:
-        return not_available(
-            f"engineer.consult.{agent}", "the engine's knowledge services", status=UNWIRED
-        )
+        return Unbuilt("the engine's knowledge services", UNWIRED)
 
     async def handler(ctx: SkillContext, p: ConsultParams) -> SkillResult:
         answer = await consult(agent, ctx.session_id, ctx.workspace, p.question)
@@ -96,6 +92,7 @@ def engineer_skills(consult: Consult | None = None) -> list[Skill]:
             "Edit an existing file by replacing exact text (search/replace). Shows a diff; "
             "a dry run unless dry_run is false.",
             writes.EditFileParams, writes.edit_file, kind=WRITE, destructive=True, tier=CORE,
+            supports_dry_run=True,
             tags=("edit", "modify", "change", "update", "replace", "patch", "fix"),
             examples=[("rename a function call",
                        {"path": "src/app.py", "old_content": "old_name(",
@@ -115,6 +112,7 @@ def engineer_skills(consult: Consult | None = None) -> list[Skill]:
             "engineer.file.write", AGENT,
             "Write content to a file in the workspace (creates it, or overwrites it).",
             writes.WriteFileParams, writes.write_file, kind=WRITE, tier=CORE,
+            supports_dry_run=True,
             tags=("write", "create", "save", "new file", "overwrite"),
             examples=[("create a new module", {"path": "src/util.py", "content": "X = 1\n"})],
             policy=Policy(
@@ -129,6 +127,7 @@ def engineer_skills(consult: Consult | None = None) -> list[Skill]:
             "Execute a shell command in the workspace with a timeout; returns exit code, stdout "
             "and stderr. A dry run unless dry_run is false.",
             writes.RunCommandParams, writes.run_command, kind=WRITE, destructive=True, tier=CORE,
+            supports_dry_run=True,
             scopes=("shell",), tags=("run", "execute", "shell", "bash", "command", "terminal"),
             examples=[("list a directory", {"command": "ls -la"}),
                       ("run the linter", {"command": "ruff check .", "timeout_s": 120})],

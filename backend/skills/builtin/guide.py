@@ -22,10 +22,10 @@ from backend.skills.builtin.declare import (
     Params,
     SessionScoped,
     TextParams,
+    Unbuilt,
     calling,
     declare,
 )
-from backend.skills.handlers import not_available
 from backend.skills.models import Handler, Skill, SkillContext, SkillTier
 from backend.skills.registry import Registry
 
@@ -76,9 +76,9 @@ class SwitchParams(Params):
     ref: str = Field(min_length=1, description="session id, id prefix, name or index")
 
 
-def _wired(fn: AnyCallable | None, op: str, provider: str, *fields: str) -> Handler:
+def _wired(fn: AnyCallable | None, provider: str, *fields: str) -> Handler | Unbuilt:
     if fn is None:
-        return not_available(op, provider, status=UNWIRED)
+        return Unbuilt(provider, UNWIRED)
     return calling(fn, *fields)
 
 
@@ -120,13 +120,13 @@ def guide_skills(registry: Registry, wiring: GuideWiring | None = None) -> list[
         ),
         declare(
             "guide.route.message", AGENT, "Route a message to the appropriate agent.",
-            RouteParams, _wired(w.route, "guide.route.message", router, "input", "target"),
+            RouteParams, _wired(w.route, router, "input", "target"),
             tier=CORE, tags=("route", "send", "forward", "dispatch"),
             examples=[("route a codebase question", {"input": "where is the auth middleware?"})],
         ),
         declare(
             "guide.intent.classify", AGENT, "Classify user intent without routing.",
-            TextParams, _wired(w.classify, "guide.intent.classify", router, "text"),
+            TextParams, _wired(w.classify, router, "text"),
             tier=CORE, tags=("classify", "intent", "analyze", "understand"),
             examples=[("classify a request", {"text": "what did we decide about caching?"})],
         ),
@@ -134,14 +134,14 @@ def guide_skills(registry: Registry, wiring: GuideWiring | None = None) -> list[
             "guide.system.status", AGENT,
             "Get current system status: sessions, model, token use, routing, agents' health.",
             SessionScoped,
-            _wired(w.status, "guide.system.status", "the engine status report", "session_id"),
+            _wired(w.status, "the engine status report", "session_id"),
             tier=CORE, tags=("status", "health", "agents", "system"),
             examples=[("system status", {})],
         ),
         declare(
             "guide.message.broadcast", AGENT, "Broadcast a message to several agents.",
             BroadcastParams,
-            _wired(w.broadcast, "guide.message.broadcast", "the Guide bus", "message", "agents"),
+            _wired(w.broadcast, "the Guide bus", "message", "agents"),
             tier=CONTEXTUAL, kind=WRITE,
             triggers=(r"\bbroadcast", r"\bnotify", r"\bannounce"),
             tags=("broadcast", "notify all", "announce"),
@@ -152,7 +152,7 @@ def guide_skills(registry: Registry, wiring: GuideWiring | None = None) -> list[
             "Send a message to a running pipeline's engineer (prompt, query), pause it "
             "(interrupt) or skip its inspector or tester loop, as /task does.",
             TaskParams,
-            _wired(w.task, "guide.task.interact", "the pipeline manager (backend/pipelines)",
+            _wired(w.task, "the pipeline manager (backend/pipelines)",
                    "pipeline_id", "action", "message"),
             tier=CONTEXTUAL, kind=WRITE, triggers=(r"/task\b", r"\bpipeline"),
             tags=("task", "pipeline", "steer", "interrupt"),
@@ -163,14 +163,14 @@ def guide_skills(registry: Registry, wiring: GuideWiring | None = None) -> list[
         declare(
             "session.list", AGENT, "List all available sessions with their state.",
             ListSessionsParams,
-            _wired(w.list_sessions, "session.list", sessions, "include_closed"),
+            _wired(w.list_sessions, sessions, "include_closed"),
             tier=CONTEXTUAL, triggers=(r"\bsessions?\b", r"\blist\b"), entry_point=True,
             tags=("sessions", "list", "show sessions"),
             examples=[("list sessions", {}), ("include closed ones", {"include_closed": True})],
         ),
         declare(
             "session.switch", AGENT, "Switch the foreground to a different session.",
-            SwitchParams, _wired(w.switch_session, "session.switch", sessions, "ref"),
+            SwitchParams, _wired(w.switch_session, sessions, "ref"),
             tier=CONTEXTUAL, kind=WRITE,
             triggers=(r"\bswitch\b", r"\bsession\b", r"change context"),
             tags=("switch", "session", "change context"),
@@ -180,7 +180,7 @@ def guide_skills(registry: Registry, wiring: GuideWiring | None = None) -> list[
             "session.context.get", AGENT,
             "Get your session's private context: task, steps, files touched, blockers.",
             SessionScoped,
-            _wired(w.session_context, "session.context.get", sessions, "session_id"),
+            _wired(w.session_context, sessions, "session_id"),
             tags=("session", "context", "state", "files", "progress"),
             examples=[("my session's context", {})],
             notes=("session_id defaults to your own; other sessions are refused",),

@@ -1,7 +1,8 @@
 """Workspace ops that change things: write and edit files, run commands and tests.
 
-All honour the dry-run flag (:func:`~backend.skills.handlers.supports_dry_run`):
-a dry run reports what would happen and changes nothing. Files are written
+All honour the dry-run flag (:func:`~backend.skills.call_flags.is_dry_run`; their
+skills are declared with ``supports_dry_run=True``): a dry run reports what
+would happen and changes nothing. Files are written
 atomically and only inside the workspace. Commands run in a subprocess (own
 process group, so a timeout kills the whole tree) with the workspace as the
 working directory and an environment stripped of anything that looks like a
@@ -22,8 +23,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from backend.skills.call_flags import is_dry_run
 from backend.skills.envelopes import ErrorCode, SkillError
-from backend.skills.handlers import is_dry_run, supports_dry_run
 from backend.skills.models import Guidance, SkillContext, SkillResult
 from backend.workspace.files import Workspace
 
@@ -67,7 +68,6 @@ def _diff(path: str, before: str, after: str) -> str:
     return text if len(text) <= MAX_OUTPUT else text[:MAX_OUTPUT] + "\n… (diff truncated)"
 
 
-@supports_dry_run
 async def write_file(ctx: SkillContext, p: WriteFileParams) -> SkillResult:
     ws = Workspace(ctx.workspace)
     real = ws.resolve(p.path)
@@ -83,7 +83,6 @@ async def write_file(ctx: SkillContext, p: WriteFileParams) -> SkillResult:
     return SkillResult(result={"path": rel, "bytes": size, "created": created})
 
 
-@supports_dry_run
 async def edit_file(ctx: SkillContext, p: EditFileParams) -> SkillResult:
     ws = Workspace(ctx.workspace)
     real = ws.resolve(p.path)
@@ -187,7 +186,6 @@ async def run_command_line(
     }
 
 
-@supports_dry_run
 async def run_command(ctx: SkillContext, p: RunCommandParams) -> SkillResult:
     ws = Workspace(ctx.workspace)
     if is_dry_run(ctx):
@@ -198,7 +196,6 @@ async def run_command(ctx: SkillContext, p: RunCommandParams) -> SkillResult:
     return SkillResult(result=result, warnings=warnings)
 
 
-@supports_dry_run
 async def run_tests(ctx: SkillContext, p: RunTestsParams) -> SkillResult:
     ws = Workspace(ctx.workspace)
     for path in p.paths:

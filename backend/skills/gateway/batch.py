@@ -9,82 +9,35 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
-from typing import Any, Literal, Protocol
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from backend.skills.envelopes import Envelope, ErrorCode, Meta, failure, new_trace_id
-from backend.skills.gateway.args import MAX_LIMIT, DetailLevel
+from backend.skills.gateway.verbs import MAX_BATCH, BatchCall, Verbs, call_verb
 from backend.skills.models import SkillContext
 
-MAX_BATCH = 25
-
-
-class BatchCall(BaseModel):
-    """One item: ``verb`` plus that verb's arguments (see :mod:`backend.skills.gateway.args`)."""
-
-    model_config = ConfigDict(extra="forbid")
-    verb: Literal["search", "describe", "execute"]
-    op: str | None = Field(default=None, description="execute: the op; describe: op or prefix")
-    path: str | None = Field(default=None, description="describe: same as op")
-    args: dict[str, Any] = Field(default_factory=dict)
-    dry_run: bool | None = None
-    idempotency_key: str | None = None
-    level: DetailLevel = "summary"
-    if_none_match: str | None = None
-    query: str | None = None
-    domain: str | None = None
-    limit: int = Field(default=10, ge=1, le=MAX_LIMIT)
-    tags: list[str] = Field(default_factory=list)
-    per_domain: int | None = Field(default=None, ge=1, le=MAX_LIMIT)
-    cursor: str | None = None
-
-
-class Verbs(Protocol):
-    def search(
-        self,
-        ctx: SkillContext,
-        query: str,
-        domain: str | None = None,
-        limit: int = 10,
-        *,
-        tags: Sequence[str] = (),
-        per_domain: int | None = None,
-        cursor: str | None = None,
-    ) -> Envelope: ...
-
-    def describe(
-        self,
-        ctx: SkillContext,
-        path: str = "",
-        level: str = "summary",
-        *,
-        if_none_match: str | None = None,
-    ) -> Envelope: ...
-
-    async def execute(
-        self,
-        ctx: SkillContext,
-        op: str,
-        args: dict[str, Any] | None = None,
-        *,
-        dry_run: bool | None = None,
-        idempotency_key: str | None = None,
-    ) -> Envelope: ...
+_ITEM: TypeAdapter[BatchCall] = TypeAdapter(BatchCall)
+_VERB_TAGS = ("union_tag_invalid", "union_tag_not_found")
 
 
 def _trace(ctx: SkillContext) -> str:
     return ctx.trace_id or new_trace_id()
 
 
+def _field(error: Any) -> str:
+    """The field an item's validation error is about, without the verb's union tag."""
+    if error["type"] in _VERB_TAGS:
+        return "verb"
+    loc = error["loc"][1:] if error["loc"] else ()
+    return ".".join(map(str, loc))
+
+
 async def _one(verbs: Verbs, ctx: SkillContext, raw: Any) -> Envelope:
     try:
-        call = BatchCall.model_validate(raw)
+        call = _ITEM.validate_python(raw)
     except ValidationError as exc:
-        errors = [
-            {"field": ".".join(map(str, e["loc"])), "message": e["msg"]} for e in exc.errors()
-        ]
+        errors = [{"field": _field(e), "message": e["msg"]} for e in exc.errors()]
         return failure(
             "batch",
             ErrorCode.VALIDATION_ERROR,
@@ -93,26 +46,7 @@ async def _one(verbs: Verbs, ctx: SkillContext, raw: Any) -> Envelope:
             details={"field_errors": errors},
             help_path="batch",
         )
-    if call.verb == "search":
-        return verbs.search(
-            ctx, call.query or "", call.domain, call.limit,
-            tags=call.tags, per_domain=call.per_domain, cursor=call.cursor,
-        )  # fmt: skip
-    if call.verb == "describe":
-        path = call.op or call.path or ""
-        return verbs.describe(ctx, path, call.level, if_none_match=call.if_none_match)
-    if not call.op:
-        return failure(
-            "batch",
-            ErrorCode.VALIDATION_ERROR,
-            "execute needs an op",
-            trace_id=_trace(ctx),
-            details={"field_errors": [{"field": "op", "message": "Field required"}]},
-            help_path="batch",
-        )
-    return await verbs.execute(
-        ctx, call.op, call.args, dry_run=call.dry_run, idempotency_key=call.idempotency_key
-    )
+    return await call_verb(verbs, ctx, call)
 
 
 async def run_batch_items(verbs: Verbs, ctx: SkillContext, calls: list[Any]) -> list[Envelope]:

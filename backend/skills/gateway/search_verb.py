@@ -37,11 +37,10 @@ from typing import Any
 from backend.errors import SylkError
 from backend.skills.envelopes import SearchHit
 from backend.skills.gateway.help import usage
+from backend.skills.gateway.verbs import MAX_LIMIT
 from backend.skills.models import OpKind, SkillContext
 from backend.skills.registry import Registry
 from backend.skills.search.bm25 import SkillIndex
-
-MAX_LIMIT = 50
 
 
 class CursorError(SylkError):

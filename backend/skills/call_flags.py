@@ -1,0 +1,29 @@
+"""The per-call flags the gateway hands a skill handler in ``ctx.extra``.
+
+Dry run. The gateway decides whether a call is a dry run (destructive ops
+default to it; ``dry_run=False`` applies) and tells the handler through
+``ctx.extra["dry_run"]`` (read it with :func:`is_dry_run`). A handler is only
+*called* on a dry run if its skill declares ``supports_dry_run=True``
+(:class:`~backend.skills.models.Skill`), a promise that it describes what it
+would do and changes nothing. Any other handler is never called on a dry run:
+the gateway answers with a generic preview (op, validated args, "call again
+with dry_run=false") instead, so a handler that ignores the flag can never act
+by accident.
+
+Idempotency. The caller's ``idempotency_key`` (or None) rides along under
+``ctx.extra["idempotency_key"]``.
+"""
+
+from __future__ import annotations
+
+from backend.skills.models import SkillContext
+
+DRY_RUN_KEY = "dry_run"
+IDEMPOTENCY_KEY = "idempotency_key"
+
+
+def is_dry_run(ctx: SkillContext) -> bool:
+    return bool(ctx.extra.get(DRY_RUN_KEY, False))
+
+
+__all__ = ["DRY_RUN_KEY", "IDEMPOTENCY_KEY", "is_dry_run"]
