@@ -237,8 +237,3 @@ class EventStream:
 
 def event_to_json(event: EngineEvent) -> str:
     return EVENT_ADAPTER.dump_json(event).decode()
-
-
-def event_payload(event: EngineEvent) -> dict[str, Any]:
-    result: dict[str, Any] = EVENT_ADAPTER.dump_python(event, mode="json")
-    return result

@@ -312,9 +312,6 @@ class Archive:
 
         self.write(fn)
 
-    async def aset_preference(self, key: str, value: Any) -> None:
-        await asyncio.to_thread(self.set_preference, key, value)
-
     # -- reads ---------------------------------------------------------------
     def read(self, fn: ReadFn[T]) -> T:
         """Run ``fn`` on a read connection (its own snapshot; never blocks the writer)."""

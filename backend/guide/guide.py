@@ -84,10 +84,6 @@ class Guide:
             self.bus.register(session_id, agent)
             self.consumers.start(session_id, agent, handler)
 
-    def ensure_inbox(self, session_id: str, agent: str) -> None:
-        if not self.bus.has_agent(session_id, agent):
-            self.bus.register(session_id, agent)
-
     async def close_session(self, session_id: str) -> None:
         await self.consumers.stop(session_id)
         self.retry.cancel_session(session_id)
@@ -105,8 +101,3 @@ class Guide:
         """Deliver a request to its target agent in its session and await the reply."""
         self._admit(message)
         return await self.bus.request(message, timeout=timeout)
-
-    async def tell(self, message: Message[Any]) -> None:
-        """Deliver a one-way message (retried on transient refusal, else dead-lettered)."""
-        self._admit(message)
-        await self.retry.deliver(message)

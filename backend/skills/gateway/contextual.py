@@ -81,9 +81,6 @@ class ContextTracker:
         self._expire(state)
         return op in state.last_used
 
-    def unload(self, session_id: str, agent: str, op: str) -> bool:
-        return self._state(session_id, agent).last_used.pop(op, None) is not None
-
     def _expire(self, state: _State) -> None:
         for op, last in list(state.last_used.items()):
             if state.turn - last >= self.window or op not in self.registry:
