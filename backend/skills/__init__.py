@@ -1,9 +1,11 @@
-"""Skills and the progressive-disclosure gateway.
+"""Skills: typed operations, the registry that holds them, and the gateway that serves them.
 
-``models`` is the contract (Skill, tiers, guidance, context). ``registry`` holds
-ops, domains and resources with inherited scopes and a version hash;
-``search``/``text`` rank them (BM25F); ``hooks``/``hooks_builtin`` run around
-prompts and tool calls; ``gateway`` offers the verbs a model sees (search,
-describe, execute, batch) and ``executor`` exposes them to the agent loop;
-``builtin*`` register the nine agents' skills.
+Here: ``models`` (Skill, tiers, guidance, SkillContext: the contract),
+``registry`` (ops, domains and resources with inherited scopes and a version
+hash), ``envelopes`` (what every verb returns, typed errors and their codes),
+``call_flags`` (the dry-run and idempotency flags a handler reads from
+``ctx.extra``), ``session_scope`` (who may read which session).
+Rooms: ``search`` ranks ops, ``hooks`` run around prompts and tool calls,
+``gateway`` serves the verbs a model sees (search, describe, execute, batch),
+``builtin`` declares the nine agents' skills.
 """
