@@ -39,11 +39,13 @@ class RawVerbs:
         self.registry = registry
 
     def search(
-        self, ctx: SkillContext, query: str, domain: str | None = None, limit: int = 10
+        self, ctx: SkillContext, query: str, domain: str | None = None, limit: int = 10, **_: Any
     ) -> Envelope:
         return Envelope(op="search", ok=True, result={"hits": []}, meta=Meta(trace_id="t"))
 
-    def describe(self, ctx: SkillContext, path: str = "", level: str = "summary") -> Envelope:
+    def describe(
+        self, ctx: SkillContext, path: str = "", level: str = "summary", **_: Any
+    ) -> Envelope:
         raise LookupError(f"no help for {path!r} today")
 
     async def execute(
