@@ -76,6 +76,12 @@ class Guide:
     async def route(self, text: str) -> RouteDecision:
         return await self.router.route(text)
 
+    async def route_to(self, text: str, target: str | None = None) -> RouteDecision:
+        """The decision for ``text``, sent to ``target`` (``@target text``) if named."""
+        if target:
+            text = f"@{target.strip().lstrip('@')} {text}"
+        return await self.route(text)
+
     # -- membership ------------------------------------------------------------
     def ensure_agent(self, session_id: str, agent: str, handler: Handler) -> None:
         """Give ``agent`` an inbox and a consumer in ``session_id`` if it has none."""

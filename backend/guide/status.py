@@ -1,12 +1,17 @@
 """The text of /status: sessions, model, skill search, routing per tier, knowledge
-caches per intent, agents' health, dead letters."""
+caches per intent, agents' health, dead letters; the session list (/session list);
+and the notice an agent's change of health becomes."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from backend.bus.health import AgentHealth, HealthStatus
+from backend.events import EngineNotice
 from backend.guide.guide import Guide
 from backend.llm.accounting import UsageSummary
+from backend.llm.selection import ModelChoice
+from backend.sessions.models import Session
 
 
 def _ms(us: float | None) -> str:
@@ -77,3 +82,36 @@ def render_status(
     letters = guide.dead_letters.entries(session_id)
     lines += ["", f"Dead letters in this session: {len(letters)}"]
     return "\n".join(lines)
+
+
+def describe_sessions(sessions: Sequence[Session], active_id: str | None) -> str:
+    """One numbered line per session, the active one marked with ``*``."""
+    if not sessions:
+        return "no sessions"
+    lines = []
+    for n, s in enumerate(sessions, 1):
+        mark = "*" if s.id == active_id else " "
+        lines.append(f"{mark}{n:>2}  {s.short_id}  {s.state.value:<9}  {s.name}")
+    return "\n".join(lines)
+
+
+def model_line(choice: ModelChoice) -> str:
+    if choice.offline:
+        return "offline (no model configured)"
+    return f"{choice.provider}/{choice.model} ({choice.reason})"
+
+
+def health_notice(health: AgentHealth, previous: HealthStatus) -> EngineNotice:
+    """What the user is told when an agent stalls, fails or recovers."""
+    if health.status is HealthStatus.HEALTHY:
+        text = f"The {health.agent} is working again (was {previous.value})."
+        level = "info"
+    else:
+        detail = f": {health.error}" if health.error else ""
+        waited = f" for {health.stalled_for:.0f}s" if health.stalled_for else ""
+        text = (
+            f"The {health.agent} is {health.status.value}{waited}{detail} "
+            f"({health.queue_depth} waiting). Other agents keep working; see /status."
+        )
+        level = "warning" if health.status is HealthStatus.STALLED else "error"
+    return EngineNotice(session_id=health.session_id, level=level, text=text)

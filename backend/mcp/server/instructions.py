@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from backend.archive.store import Archive
+from backend.archive.records import SessionRecords
 from backend.knowledge.fragments.library import FragmentLibrary
 from backend.mcp.client.as_skills import MCP_AGENT
 from backend.skills.models import SkillContext
@@ -101,7 +101,7 @@ def render(
 def server_instructions(
     registry: Registry,
     context: SkillContext,
-    archive: Archive,
+    archive: SessionRecords,
     library: FragmentLibrary,
 ) -> str:
     """The instructions for a caller with ``context``'s rights. Reads the archive and the

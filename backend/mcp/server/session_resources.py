@@ -14,7 +14,7 @@ import json
 
 import mcp_types
 
-from backend.archive.store import Archive
+from backend.archive.records import SessionRecords
 from backend.errors import SylkError
 from backend.mcp.server.ports import ResourceBody
 from backend.sessions.models import Session
@@ -42,7 +42,7 @@ class TranscriptAccessError(SylkError):
 class SessionResources:
     """``context``: the client; None serves every session (for tools run by the user)."""
 
-    def __init__(self, archive: Archive, context: SkillContext | None = None) -> None:
+    def __init__(self, archive: SessionRecords, context: SkillContext | None = None) -> None:
         self.archive = archive
         self.context = context
 
