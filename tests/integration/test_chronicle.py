@@ -23,24 +23,14 @@ from backend.knowledge.chronicle.models import (
 from backend.redaction import Redactor
 from backend.sessions.models import Session
 from backend.skills.envelopes import ErrorCode
+from tests.support.clocks import FakeWall
 
 SECRET = "sk-live-0123456789abcdef"
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2025, 3, 10, 15, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **kw: float) -> None:
-        self.now += timedelta(**kw)
-
-
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
+def clock() -> FakeWall:
+    return FakeWall(datetime(2025, 3, 10, 15, 0, tzinfo=UTC))
 
 
 @pytest.fixture
@@ -57,7 +47,7 @@ def archive(tmp_path: Path) -> Iterator[Archive]:
 
 
 @pytest.fixture
-def chronicle(archive: Archive, clock: Clock) -> Chronicle:
+def chronicle(archive: Archive, clock: FakeWall) -> Chronicle:
     return Chronicle(archive, clock=clock, redactor=Redactor([SECRET]), tz=UTC)
 
 
@@ -116,7 +106,7 @@ async def test_full_text_search_stems_ranks_and_survives_odd_input(
         await chronicle.query(A, ChronicleQuery(search_text=odd))  # never an SQL error
 
 
-async def test_filters_by_category_and_time(chronicle: Chronicle, clock: Clock) -> None:
+async def test_filters_by_category_and_time(chronicle: Chronicle, clock: FakeWall) -> None:
     old = await chronicle.store(A, "decision", "choose SQLite")
     clock.advance(days=2)
     new = await chronicle.store(A, "failure", "threads deadlocked")
@@ -241,7 +231,7 @@ async def test_secrets_never_reach_the_file(chronicle: Chronicle, archive: Archi
     assert SECRET.encode() not in raw
 
 
-async def test_entries_and_the_index_survive_a_reopen(tmp_path: Path, clock: Clock) -> None:
+async def test_entries_and_the_index_survive_a_reopen(tmp_path: Path, clock: FakeWall) -> None:
     archive = Archive(tmp_path / "data")
     chronicle = Chronicle(archive, clock=clock, tz=UTC)
     entry = await chronicle.store(A, "decision", "Adopt structured logging")

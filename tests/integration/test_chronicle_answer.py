@@ -19,17 +19,10 @@ from backend.knowledge.chronicle.briefing import BUDGET, build_briefing, build_s
 from backend.knowledge.chronicle.chronicle import Chronicle
 from backend.messages import Message, MessageType
 from backend.sessions.models import Session
+from tests.support.clocks import FakeWall
 
 A, B = "sess-a-0001", "sess-b-0002"
 NOW = datetime(2025, 3, 12, 15, 0, tzinfo=UTC)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = NOW
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 def say(
@@ -64,12 +57,12 @@ def archive(data_dir: Path, tmp_path: Path) -> Iterator[Archive]:
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
+def clock() -> FakeWall:
+    return FakeWall(NOW)
 
 
 @pytest.fixture
-def chronicle(archive: Archive, clock: Clock) -> Chronicle:
+def chronicle(archive: Archive, clock: FakeWall) -> Chronicle:
     return Chronicle(archive, clock=clock, tz=UTC)
 
 
@@ -192,7 +185,7 @@ async def test_nothing_found_says_so_and_suggests_what_to_try(chronicle: Chronic
     assert "without the time limit" in answer and "configure a model" in answer
 
 
-async def test_the_time_scope_limits_the_answer(chronicle: Chronicle, clock: Clock) -> None:
+async def test_the_time_scope_limits_the_answer(chronicle: Chronicle, clock: FakeWall) -> None:
     clock.now = NOW - timedelta(days=10)
     await chronicle.store(A, "decision", "billing uses Stripe webhooks")
     clock.now = NOW - timedelta(hours=20)  # yesterday, 19:00
@@ -418,7 +411,7 @@ async def test_did_the_tests_pass_reports_the_last_recorded_run(
 
 
 async def test_a_test_summary_or_an_agent_report_answers_it_too(
-    chronicle: Chronicle, archive: Archive, clock: Clock
+    chronicle: Chronicle, archive: Archive, clock: FakeWall
 ) -> None:
     clock.now = NOW - timedelta(hours=2)
     await chronicle.store(A, "tester_summary", "Suite green: 212 passed, 3 skipped")

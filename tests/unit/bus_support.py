@@ -1,41 +1,12 @@
-"""Fake clocks and message builders shared by the bus tests (no tests of its own)."""
+"""Message builders shared by the bus tests (no tests of their own).
+
+Fake clocks and the poll-until wait live in :mod:`tests.support`."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from backend.messages import Message, MessageType, Priority
-
-EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-class FakeClock:
-    """A monotonic clock that only moves when told."""
-
-    def __init__(self, start: float = 1000.0) -> None:
-        self.now = start
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-
-
-class FakeWall:
-    """A UTC wall clock that only moves when told."""
-
-    def __init__(self, start: datetime = EPOCH) -> None:
-        self.now = start
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
 
 
 def msg(
@@ -57,12 +28,3 @@ def msg(
         priority=priority,
         **fields,
     )
-
-
-async def until(condition: Callable[[], bool], limit: float = 1.0) -> None:
-    """Poll ``condition`` every millisecond; fail the test after ``limit`` seconds."""
-    async with asyncio.timeout(limit):
-        while True:
-            if condition():
-                return
-            await asyncio.sleep(0.001)

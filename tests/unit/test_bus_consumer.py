@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from typing import Any
 
 import pytest
@@ -17,12 +18,18 @@ from backend.bus.health import HealthMonitor, HealthStatus
 from backend.bus.retry import RetryQueue
 from backend.llm.resilience import RetryPolicy
 from backend.messages import Message, MessageType
-from tests.unit.bus_support import msg, until
+from tests.support.clocks import FakeClock
+from tests.support.polling import until
+from tests.unit.bus_support import msg
 
 
-def wiring(**breaker: float) -> tuple[Bus, RetryQueue, AgentConsumers]:
+def wiring(
+    clock: FakeClock | None = None, **breaker: float
+) -> tuple[Bus, RetryQueue, AgentConsumers]:
     breakers = AgentBreakers(
-        threshold=int(breaker.get("threshold", 3)), cooldown=breaker.get("cooldown", 0.02)
+        threshold=int(breaker.get("threshold", 3)),
+        cooldown=breaker.get("cooldown", 0.02),
+        clock=clock or time.monotonic,
     )
     bus = Bus(breakers=breakers)
     bus.register("s1", "architect")
@@ -80,7 +87,8 @@ async def test_a_permanent_failure_dead_letters_and_fails_the_requester() -> Non
 
 
 async def test_repeated_failures_open_the_circuit_and_a_probe_closes_it() -> None:
-    bus, retry, consumers = wiring(threshold=2, cooldown=0.03)
+    clock = FakeClock()  # the breakers' clock: the cool-down passes when the test says so
+    bus, retry, consumers = wiring(clock, threshold=2, cooldown=30.0)
     healthy = False
 
     async def handler(message: Message[Any]) -> None:
@@ -91,15 +99,20 @@ async def test_repeated_failures_open_the_circuit_and_a_probe_closes_it() -> Non
     for _ in range(2):
         await bus.send(msg())
     await until(
-        lambda: bus.breakers is not None and bus.breakers.state("s1", "librarian") == "open"
+        lambda: bus.breakers is not None and bus.breakers.state("s1", "librarian") == "open",
+        what="the circuit to open",
     )
     with pytest.raises(Exception, match="unavailable"):
         await bus.send(msg())  # fail fast while cooling down
     healthy = True
-    await asyncio.sleep(0.035)
+    clock.advance(29.9)
+    with pytest.raises(Exception, match="unavailable"):
+        await bus.send(msg())  # still cooling down
+    clock.advance(0.1)
     await bus.send(msg())  # cool-down over: this one is the probe
     await until(
-        lambda: bus.breakers is not None and bus.breakers.state("s1", "librarian") == "closed"
+        lambda: bus.breakers is not None and bus.breakers.state("s1", "librarian") == "closed",
+        what="the probe to close the circuit",
     )
     await consumers.aclose()
     await retry.aclose()

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from backend.bus.flow_log import FlowKind, FlowLog, LatencyRing, percentile
-from tests.unit.bus_support import FakeClock, msg
+from tests.support.clocks import FakeClock
+from tests.unit.bus_support import msg
 
 
 def test_route_stats_per_tier() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import random
 from datetime import timedelta
 
@@ -14,7 +13,9 @@ from backend.bus.dead_letter import DeadLetterReason
 from backend.bus.errors import TransientAgentError, UnknownAgentError
 from backend.bus.retry import DeliveryResult, RetryQueue
 from backend.llm.resilience import RetryPolicy
-from tests.unit.bus_support import FakeClock, FakeWall, msg, until
+from tests.support.clocks import FakeClock, FakeWall
+from tests.support.polling import until
+from tests.unit.bus_support import msg
 
 
 def setup(capacity: int = 1, **policy: float | str) -> tuple[Bus, RetryQueue, FakeClock, FakeWall]:
@@ -146,10 +147,10 @@ async def test_background_task_retries_and_closes_cleanly() -> None:
     await bus.send(msg(payload={"text": "blocker"}))
     message = msg(max_attempts=10)
     assert await retry.deliver(message, timeout=0) is DeliveryResult.RETRYING
-    await asyncio.sleep(0.02)
-    assert message.attempt >= 2 and retry.waiting() == 1  # retried, still blocked
+    await until(lambda: message.attempt >= 2, what="the background task to retry")
+    assert retry.waiting() == 1  # retried, still blocked
     await inbox.get()
-    await until(lambda: retry.waiting() == 0)
+    await until(lambda: retry.waiting() == 0, what="the retry to get in")
     assert (await inbox.get()) is message
 
     await bus.send(msg(payload={"text": "blocker"}))

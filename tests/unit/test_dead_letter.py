@@ -10,7 +10,8 @@ from backend.bus.bus import Bus
 from backend.bus.dead_letter import DeadLetterQueue, DeadLetterReason, ReplayStatus
 from backend.bus.errors import DeadLetterNotFoundError, MessageExpiredError
 from backend.messages import MessageStatus
-from tests.unit.bus_support import FakeWall, msg
+from tests.support.clocks import FakeWall
+from tests.unit.bus_support import msg
 
 
 def test_entries_carry_reason_error_attempts_and_session() -> None:

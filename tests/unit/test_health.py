@@ -11,7 +11,9 @@ from backend.bus.breakers import AgentBreakers
 from backend.bus.bus import Bus
 from backend.bus.errors import MessageDeadLetteredError
 from backend.bus.health import AgentHealth, HealthMonitor, HealthStatus
-from tests.unit.bus_support import FakeClock, FakeWall, msg, until
+from tests.support.clocks import FakeClock, FakeWall
+from tests.support.polling import until
+from tests.unit.bus_support import msg
 
 
 def monitored(
@@ -119,28 +121,39 @@ async def test_the_check_dead_letters_expired_messages_of_a_stuck_agent() -> Non
         await waiting
 
 
-async def test_the_periodic_task_reports_a_stall_within_the_threshold() -> None:
-    bus = Bus()
+class CountingMonitor(HealthMonitor):
+    """Counts the periodic task's checks, so a test can speak of "the next check"."""
+
+    checks = 0
+
+    def check(self) -> list[AgentHealth]:
+        self.checks += 1
+        return super().check()
+
+
+async def test_the_periodic_task_reports_a_stall_on_its_first_check_past_the_threshold() -> None:
+    clock = FakeClock()
+    bus = Bus(clock=clock)
     inbox = bus.register("s1", "librarian")
-    seen: list[HealthStatus] = []
-    stalled = asyncio.Event()
+    seen: list[tuple[HealthStatus, int]] = []
 
     def on_change(health: AgentHealth, previous: HealthStatus) -> None:
-        seen.append(health.status)
-        if health.status is HealthStatus.STALLED:
-            stalled.set()
+        seen.append((health.status, monitor.checks))
 
-    monitor = HealthMonitor(bus, stall_after=0.02, interval=0.005, on_change=on_change)
+    monitor = CountingMonitor(bus, stall_after=30.0, interval=0.001, on_change=on_change)
     monitor.start()
-    loop = asyncio.get_running_loop()
     await bus.send(msg())  # and nobody drains it
-    sent_at = loop.time()
-    await asyncio.wait_for(stalled.wait(), 1.0)
-    # Within the threshold plus one interval (plus scheduling slack on a busy machine).
-    assert 0.02 <= loop.time() - sent_at < 0.02 + 0.005 + 0.2
+    clock.advance(30.0)  # at the threshold, not past it
+    at_threshold = monitor.checks
+    await until(lambda: monitor.checks >= at_threshold + 2, what="two checks at the threshold")
+    assert seen == []
+    clock.advance(0.001)
+    past = monitor.checks
+    await until(lambda: len(seen) >= 1, what="the stall to be reported")
+    assert seen == [(HealthStatus.STALLED, past + 1)]  # the very next check saw it
     inbox.get_nowait()
-    await until(lambda: len(seen) >= 2)
-    assert seen == [HealthStatus.STALLED, HealthStatus.HEALTHY]
+    await until(lambda: len(seen) >= 2, what="the recovery to be reported")
+    assert [status for status, _ in seen] == [HealthStatus.STALLED, HealthStatus.HEALTHY]
     await monitor.aclose()
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import pytest
 
@@ -15,6 +15,7 @@ from backend.knowledge.chronicle.history_cache import (
     visibility,
 )
 from backend.knowledge.chronicle.models import ChronicleQuery
+from tests.support.clocks import FakeWall
 
 H, A, OUT, S, R = (
     HistoryIntent.HISTORICAL,
@@ -25,24 +26,13 @@ H, A, OUT, S, R = (
 )
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **kw: float) -> None:
-        self.now += timedelta(**kw)
+@pytest.fixture
+def clock() -> FakeWall:
+    return FakeWall(datetime(2025, 3, 1, 12, 0, tzinfo=UTC))
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def cache(clock: Clock) -> HistoryCache:
+def cache(clock: FakeWall) -> HistoryCache:
     return HistoryCache(clock)
 
 
@@ -87,7 +77,7 @@ def test_general_and_unknown_intents_are_cached_as_historical() -> None:
     assert parse_intent("resume") is R
 
 
-def test_historical_lives_until_its_ttl(cache: HistoryCache, clock: Clock) -> None:
+def test_historical_lives_until_its_ttl(cache: HistoryCache, clock: FakeWall) -> None:
     k = key(H, "auth migration")
     cache.put(H, k, "answer", session_id="s1", about=["auth", "migration"])
     clock.advance(minutes=44)
@@ -129,7 +119,7 @@ def test_activity_is_dropped_by_new_activity_in_a_session_it_drew_on(
     assert cache.stats()["ACTIVITY"]["invalidations"] == 2
 
 
-def test_activity_ttl_is_five_minutes(cache: HistoryCache, clock: Clock) -> None:
+def test_activity_ttl_is_five_minutes(cache: HistoryCache, clock: FakeWall) -> None:
     cache.put(A, "k", "v", session_id="s1", sessions=["s1"])
     clock.advance(minutes=4, seconds=59)
     assert cache.get(A, "k") == "v"
@@ -137,7 +127,9 @@ def test_activity_ttl_is_five_minutes(cache: HistoryCache, clock: Clock) -> None
     assert cache.get(A, "k") is None
 
 
-def test_resume_is_dropped_when_the_session_state_moves(cache: HistoryCache, clock: Clock) -> None:
+def test_resume_is_dropped_when_the_session_state_moves(
+    cache: HistoryCache, clock: FakeWall
+) -> None:
     cache.put(R, key(R, "where", "s1"), "there", session_id="s1", sessions=["s1"])
     cache.put(R, key(R, "where", "s2"), "elsewhere", session_id="s2", sessions=["s2"])
     before = cache.state_version("s1")
@@ -167,7 +159,7 @@ def test_outcome_is_dropped_when_its_result_is_updated(cache: HistoryCache) -> N
     assert cache.note_entry("s1", "tests for the login page pass", outcome=True) == 1
 
 
-def test_outcome_of_running_work_expires_sooner(cache: HistoryCache, clock: Clock) -> None:
+def test_outcome_of_running_work_expires_sooner(cache: HistoryCache, clock: FakeWall) -> None:
     cache.put(OUT, "running", "still going", session_id="s1", complete=False)
     cache.put(OUT, "done", "finished", session_id="s1", complete=True)
     clock.advance(minutes=3)
@@ -199,7 +191,7 @@ def test_clear_and_size(cache: HistoryCache) -> None:
     assert all(s["entries"] == 0 for s in cache.stats().values())
 
 
-def test_oldest_entry_goes_first_when_full(clock: Clock) -> None:
+def test_oldest_entry_goes_first_when_full(clock: FakeWall) -> None:
     cache = HistoryCache(clock, max_entries=2)
     for n in range(3):
         cache.put(H, f"k{n}", n, session_id="s1")

@@ -9,17 +9,7 @@ import pytest
 
 from backend.llm.errors import CircuitOpenError
 from backend.llm.resilience import BreakerRegistry, CircuitBreaker, RetryPolicy
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
+from tests.support.clocks import FakeClock
 
 
 def policy(**kwargs: Any) -> RetryPolicy:

@@ -6,14 +6,7 @@ import pytest
 
 from backend.guide.routing.cache import RouteCache
 from backend.guide.routing.decision import Classification, RouteDecision, Target
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.support.clocks import FakeClock
 
 
 def found(target: Target = Target.LIBRARIAN, confidence: float = 0.9) -> Classification:
