@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -18,6 +17,7 @@ from backend.knowledge.code.intent_cache import Intent, concept_key, entity_key,
 from backend.knowledge.code.live import CodeKnowledge, IndexStatus
 from backend.knowledge.watch.hashes import scan_workspace
 from tests.integration.test_file_watcher import git
+from tests.support.polling import until
 
 T = TypeVar("T")
 SERVICE = '''"""Accounts."""
@@ -33,14 +33,6 @@ def helper() -> int:
 '''
 
 
-async def until(check: Callable[[], bool], within: float = 10.0) -> None:
-    deadline = time.monotonic() + within
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.02)
-
-
 _markers = iter(range(10**6))
 
 
@@ -54,7 +46,7 @@ async def settle(knowledge: CodeKnowledge) -> None:
     (knowledge.root / f"zz_{name.lower()}.py").write_text(f"{name} = 1\n")
     await until(
         lambda: knowledge.ready and bool(knowledge.index.locate(name)) and not knowledge.applying,
-        within=20,
+        what=f"the batch with {name} to be applied",
     )
 
 
@@ -455,7 +447,7 @@ async def test_git_checkout_leaves_no_stale_rows_or_entries(tmp_path: Path) -> N
 
         # A 2,000-file checkout: a bulk change, the index rebuilt, the cache started afresh.
         await asyncio.to_thread(git, repo, "checkout", "-q", "other")
-        await until(lambda: k.status.phase == "rebuilding" or not k.ready, within=20)
+        await until(lambda: k.status.phase == "rebuilding" or not k.ready)
         await settle(k)
         fresh = CodeIndex(repo, tmp_path / "fresh.db")
         await asyncio.to_thread(fresh.build)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from backend.skills.builtin.catalog import KnowledgeWiring, agent_context, build
 from backend.skills.envelopes import ErrorCode
 from backend.skills.gateway.gateway import Gateway
 from backend.skills.models import SkillContext
+from tests.support.polling import until_sync
 
 
 def fragment(tags: str, body: str, **meta: str) -> str:
@@ -24,16 +24,6 @@ def fragment(tags: str, body: str, **meta: str) -> str:
         f"---\ntags: [{tags}]\ncapabilities: [Guidance on {tags}]\n"
         f"useWhen: [Working with {tags}]\n{extra}---\n\n# {tags.title()}\n\n{body}\n"
     )
-
-
-def eventually(check: Callable[[], bool], within: float = 1.0) -> float:
-    """Seconds until ``check()`` held; fails after ``within`` seconds."""
-    start = time.monotonic()
-    while not check():
-        if time.monotonic() - start > within:
-            pytest.fail(f"not true within {within}s")
-        time.sleep(0.01)
-    return time.monotonic() - start
 
 
 @pytest.fixture
@@ -62,14 +52,14 @@ def test_a_written_fragment_shows_up_changes_and_disappears(
     assert uri not in uris(library, "canary rollout")
     path = folder / "deploy" / "canary.md"
     path.write_text(fragment("canary, rollout", "Shift 1% of traffic first."), encoding="utf-8")
-    eventually(lambda: uri in uris(library, "canary rollout"))
+    until_sync(lambda: uri in uris(library, "canary rollout"))
     assert "Shift 1% of traffic first." in library.get(uri).body
 
     path.write_text(fragment("canary, rollout", "Shift 5% of traffic first."), encoding="utf-8")
-    eventually(lambda: "5%" in library.get(uri).body)
+    until_sync(lambda: "5%" in library.get(uri).body)
 
     path.unlink()
-    eventually(lambda: uri not in uris(library, "canary rollout"))
+    until_sync(lambda: uri not in uris(library, "canary rollout"))
     with pytest.raises(FragmentNotFoundError, match="no fragment"):
         library.get(uri)
 
@@ -80,14 +70,14 @@ def test_a_malformed_fragment_is_skipped_with_a_warning_naming_it(
     bad = folder / "deploy" / "broken.md"
     with caplog.at_level(logging.WARNING, logger="sylk.knowledge.library"):
         bad.write_text("---\ntags: [unclosed\n---\nbody\n", encoding="utf-8")
-        eventually(lambda: any(w.path == bad for w in library.warnings))
+        until_sync(lambda: any(w.path == bad for w in library.warnings))
     warning = next(w for w in library.warnings if w.path == bad)
     assert "invalid YAML" in warning.problem and str(bad) in str(warning)
     assert any(str(bad) in r.getMessage() for r in caplog.records)
     # The rest of the library still answers.
     assert library.query("sql injection").matches[0].id == "sql-injection"
     bad.write_text(fragment("blue, green", "Switch traffic at once."), encoding="utf-8")
-    eventually(lambda: not library.warnings)
+    until_sync(lambda: not library.warnings)
     assert "sylk://library/deploy/broken" in uris(library, "blue green")
 
 

@@ -3,7 +3,6 @@ kept apart, and a stalled or crashing agent reported while the rest keeps workin
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from backend.guide.routing.decision import RouteDecision, Target
 from backend.messages import Message, MessageType
 from tests.stubs.llm_script import Reply, Stall, StubToolCall
 from tests.stubs.llm_stub import LLMStub
+from tests.support.polling import until
 
 KEY = "sk-guide-0123456789abcdef"
 
@@ -146,10 +146,7 @@ async def test_a_stalled_agent_is_reported_and_others_keep_working(
     stuck = (await online.submit(session.id, "@architect plan the migration"))[-1]
     assert stuck.type is MessageType.SYSTEM_NOTICE
     assert "did not answer in time" in stuck.payload["text"]
-    for _ in range(40):
-        if any("stalled" in n.text for n in notices):
-            break
-        await asyncio.sleep(0.05)
+    await until(lambda: any("stalled" in n.text for n in notices), what="the stall to be noticed")
     assert any("architect is stalled" in n.text and n.level == "warning" for n in notices)
     llm_stub.push(Reply(text=["It is in src/cache.py."]))
     other = (await online.submit(session.id, "@librarian where is the cache?"))[-1]
@@ -178,7 +175,7 @@ async def test_a_crashing_agent_is_dead_lettered_and_can_be_replayed(engine: Eng
     letter_id = listing.split()[0]
     replay = (await engine.submit(session.id, f"/deadletters replay {letter_id}"))[1]
     assert f"replayed {letter_id}" in replay.payload["text"]
-    await asyncio.sleep(0.05)
+    await until(lambda: len(calls) == 2, what="the replayed message to reach the engineer")
     assert calls == ["build it", "build it"]
     # The session keeps working: commands and other agents are unaffected.
     assert "session 1" in (await engine.submit(session.id, "/session list"))[1].payload["text"]

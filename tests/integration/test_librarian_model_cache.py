@@ -6,8 +6,7 @@ HTTP stub, so every model call is a request the stub records.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from backend.messages import Message, MessageType
 from backend.skills.hooks.registry import HookKind, ToolCallData
 from tests.stubs.llm_script import Reply, Status, StubToolCall
 from tests.stubs.llm_stub import LLMStub
+from tests.support.polling import until
 
 KEY = "sk-librarian-0123456789abcdef"
 QUESTION = "@librarian explain how the Ledger works"
@@ -53,15 +53,7 @@ class Rig:
         """Write a file and wait until the watcher's batch has been applied."""
         before = self.knowledge.batches_applied
         (self.workspace / rel).write_text(text)
-        await until(lambda: self.knowledge.batches_applied > before)
-
-
-async def until(check: Callable[[], bool], within: float = 10.0) -> None:
-    deadline = asyncio.get_running_loop().time() + within
-    while not check():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not met in time")
-        await asyncio.sleep(0.02)
+        await until(lambda: self.knowledge.batches_applied > before, what=f"the edit of {rel}")
 
 
 @pytest.fixture

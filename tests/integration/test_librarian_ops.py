@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from backend.skills.builtin.catalog import KnowledgeWiring, agent_context, build
 from backend.skills.envelopes import Envelope, ErrorCode
 from backend.skills.gateway.gateway import Gateway
 from tests.integration.test_skills_workspace import FILES
+from tests.support.polling import until
 
 MORE = {
     "web/main.ts": "import { handleLogin } from './app';\nhandleLogin('x');\n",
@@ -104,11 +104,10 @@ async def test_bad_paths_are_refused(gateway: Gateway, ws: Path, tmp_path: Path)
 
 async def test_an_edit_shows_in_the_next_search(gateway: Gateway, ws: Path) -> None:
     (ws / "pkg" / "core.py").write_text("\n\nclass Router:\n    pass\n")
-    deadline = time.monotonic() + 10
-    while True:
+
+    async def router_on_line_3() -> bool:
         found = await run(gateway, ws, "librarian.code.search", query="Router", symbol_type="type")
         lines = [d["line"] for d in found.result["definitions"] if d["path"] == "pkg/core.py"]
-        if lines == [3]:
-            break
-        assert time.monotonic() < deadline, lines
-        await asyncio.sleep(0.05)
+        return lines == [3]
+
+    await until(router_on_line_3, what="the search to show Router on its new line")

@@ -36,6 +36,7 @@ from backend.mcp.server.http_transport import (
 )
 from backend.mcp.server.instructions import DomainSummary, domain_summaries, render
 from backend.mcp.server.server import caller_context
+from tests.support.polling import until
 
 ROOT = Path(__file__).resolve().parents[2]
 STARTUP_S = 60.0  # generous: two shared cores, the engine and its index start first
@@ -71,21 +72,19 @@ def environment(data_dir: Path) -> dict[str, str]:
 
 async def wait_for_port(port: int, process: asyncio.subprocess.Process) -> None:
     """Until something accepts on ``port``; fails if the server exits or never listens."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + STARTUP_S
-    while True:
+
+    async def listening() -> bool:
         try:
             _reader, writer = await asyncio.open_connection("127.0.0.1", port)
         except OSError:
             if process.returncode is not None:
                 raise AssertionError(f"the server exited with {process.returncode}") from None
-            if loop.time() > deadline:
-                raise AssertionError(f"nothing listened on {port} within {STARTUP_S}s") from None
-            await asyncio.sleep(0.05)
-            continue
+            return False
         writer.close()
         await writer.wait_closed()
-        return
+        return True
+
+    await until(listening, timeout=STARTUP_S, what=f"the server to listen on {port}")
 
 
 @asynccontextmanager
