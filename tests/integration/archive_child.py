@@ -10,10 +10,11 @@
     transaction committed), and stdout is flushed at once. The parent kills it
     with SIGKILL.
 
-``hold-lock DB_PATH SECONDS``
+``hold-lock DB_PATH``
     Takes SQLite's write lock (``BEGIN IMMEDIATE``) on the database with a raw
-    connection, writes a row, prints ``locked``, holds the lock for SECONDS and
-    commits.
+    connection, writes a row, prints ``locked``, holds the lock until a
+    ``release`` line (or the end of stdin) arrives, commits and prints
+    ``released``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from __future__ import annotations
 import random
 import sqlite3
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +71,7 @@ def write(data_dir: Path, round_no: int, seed: int) -> int:
     return 0
 
 
-def hold_lock(db_path: Path, seconds: float) -> int:
+def hold_lock(db_path: Path) -> int:
     conn = sqlite3.connect(db_path, isolation_level=None, timeout=10)
     conn.execute("BEGIN IMMEDIATE")
     conn.execute(
@@ -79,7 +79,9 @@ def hold_lock(db_path: Path, seconds: float) -> int:
         "ON CONFLICT(key) DO UPDATE SET value = value || 'x'"
     )
     _say("locked")
-    time.sleep(seconds)
+    for line in sys.stdin:  # the parent says when; end of input releases too
+        if line.strip() == "release":
+            break
     conn.execute("COMMIT")
     conn.close()
     _say("released")
@@ -91,7 +93,7 @@ def main(argv: list[str]) -> int:
     if command == "write":
         return write(Path(argv[2]), int(argv[3]), int(argv[4]))
     if command == "hold-lock":
-        return hold_lock(Path(argv[2]), float(argv[3]))
+        return hold_lock(Path(argv[2]))
     print(f"unknown command {command!r}", file=sys.stderr)
     return 2
 

@@ -23,6 +23,7 @@ from sylk_tui import export
 from sylk_tui.logs import configure_logging
 from tests.stubs.llm_script import Drop, Reply, Stall, Status, StreamFault, StubToolCall
 from tests.stubs.llm_stub import LLMStub
+from tests.support.polling import finishes, until
 
 KEY = "sk-live-0123456789abcdefXYZ"
 README = "Sylk test workspace: the answer is 42.\n"
@@ -193,16 +194,14 @@ async def test_cancel_stops_the_stream_promptly(vendor_engine: Engine, llm_stub:
 
     engine.events.add_listener(watch)
     turn = asyncio.create_task(engine.submit(session.id, "@architect " + "talk a lot"))
-    await asyncio.wait_for(started.wait(), 10)
+    await finishes(started.wait(), what="the first words")
     assert engine.turn_running(session.id)
-    loop = asyncio.get_running_loop()
-    t0 = loop.time()
     assert engine.cancel_turn(session.id)
-    reply = (await asyncio.wait_for(turn, 5))[-1]
-    assert loop.time() - t0 < 1.0
+    reply = (await finishes(turn, what="the cancelled turn to end"))[-1]
     assert reply.payload["stop"] == "cancelled"
     assert reply.payload["text"].startswith("first words")
-    assert llm_stub.wait_aborted(1, timeout=3)
+    assert reply.payload["text"].count("more ") < 50  # cut short, not streamed to its end
+    await until(lambda: llm_stub.aborted >= 1, what="the client to close the connection")
     assert not engine.cancel_turn(session.id)
 
 

@@ -9,19 +9,21 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import Connection
+from sqlalchemy import Connection, Engine, event
 from sqlalchemy.exc import OperationalError
 
 import backend.archive.store as archive_module
 from backend.archive.store import BUSY_TIMEOUT_MS, DB_NAME, Archive
 from backend.messages import Message, MessageType
+from tests.support.polling import HANG, finishes, until_sync
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CHILD = Path(__file__).with_name("archive_child.py")
@@ -48,15 +50,27 @@ def _child(*args: str) -> subprocess.Popen[str]:
 
 
 @contextmanager
-def write_lock_held(db: Path, seconds: float) -> Iterator[subprocess.Popen[str]]:
-    """Another process holds the database's write lock for ``seconds``."""
-    proc = _child("hold-lock", str(db), str(seconds))
+def write_lock_held(db: Path) -> Iterator[Callable[[], None]]:
+    """Another process holds the database's write lock until the yielded ``release``
+    is called (or the block ends); ``release`` returns once the lock is gone."""
+    proc = _child("hold-lock", str(db))
+    assert proc.stdout is not None and proc.stdin is not None
+    stdin, stdout = proc.stdin, proc.stdout
+
+    def release() -> None:
+        if not stdin.closed:
+            stdin.write("release\n")
+            stdin.close()
+            assert stdout.readline().strip() == "released"
+
     try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "locked"
-        yield proc
+        assert stdout.readline().strip() == "locked"
+        yield release
+        release()
     finally:
-        proc.wait(timeout=seconds + 15)
+        if not stdin.closed:
+            stdin.close()
+        proc.wait(timeout=HANG)
 
 
 def test_wal_synchronous_full_and_busy_timeout_on_the_writer(data_dir: Path) -> None:
@@ -89,17 +103,31 @@ def test_a_brief_write_lock_in_another_process_only_delays_our_writes(data_dir: 
     archive = Archive(data_dir)
     try:
         archive.append_messages([_message("s", 0)])
-        hold = 1.0
-        with write_lock_held(data_dir / DB_NAME, hold):
-            locked_at = time.monotonic()
-            # WAL: readers are not blocked by the other process's write lock.
+        asking = threading.Event()
+
+        def on_statement(conn: Any, cursor: Any, statement: str, *rest: Any) -> None:
+            if statement == "BEGIN IMMEDIATE":  # our writer asks for the write lock
+                asking.set()
+
+        with (
+            write_lock_held(data_dir / DB_NAME) as release,
+            ThreadPoolExecutor(1) as pool,
+        ):
+            # WAL: readers are not blocked by the other process's write lock (which
+            # stays held until we release it; a blocked read would fail after the
+            # busy timeout).
             assert len(archive.load_transcript("s")) == 1
-            assert time.monotonic() - locked_at < hold / 2
             # Writers wait (busy timeout) instead of failing.
-            archive.append_messages([_message("s", 1)])
-            waited = time.monotonic() - locked_at
+            event.listen(Engine, "before_cursor_execute", on_statement)
+            try:
+                write = pool.submit(archive.append_messages, [_message("s", 1)])
+                until_sync(asking.is_set, what="our write to ask for the lock")
+            finally:
+                event.remove(Engine, "before_cursor_execute", on_statement)
+            assert len(archive.load_transcript("s")) == 1  # not in while the lock is held
+            release()
+            write.result(timeout=HANG)  # it waited and then landed: no "database is locked"
             archive.append_messages([_message("s", n) for n in range(2, 10)])
-        assert waited >= hold * 0.5, f"the write did not wait for the lock ({waited:.2f}s)"
         assert len(archive.load_transcript("s")) == 10
         assert archive.integrity_check() == "ok"
     finally:
@@ -147,13 +175,14 @@ async def test_a_lock_held_past_the_busy_timeout_fails_the_write_instead_of_hang
     monkeypatch.setattr(archive_module, "BUSY_TIMEOUT_MS", 200)
     archive = Archive(data_dir)
     try:
-        with (
-            write_lock_held(data_dir / DB_NAME, 2.0),
-            pytest.raises(OperationalError, match="locked"),
-        ):
-            await asyncio.wait_for(archive.aappend_messages([_message("s", 0)]), 3)
+        with write_lock_held(data_dir / DB_NAME) as release:  # held until released
+            with pytest.raises(OperationalError, match="locked"):
+                await finishes(
+                    archive.aappend_messages([_message("s", 0)]), what="the busy timeout"
+                )
+            await asyncio.to_thread(release)
         # Once the lock is gone, writing works again.
-        await asyncio.wait_for(archive.aappend_messages([_message("s", 1)]), 5)
+        await finishes(archive.aappend_messages([_message("s", 1)]), what="the write")
         assert len(archive.load_transcript("s")) == 1
     finally:
         await asyncio.to_thread(archive.close)

@@ -16,6 +16,7 @@ import asyncio
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -42,8 +43,13 @@ def add_numbers(a: float, b: float) -> float:
     return a + b
 
 
-@server.tool(description="Sleep for the given number of seconds, then say so.")
-async def sleep(seconds: float) -> str:
+@server.tool(
+    description="Sleep for the given number of seconds, then say so. When `started` names a "
+    "file, create it once the sleep has begun."
+)
+async def sleep(seconds: float, started: str = "") -> str:
+    if started:
+        await asyncio.to_thread(Path(started).touch)
     await asyncio.sleep(seconds)
     return f"slept {seconds}"
 
