@@ -13,7 +13,7 @@ class Composer(Input):
     """An Input that remembers what was sent (up/down recall it).
 
     Enter posts Input's own ``Submitted``; the composer keeps its text until
-    the app says the line was accepted, so a refused line is never lost.
+    ``accepted`` says the line was recorded, so a refused line is never lost.
     """
 
     DEFAULT_CSS = """
