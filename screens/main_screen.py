@@ -1,9 +1,9 @@
 """The main screen: sessions on the left, the transcript of one in the middle,
 the composer below it and the keys in the footer.
 
-The screen subscribes to the UI state (``ui_state.store.UiState``) and hands what
+The screen subscribes to the UI state (``screens.state.store.UiState``) and hands what
 changed down to its widgets. Its keys are its own actions: what needs the engine
-is posted as an intent (``ui_state.intents``) that the app carries out.
+is posted as an intent (``screens.state.intents``) that the app carries out.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from textual.widgets import Footer, Input
 from backend.sessions.models import Session, SessionState
 from screens.new_session import NewSessionScreen
 from screens.session_commands import SessionCommands
-from ui_state.intents import NewSession, SendLine, SessionAction, SessionVerb
-from ui_state.store import DraftChanged, EngineMessage, LineSettled, Shown, UiState
+from screens.state.intents import NewSession, SendLine, SessionAction, SessionVerb
+from screens.state.store import DraftChanged, EngineMessage, LineSettled, Shown, UiState
 from widgets.composer import Composer
 from widgets.session_list import SessionList
 from widgets.transcript import Transcript

@@ -2,8 +2,8 @@
 
 The app is the only part of the UI that talks to the engine. Engine events become
 Textual messages (``sylk_tui.engine_messages``), which the app applies to the UI
-state (``ui_state.store.UiState``); screens subscribe to the state for what they
-show. Screens own their keys and post intents (``ui_state.intents``), which the
+state (``screens.state.store.UiState``); screens subscribe to the state for what they
+show. Screens own their keys and post intents (``screens.state.intents``), which the
 app carries out once through its ``EngineBridge``; a refused call becomes a
 notification.
 """
@@ -26,6 +26,8 @@ from backend.engine.facade import Engine
 from backend.errors import SylkError
 from backend.events import EngineEvent
 from screens.main_screen import MainScreen
+from screens.state.intents import NewSession, SendLine, SessionAction
+from screens.state.store import TRANSCRIPT_LIMIT, UiState
 from sylk_tui.engine_bridge import EngineBridge
 from sylk_tui.engine_messages import (
     AgentStepped,
@@ -44,8 +46,6 @@ from sylk_tui.engine_messages import (
 )
 from sylk_tui.question_dialogs import QuestionDialogs
 from themes import APP_STYLESHEET, DEFAULT_THEME, register_themes
-from ui_state.intents import NewSession, SendLine, SessionAction
-from ui_state.store import TRANSCRIPT_LIMIT, UiState
 
 LOADING_NOTICE_DELAY = 0.15
 """Seconds a transcript read may take before "Loading…" replaces the previous one."""

@@ -23,10 +23,10 @@ from backend.sessions.models import Session, SessionState
 from screens.main_screen import MainScreen
 from screens.new_session import NewSessionScreen
 from screens.session_commands import SessionCommands
+from screens.state.intents import NewSession, SendLine, SessionAction
+from screens.state.store import UiState
 from sylk_tui.app import SylkApp
 from tests.tui.support import FROZEN_NOW, main_screen, settle
-from ui_state.intents import NewSession, SendLine, SessionAction
-from ui_state.store import UiState
 
 SIZE = (120, 40)
 

@@ -20,6 +20,7 @@ from backend.events import (
 )
 from backend.messages import Message, MessageType
 from backend.sessions.models import Session, SessionState
+from screens.state.store import UiState
 from sylk_tui.engine_messages import (
     EVENT_MESSAGES,
     AgentStepped,
@@ -29,7 +30,6 @@ from sylk_tui.engine_messages import (
     engine_message,
 )
 from sylk_tui.switch_queue import SwitchQueue
-from ui_state.store import UiState
 
 NOW = datetime(2026, 3, 14, 15, 0, tzinfo=UTC)
 

@@ -13,7 +13,7 @@ from textual.app import App, ComposeResult
 
 from backend.messages import Message, MessageType
 from backend.sessions.models import Session
-from ui_state.transcript_cache import TranscriptCache
+from screens.state.transcript_cache import TranscriptCache
 from widgets.line_wrap import wrap_plain
 from widgets.session_list import SessionList, ago
 from widgets.transcript import Transcript
@@ -223,7 +223,7 @@ def test_a_finished_draft_stays_until_the_recorded_answer_replaces_it() -> None:
     from datetime import UTC, datetime
 
     from backend.messages import Message, MessageType
-    from ui_state.answer_drafts import AnswerDrafts
+    from screens.state.answer_drafts import AnswerDrafts
 
     drafts = AnswerDrafts(lambda: datetime(2026, 1, 1, tzinfo=UTC))
     drafts.step("s", "architect", "text_delta", "Half")

@@ -18,8 +18,8 @@ from textual.signal import Signal
 
 from backend.messages import Message, MessageType
 from backend.sessions.models import Session
-from ui_state.answer_drafts import AnswerDrafts
-from ui_state.transcript_cache import TranscriptCache
+from screens.state.answer_drafts import AnswerDrafts
+from screens.state.transcript_cache import TranscriptCache
 
 EngineMessage = Message[dict[str, Any]]
 
