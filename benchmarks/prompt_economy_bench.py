@@ -54,11 +54,13 @@ SEARCH_QUERY = "What's the weather forecast for tomorrow in New York City?"
 
 
 def engine_gateway(data_dir: Path) -> Any:
-    """The gateway of a real engine (temp data dir, no file watching), every built-in in it."""
-    from backend.engine.facade import Engine, EngineConfig
+    """The parts of a real engine (temp data dir, no file watching), every built-in in its
+    gateway."""
+    from backend.engine import EngineConfig
+    from backend.engine.build import build
 
     config = EngineConfig(data_dir=data_dir, workspace=data_dir, watch_files=False)
-    return Engine(config)
+    return build(config)
 
 
 def agents() -> list[str]:
@@ -170,11 +172,11 @@ def run(tools_path: Path) -> dict[str, Any]:
 
     counts = {enc: counter(enc) for enc in ENCODINGS}
     with tempfile.TemporaryDirectory(prefix="sylk-economy-") as data_dir:
-        engine = engine_gateway(Path(data_dir))
+        parts = engine_gateway(Path(data_dir))
         try:
-            return _measure_engine(engine.gateway, tools_path, counts, bpe_openai)
+            return _measure_engine(parts.gateway, tools_path, counts, bpe_openai)
         finally:
-            asyncio.run(engine.aclose())
+            asyncio.run(parts.aclose())
 
 
 def _measure_engine(

@@ -102,11 +102,13 @@ def _payload(rng: random.Random, kind: str) -> dict[str, Any]:
 
 
 async def build_archive(data_dir: Path, workspace: Path, sessions: int, messages: int) -> None:
-    from backend.engine.facade import Engine, EngineConfig
+    from backend.engine import Engine, EngineConfig
+    from backend.engine.build import build
     from backend.messages import Message, MessageType
 
     rng = random.Random(1729)
-    engine = Engine(EngineConfig(data_dir=data_dir, workspace=workspace))
+    parts = build(EngineConfig(data_dir=data_dir, workspace=workspace))
+    engine = Engine.from_parts(parts)
     try:
         made = [
             await engine.create_session(f"bench {n:03d}", activate=False)
@@ -127,7 +129,7 @@ async def build_archive(data_dir: Path, workspace: Path, sessions: int, messages
                         timestamp=start + timedelta(minutes=n * 8),
                     )
                 )
-            await asyncio.to_thread(engine.archive.append_messages, batch)
+            await asyncio.to_thread(parts.archive.append_messages, batch)
         await engine.switch_session(made[0].id)
     finally:
         await engine.aclose()
@@ -199,7 +201,7 @@ def _instrument(app: Any, probe: SwitchProbe) -> None:
 
 
 async def measure_switching(data_dir: Path, workspace: Path, switches: int) -> dict[str, Any]:
-    from backend.engine.facade import Engine, EngineConfig
+    from backend.engine import Engine, EngineConfig
     from sylk_tui.app import SylkApp
     from widgets.session_list import SessionList
 
@@ -275,7 +277,7 @@ def child(kind: str, data_dir: str, workspace: str) -> None:
 
         app = Minimal()
     else:
-        from backend.engine.facade import Engine, EngineConfig
+        from backend.engine import Engine, EngineConfig
         from sylk_tui.app import SylkApp
         from widgets.transcript import Transcript
 

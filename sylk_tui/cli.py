@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from backend.engine.facade import Engine, EngineConfig
+from backend.engine import Engine, EngineConfig
 from backend.errors import SessionNotFoundError, SylkError
 from backend.events import (
     AgentStepEvent,

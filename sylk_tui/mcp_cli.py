@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from backend.engine.facade import Engine
+from backend.engine import Engine
 
 Common = Callable[..., None]
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from backend.engine.facade import Engine, EngineConfig
+from backend.engine import Engine, EngineConfig
+from backend.engine.build import EngineParts, build
 
 PROVIDER_ENV = (
     "ANTHROPIC_API_KEY",
@@ -49,8 +50,14 @@ def engine_config(data_dir: Path, workspace: Path) -> EngineConfig:
 
 
 @pytest.fixture
-async def engine(engine_config: EngineConfig) -> AsyncIterator[Engine]:
-    eng = Engine(engine_config)
+async def engine_parts(engine_config: EngineConfig) -> EngineParts:
+    """The parts of the ``engine`` fixture, for tests that reach inside it."""
+    return build(engine_config)
+
+
+@pytest.fixture
+async def engine(engine_parts: EngineParts) -> AsyncIterator[Engine]:
+    eng = Engine.from_parts(engine_parts)
     try:
         yield eng
     finally:

@@ -1,1 +1,223 @@
-"""backend/engine."""
+"""The engine: the one facade the front ends (TUI, CLI, MCP server) talk to.
+
+- ``__init__`` (here): :class:`Engine`, the verbs front ends use and a few read
+  accessors; it holds no service of its own and works through its parts.
+- ``config``: :class:`EngineConfig`, where an engine keeps its data and the
+  workspace it serves.
+- ``build``: the composition root; :func:`~backend.engine.build.build` makes
+  :class:`~backend.engine.build.EngineParts` and wires them to each other.
+- ``session_service``: sessions and their transcripts, each change written to the
+  archive before the event announcing it is published.
+- ``knowledge_services``: the code indexes, the chronicle, the fragment library
+  and tool discovery, and how they hear of each other.
+- ``hook_work``: what the seed's hooks record, off the tool call that fired them.
+- ``facade``: the old import path of :class:`Engine`, kept while callers move.
+
+Requests for agents are answered by :class:`backend.agents.answering.AnswerPipeline`;
+the text of ``/status`` and ``/session list`` lives in :mod:`backend.guide.status`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from backend.archive.records import SessionRecords
+from backend.config.settings import SylkConfig
+from backend.engine.build import EngineParts, build
+from backend.engine.config import EngineConfig
+from backend.errors import CommandError, SessionNotActiveError, SylkError
+from backend.events import EventStream, QuestionAsked
+from backend.guide.commands import run_command
+from backend.guide.routing.decision import AGENT_TARGETS, RouteDecision
+from backend.knowledge.code.live import CodeKnowledge
+from backend.knowledge.fragments.library import FragmentLibrary
+from backend.knowledge.tool_discovery.command import tools_answer
+from backend.llm.accounting import UsageSummary, summarise
+from backend.messages import Message
+from backend.redaction import Redactor
+from backend.sessions.models import Session, SessionContext, SessionState
+from backend.skills.gateway.gateway import Gateway
+
+Transcript = list[Message[dict[str, Any]]]
+
+__all__ = ["Engine", "EngineConfig", "EngineParts", "Transcript"]
+
+
+class Engine:
+    """``events`` is the one public stream: every change, after it is committed."""
+
+    def __init__(
+        self,
+        config: EngineConfig,
+        settings: SylkConfig | None = None,
+        *,
+        parts: EngineParts | None = None,
+    ) -> None:
+        self._parts = parts if parts is not None else build(config, settings)
+        self._sessions = self._parts.sessions
+        self.events: EventStream = self._parts.events
+
+    @classmethod
+    def from_parts(cls, parts: EngineParts) -> Engine:
+        """An engine over parts built (and perhaps inspected) by the caller."""
+        return cls(parts.config, parts=parts)
+
+    # -- lifecycle -----------------------------------------------------------
+    async def aclose(self) -> None:
+        await self._parts.aclose()
+
+    async def __aenter__(self) -> Engine:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.aclose()
+
+    async def start_tools(self) -> None:
+        """Start the configured MCP servers once and register their tools as hidden ops."""
+        await self._parts.tool_servers.start()
+
+    async def start_indexing(self, session_id: str | None = None) -> CodeKnowledge:
+        """Index the session's workspace (the active one's by default) in the background."""
+        session = self._sessions.get(session_id) if session_id else self.active_session()
+        workspace = Path(session.workspace) if session else self.workspace
+        return await self._parts.knowledge.index(workspace)
+
+    # -- read accessors --------------------------------------------------------
+    @property
+    def workspace(self) -> Path:
+        """The workspace new sessions work in."""
+        return self._parts.config.workspace
+
+    @property
+    def redactor(self) -> Redactor:
+        """What keeps configured secrets out of logs and records."""
+        return self._parts.redactor
+
+    @property
+    def library(self) -> FragmentLibrary:
+        """The Academic's fragment library (best practices, toolchains)."""
+        return self._parts.knowledge.library
+
+    @property
+    def archive(self) -> SessionRecords:
+        """The archived sessions and transcripts, to read (as other processes see them)."""
+        return self._parts.archive
+
+    async def tools_gateway(self) -> Gateway:
+        """The gateway serving every op, the configured MCP servers' tools included
+        (started first), for a front end that serves them (the MCP server)."""
+        await self.start_tools()
+        return self._parts.gateway
+
+    # -- queries -------------------------------------------------------------
+    def list_sessions(self, *, include_closed: bool = False) -> list[Session]:
+        return self._sessions.list_sessions(include_closed=include_closed)
+
+    def get_session(self, ref: str) -> Session:
+        return self._sessions.resolve(ref)
+
+    def active_session(self) -> Session | None:
+        return self._sessions.active_session()
+
+    def get_context(self, ref: str) -> SessionContext:
+        return self._sessions.get_context(ref)
+
+    async def transcript(self, session_id: str, *, limit: int | None = None) -> Transcript:
+        return await self._sessions.transcript(session_id, limit=limit)
+
+    def transcript_counts(self) -> dict[str, int]:
+        return self._sessions.transcript_counts()
+
+    def usage(self, session_id: str | None = None) -> UsageSummary:
+        return summarise(session_id, self._parts.archive.usage_by_agent(session_id))
+
+    def describe_sessions(self) -> str:
+        return self._parts.describe_sessions()
+
+    def status_text(self, session_id: str) -> str:
+        return self._parts.status_text(session_id)
+
+    # -- session verbs -------------------------------------------------------
+    async def create_session(self, name: str | None = None, *, activate: bool = True) -> Session:
+        """Create a session in this engine's workspace and, by default, switch to it."""
+        return await self._sessions.create_session(name, activate=activate)
+
+    async def ensure_session(self) -> Session:
+        """The foreground session; the newest open one, or a new one, if none is."""
+        return await self._sessions.ensure_session()
+
+    async def switch_session(self, ref: str) -> Session:
+        return await self._sessions.switch_session(ref)
+
+    async def suspend_session(self, ref: str | None = None) -> Session:
+        return await self._sessions.suspend_session(ref)
+
+    async def resume_session(self, ref: str) -> Session:
+        return await self._sessions.resume_session(ref)
+
+    async def complete_session(self, ref: str | None = None, summary: str | None = None) -> Session:
+        return await self._sessions.complete_session(ref, summary)
+
+    async def close_session(self, ref: str) -> Session:
+        return await self._sessions.close_session(ref)
+
+    # -- requests --------------------------------------------------------------
+    async def submit(self, session_id: str, text: str) -> Transcript:
+        """Take one line from the user; the Guide routes it.
+
+        Returns the messages recorded: the user's line (with its routing
+        decision) and the answer. Requests for agents go only to the session in
+        the foreground; commands are accepted from any session.
+        """
+        session, sessions, guide = self._sessions.get(session_id), self._sessions, self._parts.guide
+        text = text.strip()
+        if not text:
+            return []
+        try:
+            decision = await guide.route(text)
+        except CommandError as exc:
+            entry = await sessions.record_input(session_id, text, None)
+            return [entry, await sessions.notice(session_id, str(exc), error=type(exc).__name__)]
+        for_agent = decision.target in AGENT_TARGETS
+        if for_agent and session.state is not SessionState.ACTIVE:
+            raise SessionNotActiveError(session.id, session.state.value, session.name)
+        entry = await sessions.record_input(session_id, text, decision)
+        if for_agent:
+            return [entry, await self._parts.answers.answer(session_id, decision)]
+        try:
+            answer, tabular = await run_command(self, guide, session_id, decision)
+        except SylkError as exc:
+            return [entry, await sessions.notice(session_id, str(exc), error=type(exc).__name__)]
+        return [entry, await sessions.notice(session_id, answer, preformatted=tabular)]
+
+    async def route(self, text: str, target: str | None = None) -> RouteDecision:
+        """The Guide's decision for ``text`` (sent to ``target`` if named), not carried out."""
+        return await self._parts.guide.route_to(text, target)
+
+    async def tools_command(self, session_id: str, args: dict[str, str]) -> str:
+        """``/tools``: the session's workspace's linters, formatters and test tools."""
+        workspace = Path(self._sessions.get(session_id).workspace)
+        board = self._parts.questions
+        ask = (lambda q: board.ask(q, session_id)) if board.answered_here else None
+        return await tools_answer(self._parts.knowledge.tools, workspace, args, ask)
+
+    def turn_running(self, session_id: str) -> bool:
+        return self._parts.dispatcher.running(session_id)
+
+    def cancel_turn(self, session_id: str) -> bool:
+        """Stop the session's running turn (stream and tools); False if none runs."""
+        return self._parts.dispatcher.cancel(session_id)
+
+    # -- questions to the user -----------------------------------------------
+    def attach_questions(self) -> Callable[[], None]:
+        """A front end that shows questions (QuestionAsked events); returns its detach."""
+        return self._parts.questions.attach()
+
+    def answer_question(self, question_id: str, value: str | None) -> bool:
+        """Answer (or with None decline) a pending question; False if it is not pending."""
+        return self._parts.questions.answer(question_id, value)
+
+    def pending_questions(self, session_id: str | None = None) -> list[QuestionAsked]:
+        return self._parts.questions.pending(session_id)

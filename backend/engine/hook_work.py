@@ -1,72 +1,45 @@
-"""The engine's skill gateway: every built-in wired to the engine's services, the seed's
-hooks installed, and the background work those hooks start.
+"""What the seed's hooks record, done off the tool call that fired them.
 
 Hooks run inside a tool call and must not hold it up: what they record (a file an
-agent wrote in the session's context and the chronicle, a consultation on the
-timeline) is written by tasks this class owns. :meth:`settle` waits for them before
-a turn's answer is recorded, and :meth:`aclose` before the engine closes, so no
-record is lost.
+agent wrote, in the session's context and the chronicle; a consultation, on the
+timeline) is written by tasks :class:`HookWork` owns. :meth:`HookWork.settle` waits
+for them before a turn's answer is recorded, and :meth:`HookWork.aclose` before the
+engine closes, so no record is lost. The session brief the pre-prompt hook injects
+comes from here too.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from backend.agents.turns import session_brief
-from backend.archive.store import Archive
-from backend.engine.knowledge_parts import EngineKnowledge
 from backend.errors import SylkError
+from backend.knowledge.chronicle.chronicle import Chronicle
 from backend.knowledge.chronicle.models import Category
-from backend.redaction import Redactor
 from backend.sessions.models import FileRecord, Session, SessionContext
-from backend.skills.builtin.catalog import build_gateway
-from backend.skills.builtin.guide import GuideWiring
-from backend.skills.builtin.sessions import session_skills
-from backend.skills.gateway.gateway import Gateway
-from backend.skills.gateway.read_guard import install_read_guard
-from backend.skills.hooks.agents import Consultation, consultation_logging
-from backend.skills.hooks.builtin import (
-    FileTouch,
-    file_tracking,
-    result_logging,
-    session_context_injection,
-)
-from backend.skills.search.embedding import semantic_stage
+from backend.skills.hooks.agents import Consultation
+from backend.skills.hooks.builtin import FileTouch
 
-log = logging.getLogger("sylk.tools")
 UpdateContext = Callable[[str, Callable[[SessionContext], None]], Awaitable[None]]
 
 
-class EngineSkills:
+class HookWork:
+    """The providers and sinks behind the session-context, file-tracking and
+    consultation-logging hooks."""
+
     def __init__(
         self,
         *,
-        knowledge: EngineKnowledge,
-        archive: Archive,
-        redactor: Redactor,
-        semantic: str,
-        wiring: GuideWiring,
+        chronicle: Chronicle,
         session_of: Callable[[str], Session],
         update_context: UpdateContext,
     ) -> None:
-        self._knowledge = knowledge
+        self._chronicle = chronicle
         self._session_of = session_of
         self._update_context = update_context
         self._background: set[asyncio.Task[Any]] = set()
-        self.gateway: Gateway = build_gateway(
-            knowledge=knowledge.wiring(), embedding=semantic_stage(semantic), wiring=wiring
-        )
-        self.gateway.registry.register_all(session_skills(archive))
-        hooks = self.gateway.hooks
-        hooks.install(session_context_injection(self._session_brief))
-        hooks.install(file_tracking(self._track_file))
-        hooks.install(consultation_logging(self._log_consultation))
-        hooks.install(result_logging(log, redactor=redactor))
-        # Edits and overwrites need a read of the file first (and a fresh one if it changed).
-        self.read_guard = install_read_guard(self.gateway)
 
     async def settle(self) -> None:
         """Wait for the records hooks started so far."""
@@ -75,32 +48,32 @@ class EngineSkills:
     async def aclose(self) -> None:
         await self.settle()
 
-    # -- hook side work --------------------------------------------------------------
-    def _session_brief(self, session_id: str) -> str | None:
+    # -- hook providers and sinks ----------------------------------------------------
+    def session_brief(self, session_id: str) -> str | None:
         """Pre-prompt hook provider: the session's brief, or nothing for an unknown id."""
         try:
             return session_brief(self._session_of(session_id))
         except SylkError:
             return None
 
-    def _track_file(self, touch: FileTouch) -> None:
+    def track_file(self, touch: FileTouch) -> None:
         """Post-tool hook: a write op touched a file; remember it in the session's context."""
 
         def note(ctx: SessionContext) -> None:
             files = ctx.created_files if touch.operation == "created" else ctx.modified_files
             files[touch.path] = FileRecord(path=touch.path, source=touch.op)
 
-        chronicle = self._knowledge.chronicle
+        chronicle = self._chronicle
         self._spawn(self._update_context(touch.session_id, note), "sylk-file-tracking")
         self._spawn(
             chronicle.record_file(touch.session_id, touch.path, touch.operation, agent=touch.agent),
             "sylk-file-tracking",
         )
 
-    def _log_consultation(self, asked: Consultation) -> None:
+    def log_consultation(self, asked: Consultation) -> None:
         """Post-tool hook: the Engineer consulted another agent; note it on the timeline."""
         found = "answered from its store" if asked.answered else "had nothing stored"
-        entry = self._knowledge.chronicle.store(
+        entry = self._chronicle.store(
             asked.session_id,
             Category.TIMELINE,
             f"Consulted the {asked.consulted}: {asked.question} ({found})",
@@ -117,4 +90,4 @@ class EngineSkills:
         task.add_done_callback(self._background.discard)
 
 
-__all__ = ["EngineSkills"]
+__all__ = ["HookWork"]

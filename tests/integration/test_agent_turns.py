@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from backend.config.settings import load_config
-from backend.engine.facade import Engine, EngineConfig
+from backend.engine import Engine, EngineConfig, EngineParts
+from backend.engine.build import build
 from backend.events import AgentStepEvent, EngineEvent
 from backend.messages import MessageType
 from sylk_tui import export
@@ -38,15 +39,20 @@ def _env(vendor: str, stub: LLMStub) -> dict[str, str]:
 
 
 @pytest.fixture
-async def vendor_engine(
+async def vendor_parts(
     llm_stub: LLMStub, vendor: str, data_dir: Path, workspace: Path
-) -> AsyncIterator[Engine]:
+) -> EngineParts:
     (workspace / "README.md").write_text(README)
     settings = load_config(None, env=_env(vendor, llm_stub)).model_copy(
         update={"retry": load_config(None, env={}).retry.model_copy(update={"base_delay_s": 0.01})}
     )
     config = EngineConfig(data_dir=data_dir, workspace=workspace, provider=vendor)
-    engine = Engine(config, settings)
+    return build(config, settings)
+
+
+@pytest.fixture
+async def vendor_engine(vendor_parts: EngineParts) -> AsyncIterator[Engine]:
+    engine = Engine.from_parts(vendor_parts)
     try:
         yield engine
     finally:
@@ -63,12 +69,16 @@ def _tool_then_answer() -> list[Reply]:
     ]
 
 
-def _kinds(engine: Engine, session_id: str) -> list[str]:
-    return [row["kind"] for row in engine.archive.load_steps(session_id)]
+def _kinds(parts: EngineParts, session_id: str) -> list[str]:
+    return [row["kind"] for row in parts.archive.load_steps(session_id)]
 
 
 async def test_a_turn_with_a_tool_call_over_real_http(
-    vendor_engine: Engine, llm_stub: LLMStub, vendor: str, llm_path: str
+    vendor_engine: Engine,
+    vendor_parts: EngineParts,
+    llm_stub: LLMStub,
+    vendor: str,
+    llm_path: str,
 ) -> None:
     engine = vendor_engine
     llm_stub.push(_tool_then_answer())
@@ -87,10 +97,11 @@ async def test_a_turn_with_a_tool_call_over_real_http(
     assert reply.payload["text"] == "Let me read it.\n\nThe README says the answer is 42."
     assert "".join(deltas) == "Let me read it.The README says the answer is 42."
 
-    assert _kinds(engine, session.id) == [
+    assert _kinds(vendor_parts, session.id) == [
         "model_call", "usage", "tool_call", "tool_result", "model_call", "usage", "final",
     ]  # fmt: skip
-    result = next(r for r in engine.archive.load_steps(session.id) if r["kind"] == "tool_result")
+    steps = vendor_parts.archive.load_steps(session.id)
+    result = next(r for r in steps if r["kind"] == "tool_result")
     assert "the answer is 42" in json.loads(result["data"])["data"]["content"]
 
     # The second request carried the tool's result back to the model.
@@ -235,15 +246,16 @@ async def test_a_scripted_turn_with_a_tool_call(data_dir: Path, workspace: Path)
         "    text: It says 42.\n"
     )
     settings = load_config(None, env={"SYLK_SCRIPT": str(script)})
-    engine = Engine(
+    parts = build(
         EngineConfig(data_dir=data_dir, workspace=workspace, provider="scripted"), settings
     )
+    engine = Engine.from_parts(parts)
     try:
         session = await engine.ensure_session()
         reply = (await engine.submit(session.id, "@architect " + "What does the README say?"))[-1]
         assert reply.payload["text"] == "Checking.\n\nIt says 42."
         assert reply.payload["provider"] == "scripted"
-        assert _kinds(engine, session.id).count("tool_result") == 1
+        assert _kinds(parts, session.id).count("tool_result") == 1
     finally:
         await engine.aclose()
 

@@ -20,7 +20,7 @@ import pytest
 
 from backend.archive.schema import SCHEMA_VERSION
 from backend.archive.store import DB_NAME, Archive
-from backend.engine.facade import Engine, EngineConfig
+from backend.engine import Engine, EngineConfig
 from backend.errors import ArchiveCorruptError, ArchiveError, ArchiveVersionError
 from backend.messages import Message, MessageType
 

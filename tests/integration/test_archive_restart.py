@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from backend.engine.facade import Engine, EngineConfig
+from backend.engine import Engine, EngineConfig
+from backend.engine.build import EngineParts, build
 from backend.sessions.models import (
     AgentState,
     FileRecord,
@@ -39,7 +40,7 @@ def _more_context(ctx: SessionContext) -> None:
     ctx.next_steps.append("fuzzing")
 
 
-async def _picture(engine: Engine) -> dict[str, Any]:
+async def _picture(engine: Engine, parts: EngineParts) -> dict[str, Any]:
     """Everything a user could see of the engine's state, as plain data."""
     sessions = engine.list_sessions(include_closed=True)
     active = engine.active_session()
@@ -54,16 +55,18 @@ async def _picture(engine: Engine) -> dict[str, Any]:
         },
         "tails": {s.id: [m.id for m in await engine.transcript(s.id, limit=2)] for s in sessions},
         "counts": engine.transcript_counts(),
-        "snapshots": {s.id: [x.model_dump() for x in engine.snapshots(s.id)] for s in sessions},
+        "snapshots": {
+            s.id: [x.model_dump() for x in parts.sessions.snapshots(s.id)] for s in sessions
+        },
         "listing": engine.describe_sessions(),
         "sessions": {s.id: s.model_dump() for s in sessions},
     }
 
 
-async def _busy_history(engine: Engine) -> None:
+async def _busy_history(engine: Engine, parts: EngineParts) -> None:
     alpha = await engine.create_session("alpha")
     await engine.submit(alpha.id, "plan the parser")
-    await engine.update_context(alpha.id, _fill_context)
+    await parts.sessions.update_context(alpha.id, _fill_context)
     beta = await engine.create_session("beta")  # alpha is suspended
     await engine.submit(beta.id, "/session list")
     await engine.submit(beta.id, "write the tests")
@@ -75,23 +78,24 @@ async def _busy_history(engine: Engine) -> None:
     await engine.submit(alpha.id, "/session new epsilon")  # a command makes a session
     epsilon = engine.active_session()
     assert epsilon is not None and epsilon.name == "epsilon"
-    await engine.fail_session(epsilon.id, "the tool crashed")
+    await parts.sessions.fail_session(epsilon.id, "the tool crashed")
     await engine.submit(alpha.id, "/help")  # commands work from a suspended session
     await engine.close_session(gamma.id)
-    await engine.snapshot(alpha.id)
+    await parts.sessions.snapshot(alpha.id)
     await engine.switch_session("beta")
-    await engine.update_context(beta.id, _more_context)
-    await engine.snapshot(beta.id)
+    await parts.sessions.update_context(beta.id, _more_context)
+    await parts.sessions.snapshot(beta.id)
     await engine.submit(beta.id, "/session suspend")
     await engine.submit(beta.id, f"/session resume {beta.id[:8]}")
     await engine.submit(beta.id, "and one more thing")  # the last act: a message
 
 
 async def test_restart_restores_everything_exactly(engine_config: EngineConfig) -> None:
-    first = Engine(engine_config)
+    first_parts = build(engine_config)
+    first = Engine.from_parts(first_parts)
     try:
-        await _busy_history(first)
-        before = await _picture(first)
+        await _busy_history(first, first_parts)
+        before = await _picture(first, first_parts)
     finally:
         await first.aclose()
 
@@ -106,9 +110,10 @@ async def test_restart_restores_everything_exactly(engine_config: EngineConfig) 
     assert sum(len(t) for t in before["transcripts"].values()) >= 14
     assert sum(len(s) for s in before["snapshots"].values()) == 2
 
-    second = Engine(engine_config)
+    second_parts = build(engine_config)
+    second = Engine.from_parts(second_parts)
     try:
-        after = await _picture(second)
+        after = await _picture(second, second_parts)
     finally:
         await second.aclose()
     # Field by field first, so a failure names what was lost ...
@@ -121,9 +126,10 @@ async def test_restart_restores_everything_exactly(engine_config: EngineConfig) 
         assert after["sessions"][sid] == dumped, f"session {dumped['name']} changed on restart"
 
     # A third start over the same file changes nothing either.
-    third = Engine(engine_config)
+    third_parts = build(engine_config)
+    third = Engine.from_parts(third_parts)
     try:
-        assert await _picture(third) == after
+        assert await _picture(third, third_parts) == after
     finally:
         await third.aclose()
 
@@ -131,7 +137,8 @@ async def test_restart_restores_everything_exactly(engine_config: EngineConfig) 
 async def test_message_activity_time_survives_restart(engine_config: EngineConfig) -> None:
     """Appending a message moves the session's ``last_active_at`` in memory; a
     restart must not move it back."""
-    first = Engine(engine_config)
+    first_parts = build(engine_config)
+    first = Engine.from_parts(first_parts)
     try:
         session = await first.create_session("solo")
         await first.submit(session.id, "hello")
@@ -139,7 +146,8 @@ async def test_message_activity_time_survives_restart(engine_config: EngineConfi
     finally:
         await first.aclose()
     assert in_memory > session.last_active_at  # the message did touch it
-    second = Engine(engine_config)
+    second_parts = build(engine_config)
+    second = Engine.from_parts(second_parts)
     try:
         assert second.get_session(session.id).last_active_at == in_memory
     finally:

@@ -57,7 +57,7 @@ def test_new_list_and_export(data_dir: Path, workspace: Path, tmp_path: Path) ->
 
 
 async def test_export_carries_the_transcript(data_dir: Path, workspace: Path) -> None:
-    from backend.engine.facade import Engine, EngineConfig
+    from backend.engine import Engine, EngineConfig
 
     engine = Engine(EngineConfig(data_dir=data_dir, workspace=workspace))
     session = await engine.ensure_session()

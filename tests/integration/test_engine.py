@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from backend.engine.facade import Engine, EngineConfig
+from backend.engine import Engine, EngineConfig, EngineParts
 from backend.errors import SessionNotActiveError, SessionNotFoundError
 from backend.events import (
     ActiveSessionChanged,
@@ -104,7 +104,9 @@ async def test_unknown_session(engine: Engine) -> None:
         await engine.transcript("missing")
 
 
-async def test_events_arrive_after_commit_and_in_order(engine: Engine) -> None:
+async def test_events_arrive_after_commit_and_in_order(
+    engine: Engine, engine_parts: EngineParts
+) -> None:
     seen: list[EngineEvent] = []
     sub = engine.events.subscribe()
     engine.events.add_listener(seen.append)
@@ -125,18 +127,20 @@ async def test_events_arrive_after_commit_and_in_order(engine: Engine) -> None:
     ]
     assert sub.pending() == len(seen)
     # Whatever an event announced is already in the archive.
-    stored = engine.archive.load_transcript(a.id)
+    stored = engine_parts.archive.load_transcript(a.id)
     assert [m.id for m in stored] == [e.message.id for e in appended]
 
 
-async def test_context_is_private_through_the_engine(engine: Engine) -> None:
+async def test_context_is_private_through_the_engine(
+    engine: Engine, engine_parts: EngineParts
+) -> None:
     a = await engine.create_session("a")
     b = await engine.create_session("b")
 
     def plan(ctx: SessionContext) -> None:
         ctx.current_objective = "ship the parser"
 
-    await engine.update_context(a.id, plan)
+    await engine_parts.sessions.update_context(a.id, plan)
     assert engine.get_context(a.id).current_objective == "ship the parser"
     assert engine.get_context(b.id) == SessionContext()
 

@@ -11,7 +11,7 @@ import pytest
 
 from backend.bus.errors import MessageDeadLetteredError
 from backend.config.settings import load_config
-from backend.engine.facade import Engine, EngineConfig
+from backend.engine import Engine, EngineConfig, EngineParts
 from backend.errors import SessionNotActiveError
 from backend.events import EngineEvent, EngineNotice
 from backend.guide.routing.decision import RouteDecision, Target
@@ -83,26 +83,28 @@ async def test_status_and_task_commands(engine: Engine) -> None:
     assert "no pipeline runs task 't1'" in task.payload["text"] and task.payload["error"]
 
 
-async def test_the_guides_ops_answer_through_the_gateway(engine: Engine) -> None:
+async def test_the_guides_ops_answer_through_the_gateway(
+    engine: Engine, engine_parts: EngineParts
+) -> None:
     from backend.skills.builtin.catalog import agent_context
 
     session = await engine.ensure_session()
     await engine.submit(session.id, "where is the cache?")
     ctx = agent_context("guide", session.id, Path(session.workspace))
-    status = await engine.gateway.execute(ctx, "guide.system.status", {})
+    status = await engine_parts.gateway.execute(ctx, "guide.system.status", {})
     assert status.ok and "Routing (count, p50, p99)" in status.result
-    classified = await engine.gateway.execute(
+    classified = await engine_parts.gateway.execute(
         ctx, "guide.intent.classify", {"text": "what did we decide about caching?"}
     )
     assert classified.ok and classified.result["target"] == "archivalist"
     assert classified.result["intent"] == "HISTORICAL"
     # Pipelines are not built yet: /task's op says so instead of pretending.
-    task = await engine.gateway.execute(
+    task = await engine_parts.gateway.execute(
         ctx, "guide.task.interact", {"pipeline_id": "1", "action": "interrupt"}, dry_run=False
     )
     assert not task.ok and task.error is not None
     assert task.error.details["reason"] == "not_available" and "pipeline" in task.error.message
-    bad = await engine.gateway.execute(ctx, "guide.task.interact", {"pipeline_id": "1"})
+    bad = await engine_parts.gateway.execute(ctx, "guide.task.interact", {"pipeline_id": "1"})
     assert bad.error is not None and bad.error.code.value == "VALIDATION_ERROR"
 
 
@@ -156,7 +158,9 @@ async def test_a_stalled_agent_is_reported_and_others_keep_working(
     online.cancel_turn(session.id)
 
 
-async def test_a_crashing_agent_is_dead_lettered_and_can_be_replayed(engine: Engine) -> None:
+async def test_a_crashing_agent_is_dead_lettered_and_can_be_replayed(
+    engine: Engine, engine_parts: EngineParts
+) -> None:
     calls: list[str] = []
 
     async def crashing(message: Message[Any]) -> Message[Any]:
@@ -165,10 +169,10 @@ async def test_a_crashing_agent_is_dead_lettered_and_can_be_replayed(engine: Eng
 
     session = await engine.ensure_session()
     # An engineer whose handler blows up, on the real bus of this session.
-    engine.guide.ensure_agent(session.id, "engineer", crashing)
+    engine_parts.guide.ensure_agent(session.id, "engineer", crashing)
     decision = RouteDecision(target=Target.ENGINEER, confidence=1.0, tier="dsl", text="build it")
     with pytest.raises(MessageDeadLetteredError) as info:
-        await engine.dispatcher.ask(session.id, decision, [])
+        await engine_parts.dispatcher.ask(session.id, decision, [])
     assert "engineer exploded" in str(info.value) and "dl-1" in str(info.value)
     listing = (await engine.submit(session.id, "/deadletters"))[1].payload["text"]
     assert "handler_failed" in listing and "build it" in listing
@@ -183,20 +187,24 @@ async def test_a_crashing_agent_is_dead_lettered_and_can_be_replayed(engine: Eng
     assert purged.startswith("purged")
 
 
-async def test_completing_a_session_stops_its_agents(engine: Engine) -> None:
+async def test_completing_a_session_stops_its_agents(
+    engine: Engine, engine_parts: EngineParts
+) -> None:
     async def idle(message: Message[Any]) -> Message[Any]:
         return message.reply(source="tester", type=MessageType.AGENT_REPLY, payload={"text": "ok"})
 
     session = await engine.ensure_session()
-    engine.guide.ensure_agent(session.id, "tester", idle)
-    assert engine.guide.bus.has_agent(session.id, "tester")
+    engine_parts.guide.ensure_agent(session.id, "tester", idle)
+    assert engine_parts.guide.bus.has_agent(session.id, "tester")
     await engine.complete_session(session.id)
-    assert not engine.guide.bus.has_session(session.id)
-    assert engine.guide.health.report(session.id) == []
+    assert not engine_parts.guide.bus.has_session(session.id)
+    assert engine_parts.guide.health.report(session.id) == []
 
 
-async def test_the_route_cache_works_through_the_guides_prompt_hooks(engine: Engine) -> None:
-    hooks = engine.gateway.hooks
+async def test_the_route_cache_works_through_the_guides_prompt_hooks(
+    engine: Engine, engine_parts: EngineParts
+) -> None:
+    hooks = engine_parts.gateway.hooks
     assert "route_cache_lookup" in hooks and "route_cache_store" in hooks
     first = await engine.route("where is the SessionManager class defined")
     again = await engine.route("where is the SessionManager class defined")

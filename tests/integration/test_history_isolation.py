@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from backend.archive.store import Archive
-from backend.engine.facade import Engine, EngineConfig
+from backend.engine import Engine, EngineConfig
+from backend.engine.build import build
 from backend.knowledge.chronicle.answer import answer_history
 from backend.knowledge.chronicle.answer_lines import FOUND, NOTHING
 from backend.knowledge.chronicle.chronicle import Chronicle
@@ -70,11 +71,12 @@ async def test_promotion_shares_the_decision_and_drops_the_other_sessions_answer
 async def test_through_the_engine_session_b_never_sees_a_private_decision(
     engine_config: EngineConfig,
 ) -> None:
-    engine = Engine(engine_config.model_copy(update={"provider": "offline"}))
+    parts = build(engine_config.model_copy(update={"provider": "offline"}))
+    engine = Engine.from_parts(parts)
     try:
         a = await engine.ensure_session()
         b = await engine.create_session("other", activate=False)
-        await engine.knowledge.chronicle.store(a.id, "decision", PRIVATE, title="ledger store")
+        await parts.knowledge.chronicle.store(a.id, "decision", PRIVATE, title="ledger store")
         answer_a = (await engine.submit(a.id, QUESTION))[-1].payload["text"]
         assert PRIVATE in answer_a
         await engine.switch_session(b.id)

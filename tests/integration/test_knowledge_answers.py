@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from backend.engine.facade import Engine, EngineConfig
+from backend.engine import Engine, EngineConfig, EngineParts
+from backend.engine.build import build
 from backend.messages import MessageType
 
 MODEL_ANSWER = "The ledger keeps entries in insertion order and balances on close."
@@ -45,11 +46,12 @@ async def test_offline_each_knowledge_agent_answers_from_its_store(
     engine_config: EngineConfig,
 ) -> None:
     _project(engine_config.workspace)
-    engine = Engine(engine_config.model_copy(update={"provider": "offline"}))
+    parts = build(engine_config.model_copy(update={"provider": "offline"}))
+    engine = Engine.from_parts(parts)
     try:
         session = await engine.ensure_session()
         await engine.submit(session.id, "@librarian how does the ledger close its books")
-        chronicle = engine.knowledge.chronicle
+        chronicle = parts.knowledge.chronicle
         await chronicle.store(session.id, "decision", "Keep the ledger in SQLite, WAL mode")
         history = (await engine.submit(session.id, "what did we decide about the ledger"))[-1]
         assert history.source == "archivalist" and history.payload["answered_from"] == "knowledge"
@@ -69,7 +71,7 @@ async def test_offline_each_knowledge_agent_answers_from_its_store(
 
 
 async def test_a_stated_decision_is_kept_and_found_but_only_in_its_session(
-    engine: Engine,
+    engine: Engine, engine_parts: EngineParts
 ) -> None:
     from backend.knowledge.chronicle.models import Category, ChronicleQuery
 
@@ -77,7 +79,7 @@ async def test_a_stated_decision_is_kept_and_found_but_only_in_its_session(
     said = await engine.submit(first.id, "decision: invoices stay in SQLite until 10k users")
     assert "Recorded (no model used)" in said[-1].payload["text"]
     await engine.submit(first.id, "we decided to retry webhooks at most 5 times")
-    kept = await engine.knowledge.chronicle.query(
+    kept = await engine_parts.knowledge.chronicle.query(
         first.id, ChronicleQuery(categories=[Category.DECISION])
     )
     assert sorted(e.content for e in kept) == [

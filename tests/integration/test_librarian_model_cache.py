@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from backend.config.settings import load_config
-from backend.engine.facade import Engine, EngineConfig
+from backend.engine import Engine, EngineConfig, EngineParts
+from backend.engine.build import build
 from backend.knowledge.code.evidence import ModelAnswer
 from backend.knowledge.code.intent_cache import Intent, entity_key
 from backend.knowledge.code.live import CodeKnowledge
@@ -34,6 +35,7 @@ READ_LEDGER = StubToolCall("execute", {"op": "librarian.file.read", "args": {"pa
 @dataclass
 class Rig:
     engine: Engine
+    parts: EngineParts
     stub: LLMStub
     knowledge: CodeKnowledge
     session_id: str
@@ -63,14 +65,13 @@ async def rig(llm_stub: LLMStub, data_dir: Path, workspace: Path) -> AsyncIterat
     )
     (workspace / "notes.py").write_text("TODO = ['buy milk']\n")
     env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": llm_stub.base_url}
-    engine = Engine(
-        EngineConfig(data_dir=data_dir, workspace=workspace), load_config(None, env=env)
-    )
+    parts = build(EngineConfig(data_dir=data_dir, workspace=workspace), load_config(None, env=env))
+    engine = Engine.from_parts(parts)
     try:
         session = await engine.ensure_session()
         knowledge = await engine.start_indexing(session.id)
         await knowledge.wait_ready()
-        yield Rig(engine, llm_stub, knowledge, session.id, workspace)
+        yield Rig(engine, parts, llm_stub, knowledge, session.id, workspace)
     finally:
         await engine.aclose()
 
@@ -85,7 +86,7 @@ async def test_an_explain_question_asked_twice_costs_one_model_turn(rig: Rig) ->
     again = await rig.ask("@librarian how does the ledger work")  # other words, same question
     assert rig.stub.count() == calls  # no model request at all
     assert again.type is MessageType.AGENT_REPLY and again.source == "librarian"
-    model = rig.engine.turns.choice("librarian").model
+    model = rig.parts.turns.choice("librarian").model
     assert again.payload["answered_from"] == "cache" and again.payload["model"] == model
     assert again.payload["text"].startswith(FIRST)
     assert "Cached answer from " in again.payload["text"]
@@ -93,7 +94,7 @@ async def test_an_explain_question_asked_twice_costs_one_model_turn(rig: Rig) ->
     entry = rig.entry()
     assert isinstance(entry.value, ModelAnswer)
     assert {"ledger.py"} <= entry.files and "ledger" in entry.names
-    stats = rig.engine.knowledge.cache_stats(rig.workspace)["librarian"]["EXPLAIN"]
+    stats = rig.parts.knowledge.cache_stats(rig.workspace)["librarian"]["EXPLAIN"]
     assert stats["hits"] == 1 and stats["misses"] == 1  # /status counts the model's answers
 
 
@@ -153,7 +154,7 @@ async def test_a_change_batch_during_the_turn_means_the_answer_is_not_cached(rig
             await rig.edit("notes.py", "TODO = ['call the bank']\n")
             landed.append(rig.knowledge.batches_applied)
 
-    rig.engine.gateway.hooks.add(HookKind.POST_TOOL, edit_meanwhile, agents=["librarian"])
+    rig.parts.gateway.hooks.add(HookKind.POST_TOOL, edit_meanwhile, agents=["librarian"])
     rig.answer_turn(FIRST)
     first = await rig.ask()
     assert first.payload["text"] == FIRST and landed

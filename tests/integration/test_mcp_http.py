@@ -26,7 +26,8 @@ from mcp.client.sse import sse_client
 from mcp_types import TextResourceContents
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from backend.engine.facade import Engine, EngineConfig
+from backend.engine import Engine, EngineConfig
+from backend.engine.build import EngineParts, build
 from backend.knowledge.fragments.fragment import estimate_tokens
 from backend.mcp.server.http_transport import (
     HttpEndpointError,
@@ -145,10 +146,11 @@ async def make_session(data_dir: Path, workspace: Path, name: str) -> tuple[str,
     """Creates session ``name``; returns its id and how many librarian ops a client that
     may write can use."""
     config = EngineConfig(data_dir=data_dir, workspace=workspace, watch_files=False)
-    async with Engine(config) as engine:
+    parts = build(config)
+    async with Engine.from_parts(parts) as engine:
         session = await engine.create_session(name)
         ctx = caller_context(engine, can_write=True)
-        rows = domain_summaries(engine.gateway.registry, ctx)
+        rows = domain_summaries(parts.gateway.registry, ctx)
     return session.id, next(row.ops for row in rows if row.name == "librarian")
 
 
@@ -288,9 +290,11 @@ def test_endpoints() -> None:
             parse_endpoint(bad)
 
 
-async def test_instructions_stay_short_with_many_domains(engine: Engine) -> None:
+async def test_instructions_stay_short_with_many_domains(
+    engine: Engine, engine_parts: EngineParts
+) -> None:
     ctx = caller_context(engine, can_write=True)
-    rows = domain_summaries(engine.gateway.registry, ctx)
+    rows = domain_summaries(engine_parts.gateway.registry, ctx)
     aggregated = [DomainSummary(f"server_{n}", 40 - n, "an MCP server") for n in range(8)]
     every = sorted([*rows, *aggregated], key=lambda row: (-row.ops, row.name))
     text = render(every, sessions=120, fragments=300)

@@ -12,7 +12,8 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_types import GetPromptResult, TextContent, TextResourceContents
 
-from backend.engine.facade import Engine, EngineConfig
+from backend.engine import Engine, EngineConfig
+from backend.engine.build import build
 from backend.skills.builtin.catalog import agent_context
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,9 +40,10 @@ async def test_prompts_and_the_match_template(data_dir: Path, workspace: Path) -
         "    return Ledger()\n"
     )
     config = EngineConfig(data_dir=data_dir, workspace=workspace, watch_files=False)
-    async with Engine(config) as engine:
+    parts = build(config)
+    async with Engine.from_parts(parts) as engine:
         alpha = await engine.create_session("alpha")
-        stored = await engine.gateway.execute(
+        stored = await parts.gateway.execute(
             agent_context("archivalist", alpha.id, workspace),
             "archivalist.chronicle.store",
             {"content": "ledgers close at midnight UTC", "category": "decision",

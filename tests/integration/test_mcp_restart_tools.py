@@ -15,7 +15,8 @@ from typing import Any
 from mcp import Client
 
 from backend.config.settings import SylkConfig
-from backend.engine.facade import Engine, EngineConfig
+from backend.engine import Engine, EngineConfig
+from backend.engine.build import EngineParts, build
 from backend.mcp.client.hub import ServerState
 from backend.mcp.server.server import SylkMcpServer
 from backend.skills.models import SkillContext
@@ -23,7 +24,7 @@ from backend.skills.models import SkillContext
 STUB = Path(__file__).resolve().parents[1] / "stubs" / "mcp_echo_server.py"
 
 
-def engine_with_echo(data_dir: Path, workspace: Path, tools_file: Path) -> Engine:
+def engine_with_echo(data_dir: Path, workspace: Path, tools_file: Path) -> EngineParts:
     echo = {
         "command": [sys.executable, str(STUB)],
         "env": {"ECHO_TOOLS_FILE": str(tools_file)},
@@ -32,7 +33,7 @@ def engine_with_echo(data_dir: Path, workspace: Path, tools_file: Path) -> Engin
     }
     settings = SylkConfig.model_validate({"mcp_servers": {"servers": {"echo": echo}}})
     config = EngineConfig(data_dir=data_dir, workspace=workspace, watch_files=False)
-    return Engine(config, settings)
+    return build(config, settings)
 
 
 def structured(result: Any) -> dict[str, Any]:
@@ -50,16 +51,17 @@ async def test_ops_follow_the_tool_list_of_a_restarted_server(
     data_dir: Path, workspace: Path, tmp_path: Path
 ) -> None:
     tools_file = tmp_path / "echo-tools"
-    engine = engine_with_echo(data_dir, workspace, tools_file)
+    parts = engine_with_echo(data_dir, workspace, tools_file)
+    engine = Engine.from_parts(parts)
     try:
         await engine.start_tools()
-        registry = engine.gateway.registry
+        registry = parts.gateway.registry
         assert "echo.reverse" in registry and "echo.shout" not in registry
         ctx = SkillContext(
             session_id="mcp-restart", agent="mcp-client", workspace=workspace, can_write=True
         )
-        async with Client(SylkMcpServer(engine.gateway, ctx).build(), cache=None) as client:
-            first_pid = engine.mcp.status()[0].pid
+        async with Client(SylkMcpServer(parts.gateway, ctx).build(), cache=None) as client:
+            first_pid = parts.mcp.status()[0].pid
 
             # The server comes back as a new version: shout added, reverse gone.
             tools_file.write_text("+shout\n-reverse\n")
@@ -71,7 +73,7 @@ async def test_ops_follow_the_tool_list_of_a_restarted_server(
             listed = [tool["op"] for tool in entry["result"]["tools"]]
             assert "echo.shout" in listed and "echo.reverse" not in listed
             assert "echo.shout" in [g["op"] for g in entry["guidance"]]
-            status = engine.mcp.status()[0]
+            status = parts.mcp.status()[0]
             assert status.state is ServerState.UP and status.restarts == 1
             assert status.pid != first_pid
             assert "echo.shout" in registry and "echo.reverse" not in registry
@@ -97,7 +99,7 @@ async def test_ops_follow_the_tool_list_of_a_restarted_server(
                 await client.call_tool("execute", {"op": "echo.echo", "args": {"text": "back"}})
             )
             assert echoed["result"] == {"result": "back"}
-            assert engine.mcp.status()[0].restarts == 2
+            assert parts.mcp.status()[0].restarts == 2
             assert "echo.reverse" in registry and "echo.shout" not in registry
             reversed_ = structured(
                 await client.call_tool("execute", {"op": "echo.reverse", "args": {"text": "ab"}})

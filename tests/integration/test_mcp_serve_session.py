@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from backend.engine.facade import Engine, EngineConfig
+from backend.engine import Engine, EngineConfig
+from backend.engine.build import build
 from backend.skills.builtin.catalog import agent_context
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,10 +58,11 @@ def titles(envelope: dict[str, Any]) -> list[str]:
 async def record_decision(data_dir: Path, workspace: Path) -> dict[str, str]:
     """Sessions alpha and beta; alpha's Archivalist records a decision. Returns name -> id."""
     config = EngineConfig(data_dir=data_dir, workspace=workspace, watch_files=False)
-    async with Engine(config) as engine:
+    parts = build(config)
+    async with Engine.from_parts(parts) as engine:
         alpha = await engine.create_session("alpha")
         beta = await engine.create_session("beta")
-        stored = await engine.gateway.execute(
+        stored = await parts.gateway.execute(
             agent_context("archivalist", alpha.id, workspace),
             "archivalist.chronicle.store",
             {"content": DECISION, "category": "decision", "title": "single writer"},
@@ -71,8 +73,9 @@ async def record_decision(data_dir: Path, workspace: Path) -> dict[str, str]:
 
 async def promote(data_dir: Path, workspace: Path, session_id: str, entry_id: str) -> None:
     config = EngineConfig(data_dir=data_dir, workspace=workspace, watch_files=False)
-    async with Engine(config) as engine:
-        promoted = await engine.gateway.execute(
+    parts = build(config)
+    async with Engine.from_parts(parts):
+        promoted = await parts.gateway.execute(
             agent_context("archivalist", session_id, workspace),
             "archivalist.pattern.promote",
             {"pattern_id": entry_id, "reason": "every session should know"},

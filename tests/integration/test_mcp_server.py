@@ -17,7 +17,7 @@ from mcp_types import ReadResourceResult, TextResourceContents
 from pydantic import BaseModel, ConfigDict
 
 from backend.config.mcp_servers import McpSettings
-from backend.engine.facade import Engine
+from backend.engine import Engine, EngineParts
 from backend.errors import SylkError
 from backend.mcp.client.as_skills import to_skills
 from backend.mcp.client.hub import McpHub, ServerState
@@ -162,9 +162,11 @@ def demo_registry(erased: list[str]) -> Registry:
     return registry
 
 
-async def test_real_gateway_verbs_and_resources_in_process(engine: Engine) -> None:
+async def test_real_gateway_verbs_and_resources_in_process(
+    engine: Engine, engine_parts: EngineParts
+) -> None:
     session = await engine.create_session("beta")
-    await engine.append(
+    await engine_parts.sessions.append(
         Message[dict[str, Any]](
             session_id=session.id,
             source="user",
@@ -175,7 +177,7 @@ async def test_real_gateway_verbs_and_resources_in_process(engine: Engine) -> No
     erased: list[str] = []
     gateway = Gateway(demo_registry(erased))
     ctx = SkillContext(
-        session_id="mcp-test", agent="mcp-client", workspace=engine.config.workspace, can_write=True
+        session_id="mcp-test", agent="mcp-client", workspace=engine.workspace, can_write=True
     )
     providers = [SessionResources(engine.archive), RegistryResources(gateway, ctx)]
     async with Client(SylkMcpServer(gateway, ctx, providers).build(), cache=None) as client:

@@ -22,7 +22,8 @@ import pytest
 from mcp import Client
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from backend.engine.facade import Engine, EngineConfig
+from backend.engine import Engine, EngineConfig
+from backend.engine.build import build
 from backend.skills.builtin.catalog import agent_context
 from tests.integration.test_mcp_http import (
     STARTUP_S,
@@ -65,9 +66,10 @@ async def assert_archive_intact(data_dir: Path, workspace: Path, alpha: str) -> 
     with sqlite3.connect(data_dir / "sylk.db") as db:
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     config = EngineConfig(data_dir=data_dir, workspace=workspace, watch_files=False)
-    async with Engine(config) as engine:
+    parts = build(config)
+    async with Engine.from_parts(parts) as engine:
         assert engine.get_session("alpha").id == alpha
-        found = await engine.gateway.execute(
+        found = await parts.gateway.execute(
             agent_context("archivalist", alpha, workspace),
             "archivalist.chronicle.query",
             {"search_text": "midnight"},

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from backend.engine.facade import Engine
+from backend.engine import Engine, EngineParts
 from backend.skills.builtin.catalog import agent_context, build_gateway
 from backend.skills.envelopes import Envelope, ErrorCode
 from backend.skills.gateway.gateway import Gateway
@@ -160,17 +160,19 @@ async def test_a_failed_edit_records_nothing(gateway: Gateway, ws: Path) -> None
     assert no_match.error.code is ErrorCode.VALIDATION_ERROR
 
 
-async def test_the_engine_installs_the_guard(engine: Engine, workspace: Path) -> None:
+async def test_the_engine_installs_the_guard(
+    engine: Engine, engine_parts: EngineParts, workspace: Path
+) -> None:
     (workspace / "notes.md").write_text("draft\n")
     session = await engine.ensure_session()
     ctx = agent_context("engineer", session.id, workspace)
     args = {"path": "notes.md", "old_content": "draft", "new_content": "final"}
-    env = await engine.gateway.execute(ctx, "engineer.file.edit", args, dry_run=False)
+    env = await engine_parts.gateway.execute(ctx, "engineer.file.edit", args, dry_run=False)
     assert env.code is ErrorCode.CONFLICT and env.error is not None
     assert env.error.details["reason"] == "not_read"
-    assert (await engine.gateway.execute(ctx, "engineer.file.read", {"path": "notes.md"})).ok
-    env = await engine.gateway.execute(ctx, "engineer.file.edit", args, dry_run=False)
+    assert (await engine_parts.gateway.execute(ctx, "engineer.file.read", {"path": "notes.md"})).ok
+    env = await engine_parts.gateway.execute(ctx, "engineer.file.edit", args, dry_run=False)
     assert env.ok, env.error
     assert (workspace / "notes.md").read_text() == "final\n"
     await engine.complete_session(session.id)
-    assert session.id not in engine.skills.read_guard.ledger.sessions()
+    assert session.id not in engine_parts.read_guard.ledger.sessions()

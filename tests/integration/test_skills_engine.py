@@ -9,7 +9,8 @@ from typing import Any
 
 from backend.config.mcp_servers import McpSettings
 from backend.config.settings import load_config
-from backend.engine.facade import Engine, EngineConfig
+from backend.engine import Engine, EngineConfig, EngineParts
+from backend.engine.build import build
 from backend.skills.hooks.registry import HookKind, PromptData
 from tests.stubs.llm_script import Reply, StubToolCall
 from tests.stubs.llm_stub import LLMStub
@@ -34,14 +35,15 @@ async def test_an_agent_finds_and_runs_an_mcp_tool_through_the_gateway(
         ),
         Reply(text=["Reversed: klys."]),
     )
-    engine = Engine(EngineConfig(data_dir=data_dir, workspace=workspace), settings)
+    parts = build(EngineConfig(data_dir=data_dir, workspace=workspace), settings)
+    engine = Engine.from_parts(parts)
     try:
         session = await engine.ensure_session()
         reply = (await engine.submit(session.id, "@architect reverse the word sylk"))[-1]
         assert reply.payload["text"] == "Reversed: klys.", reply.payload
         results = [
             json.loads(row["data"])["data"]
-            for row in engine.archive.load_steps(session.id)
+            for row in parts.archive.load_steps(session.id)
             if row["kind"] == "tool_result"
         ]
         assert "echo.mcp_tools" in results[0]["content"]  # search found the server's entry
@@ -52,7 +54,7 @@ async def test_an_agent_finds_and_runs_an_mcp_tool_through_the_gateway(
         assert len(offered) <= 6 and {"search", "execute"} <= set(offered)
     finally:
         await engine.aclose()
-    assert engine.mcp.status()[0].pid is None or engine.mcp.status()[0].state.value != "up"
+    assert parts.mcp.status()[0].pid is None or parts.mcp.status()[0].state.value != "up"
 
 
 async def test_files_an_agent_writes_land_in_the_session_context(
@@ -69,15 +71,14 @@ async def test_files_an_agent_writes_land_in_the_session_context(
         Reply(text=["Written."]),
         Reply(text=["I wrote notes/todo.md."]),
     )
-    engine = Engine(
-        EngineConfig(data_dir=data_dir, workspace=workspace), load_config(None, env=env)
-    )
+    parts = build(EngineConfig(data_dir=data_dir, workspace=workspace), load_config(None, env=env))
+    engine = Engine.from_parts(parts)
     seen: list[tuple[str, str]] = []
 
     def remember(data: PromptData) -> None:
         seen.append((data.agent, data.result.text))
 
-    engine.gateway.hooks.add(HookKind.POST_PROMPT, remember, agents=["engineer"])
+    parts.gateway.hooks.add(HookKind.POST_PROMPT, remember, agents=["engineer"])
     try:
         session = await engine.ensure_session()
         reply = (await engine.submit(session.id, "@engineer write the todo note"))[-1]
@@ -100,7 +101,7 @@ async def test_files_an_agent_writes_land_in_the_session_context(
 
 
 async def test_the_engineer_consults_the_knowledge_agents_and_it_is_logged(
-    engine: Engine, workspace: Path
+    engine: Engine, engine_parts: EngineParts, engine_config: EngineConfig, workspace: Path
 ) -> None:
     from backend.knowledge.chronicle.models import Category, ChronicleQuery
     from backend.skills.builtin.catalog import agent_context
@@ -111,14 +112,15 @@ async def test_the_engineer_consults_the_knowledge_agents_and_it_is_logged(
     )
     session = await engine.ensure_session()
     await engine.start_indexing(session.id)
-    await engine.knowledge.chronicle.store(
+    await engine_parts.knowledge.chronicle.store(
         session.id, Category.DECISION, "Invoices stay in SQLite; no Postgres until 10k users.",
         title="invoice storage",
     )  # fmt: skip
     ctx = agent_context("engineer", session.id, workspace)
 
     async def consult(agent: str, question: str) -> dict[str, Any]:
-        env = await engine.gateway.execute(ctx, f"engineer.consult.{agent}", {"question": question})
+        gateway = engine_parts.gateway
+        env = await gateway.execute(ctx, f"engineer.consult.{agent}", {"question": question})
         assert env.ok, env.error
         assert isinstance(env.result, dict)
         return env.result
@@ -131,9 +133,10 @@ async def test_the_engineer_consults_the_knowledge_agents_and_it_is_logged(
     assert "sylk://library/errors/retries-backoff" in advice["answer"]
 
     await engine.aclose()  # waits for the hooks' background writes
-    reopened = Engine(EngineConfig(data_dir=engine.config.data_dir, workspace=workspace))
+    reopened_parts = build(EngineConfig(data_dir=engine_config.data_dir, workspace=workspace))
+    reopened = Engine.from_parts(reopened_parts)
     try:
-        timeline = await reopened.knowledge.chronicle.query(
+        timeline = await reopened_parts.knowledge.chronicle.query(
             session.id, ChronicleQuery(categories=[Category.TIMELINE])
         )
         logged = sorted(e.content for e in timeline)
@@ -165,7 +168,7 @@ AWAITING = frozenset({
 
 
 async def test_every_op_is_reachable_by_its_own_agent_with_default_rights(
-    engine: Engine, workspace: Path
+    engine: Engine, engine_parts: EngineParts, workspace: Path
 ) -> None:
     """As a model would: search finds the op by what it does, execute runs it."""
     from backend.agents.gateway_tools import GatewayToolExecutor
@@ -179,8 +182,9 @@ async def test_every_op_is_reachable_by_its_own_agent_with_default_rights(
     session = await engine.ensure_session()
     await engine.start_indexing(session.id)
     waiting: set[str] = set()
-    for skill in list(engine.gateway.registry):
-        ex = GatewayToolExecutor(engine.gateway, agent_context(skill.agent, session.id, workspace))
+    gateway = engine_parts.gateway
+    for skill in list(gateway.registry):
+        ex = GatewayToolExecutor(gateway, agent_context(skill.agent, session.id, workspace))
         if skill.searchable:
             found = await ex.dispatch("search", {"query": skill.description, "limit": 5})
             assert skill.op in [h["op"] for h in found.result["hits"]], skill.op

@@ -171,7 +171,7 @@ async def test_tools_command_without_a_dialog_says_how_to_choose(
     data_dir: Path, workspace: Path
 ) -> None:
     """`sylk run "/tools"` has nobody to ask: the answer names the command that decides."""
-    from backend.engine.facade import Engine, EngineConfig
+    from backend.engine import Engine, EngineConfig
 
     (workspace / "package.json").write_text('{"devDependencies": {"typescript": "5.4.0"}}')
     (workspace / "index.ts").write_text("export const a = 1;\n")

@@ -58,7 +58,7 @@ from backend.skills.gateway.verbs import (
 from backend.skills.models import SkillContext
 
 if TYPE_CHECKING:
-    from backend.engine.facade import Engine
+    from backend.engine import Engine
     from backend.mcp.server.http_transport import HttpEndpoint
 
 log = logging.getLogger(__name__)
@@ -281,7 +281,7 @@ def caller_context(
     (id, unique id prefix, name or number; SessionNotFoundError or
     AmbiguousSessionError otherwise), acting in that session's workspace."""
     if session is None:
-        session_id, workspace = f"mcp-{uuid.uuid4().hex[:12]}", engine.config.workspace
+        session_id, workspace = f"mcp-{uuid.uuid4().hex[:12]}", engine.workspace
     else:
         bound = engine.get_session(session)
         session_id, workspace = bound.id, Path(bound.workspace)
@@ -299,10 +299,10 @@ def engine_caller(engine: Engine, gateway: Gateway, context: SkillContext) -> Ca
     library, the registry's resources, and prompts filled from them."""
     providers = (
         SessionResources(engine.archive, context),
-        LibraryResources(engine.knowledge.library),
+        LibraryResources(engine.library),
         RegistryResources(gateway, context),
     )
-    return Caller(context, providers, SylkPrompts(gateway, context, engine.knowledge.library))
+    return Caller(context, providers, SylkPrompts(gateway, context, engine.library))
 
 
 async def serve_engine(
@@ -330,9 +330,8 @@ async def serve_engine(
 
         sock = http_transport.listen(http)  # a taken port fails before the tools start
     if gateway is None:
-        await engine.start_tools()  # configured MCP servers' tools join as hidden ops
-        gateway = engine.gateway
-    registry, archive, library = gateway.registry, engine.archive, engine.knowledge.library
+        gateway = await engine.tools_gateway()  # configured MCP servers' tools join as hidden ops
+    registry, archive, library = gateway.registry, engine.archive, engine.library
     instructions = await asyncio.to_thread(server_instructions, registry, context, archive, library)
     if http is None:
         caller = engine_caller(engine, gateway, context)

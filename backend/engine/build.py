@@ -1,0 +1,290 @@
+"""The composition root: every part of an engine, built and wired to the others.
+
+:func:`build` makes an :class:`EngineParts` from an :class:`EngineConfig` and the
+settings; the :class:`~backend.engine.Engine` facade works through them. Tests
+that need a part (the gateway, the archive, the guide) take it from here, not
+from the facade.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from backend.agents.answering import AnswerPipeline, late_reply
+from backend.agents.dispatch import AgentDispatcher
+from backend.agents.librarian_cache import LibrarianAnswers
+from backend.agents.turns import TurnRunner
+from backend.archive.store import Archive
+from backend.config.settings import SylkConfig, load_config
+from backend.engine.config import EngineConfig
+from backend.engine.hook_work import HookWork
+from backend.engine.knowledge_services import KnowledgeServices
+from backend.engine.session_service import SessionService
+from backend.events import EventStream
+from backend.guide.guide import Guide
+from backend.guide.routing.decision import RouteDecision
+from backend.guide.routing.model_tier import ModelClassifier
+from backend.guide.routing.patterns import classify as classify_text
+from backend.guide.routing.router import Router
+from backend.guide.status import (
+    cache_lines,
+    describe_sessions,
+    health_notice,
+    model_line,
+    render_status,
+)
+from backend.llm.accounting import summarise
+from backend.mcp.client.as_skills import attach_skills
+from backend.mcp.client.hub import McpHub
+from backend.messages import Message
+from backend.questions import QuestionBoard
+from backend.redaction import Redactor
+from backend.skills.builtin.catalog import build_gateway
+from backend.skills.builtin.guide import GuideWiring
+from backend.skills.builtin.sessions import session_skills
+from backend.skills.gateway.gateway import Gateway
+from backend.skills.gateway.read_guard import ReadGuard, install_read_guard
+from backend.skills.hooks.agents import consultation_logging
+from backend.skills.hooks.builtin import (
+    file_tracking,
+    result_logging,
+    route_cache_hooks,
+    session_context_injection,
+)
+from backend.skills.search.embedding import describe_search, semantic_stage
+
+log = logging.getLogger("sylk.tools")
+
+
+@dataclass
+class ToolServers:
+    """The configured MCP servers, started once; their tools join as hidden ops
+    (and again after a server restarts)."""
+
+    hub: McpHub
+    gateway: Gateway
+    started: bool = False
+
+    async def start(self) -> None:
+        if self.started:
+            return
+        self.started = True
+        await self.hub.start()
+        attach_skills(self.hub, self.gateway.registry)
+
+
+@dataclass
+class EngineParts:
+    config: EngineConfig
+    settings: SylkConfig
+    redactor: Redactor
+    archive: Archive
+    events: EventStream
+    knowledge: KnowledgeServices
+    sessions: SessionService
+    hook_work: HookWork
+    gateway: Gateway
+    read_guard: ReadGuard
+    librarian_answers: LibrarianAnswers
+    mcp: McpHub
+    tool_servers: ToolServers
+    turns: TurnRunner
+    guide: Guide
+    dispatcher: AgentDispatcher
+    questions: QuestionBoard
+    answers: AnswerPipeline
+    closed: bool = field(default=False)
+
+    async def aclose(self) -> None:
+        """Close every part, the archive (under the session lock) and the stream last."""
+        if self.closed:
+            return
+        self.closed = True
+        self.questions.withdraw_all()
+        await self.hook_work.aclose()
+        await self.dispatcher.aclose()
+        await self.guide.aclose()
+        await self.turns.aclose()
+        await self.mcp.aclose()
+        await self.knowledge.aclose()
+        await self.sessions.close_archive()
+        self.events.close()
+
+    def status_text(self, session_id: str) -> str:
+        """``/status`` for ``session_id``."""
+        workspace = Path(self.sessions.get(session_id).workspace)
+        return render_status(
+            self.guide,
+            session_id,
+            self.describe_sessions(),
+            summarise(session_id, self.archive.usage_by_agent(session_id)),
+            model_line(self.turns.choice("architect")),
+            search_line=describe_search(
+                self.gateway.index.embedding, self.settings.search.semantic
+            ),
+            caches=cache_lines(self.knowledge.cache_stats(workspace)),
+        )
+
+    def describe_sessions(self) -> str:
+        return describe_sessions(self.sessions.list_sessions(), self.sessions.active_id)
+
+
+def build(config: EngineConfig, settings: SylkConfig | None = None) -> EngineParts:
+    settings = settings or load_config(config.config_file)
+    redactor = Redactor(settings.secrets())
+    archive = Archive(config.data_dir)
+    events = EventStream()
+    knowledge = KnowledgeServices(
+        data_dir=config.data_dir,
+        settings=settings,
+        archive=archive,
+        redactor=redactor,
+        events=events,
+        watch=config.watch_files,
+    )
+    sessions = SessionService(
+        archive=archive,
+        events=events,
+        redactor=redactor,
+        workspace=config.workspace,
+        promote=knowledge.chronicle.complete_session,
+    )
+    hook_work = HookWork(
+        chronicle=knowledge.chronicle,
+        session_of=sessions.get,
+        update_context=sessions.update_context,
+    )
+
+    # The gateway's Guide ops route and report through parts built after it (the
+    # router hooks into the gateway): these look them up when called.
+    async def route(text: str, target: str | None = None) -> RouteDecision:
+        return await guide.route_to(text, target)
+
+    def status(session_id: str) -> str:
+        return parts.status_text(session_id)
+
+    wiring = GuideWiring(
+        route=route,
+        classify=classify_text,
+        status=status,
+        list_sessions=lambda include_closed=False: sessions.list_sessions(
+            include_closed=bool(include_closed)
+        ),
+        switch_session=sessions.switch_session,
+        session_context=sessions.get_context,
+    )
+    gateway = _gateway(
+        knowledge=knowledge,
+        archive=archive,
+        redactor=redactor,
+        settings=settings,
+        hook_work=hook_work,
+        wiring=wiring,
+    )
+    read_guard = install_read_guard(gateway)  # edits need a (fresh) read of the file first
+    librarian_answers = LibrarianAnswers(knowledge.code, archive)
+    mcp = McpHub(settings.mcp_servers, cwd=config.workspace)
+    turns = TurnRunner(
+        settings=settings,
+        archive=archive,
+        events=events,
+        redactor=redactor,
+        gateway=gateway,
+        provider_override=config.provider,
+        model_override=config.model,
+    )
+    guide = Guide(
+        router=_router(gateway, turns),
+        settings=settings.guide,
+        state_of=lambda sid: sessions.get(sid).state.value,
+        on_health=lambda health, previous: events.publish(health_notice(health, previous)),
+    )
+
+    async def record_late(reply: Message[Any]) -> None:
+        await sessions.append(late_reply(reply))
+
+    dispatcher = AgentDispatcher(
+        guide=guide, turns=turns, session_of=sessions.get, on_late_reply=record_late
+    )
+
+    async def release(session_id: str) -> None:
+        """A finished session's agents stop and its gateway state is dropped."""
+        await guide.close_session(session_id)
+        gateway.forget_session(session_id)
+
+    sessions.on_release(release)
+    tool_servers = ToolServers(mcp, gateway)
+    answers = AnswerPipeline(
+        sessions=sessions,
+        turns=turns,
+        desk=knowledge.desk,
+        cache=librarian_answers,
+        dispatcher=dispatcher,
+        chronicle=knowledge.chronicle,
+        start_tools=tool_servers.start,
+        settle=hook_work.settle,
+        config_source=settings.source,
+    )
+    parts = EngineParts(
+        config=config,
+        settings=settings,
+        redactor=redactor,
+        archive=archive,
+        events=events,
+        knowledge=knowledge,
+        sessions=sessions,
+        hook_work=hook_work,
+        gateway=gateway,
+        read_guard=read_guard,
+        librarian_answers=librarian_answers,
+        mcp=mcp,
+        tool_servers=tool_servers,
+        turns=turns,
+        guide=guide,
+        dispatcher=dispatcher,
+        questions=QuestionBoard(events.publish),
+        answers=answers,
+    )
+    return parts
+
+
+def _gateway(
+    *,
+    knowledge: KnowledgeServices,
+    archive: Archive,
+    redactor: Redactor,
+    settings: SylkConfig,
+    hook_work: HookWork,
+    wiring: GuideWiring,
+) -> Gateway:
+    """Every built-in wired to the engine's services, the seed's hooks installed."""
+    gateway = build_gateway(
+        knowledge=knowledge.wiring(),
+        embedding=semantic_stage(settings.search.semantic),
+        wiring=wiring,
+    )
+    gateway.registry.register_all(session_skills(archive))
+    hooks = gateway.hooks
+    hooks.install(session_context_injection(hook_work.session_brief))
+    hooks.install(file_tracking(hook_work.track_file))
+    hooks.install(consultation_logging(hook_work.log_consultation))
+    hooks.install(result_logging(log, redactor=redactor))
+    return gateway
+
+
+def _router(gateway: Gateway, turns: TurnRunner) -> Router:
+    """The Guide's router, its route cache behind the seed's prompt hooks."""
+
+    def model_classifier() -> ModelClassifier | None:
+        choice = turns.choice("guide")
+        if choice.offline:
+            return None
+        return ModelClassifier(turns.client(choice.provider), choice.model)
+
+    router = Router(classifier=model_classifier, hooks=gateway.hooks)
+    for hook in route_cache_hooks(router.cache):
+        gateway.hooks.install(hook)
+    return router
