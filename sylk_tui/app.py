@@ -18,14 +18,17 @@ from typing import ClassVar
 from textual import on
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.dom import DOMNode
 from textual.notifications import SeverityLevel
 from textual.worker import Worker, WorkerState
 
 from backend.clock import utc_now
-from backend.engine.facade import Engine
+from backend.engine import Engine
 from backend.errors import SylkError
 from backend.events import EngineEvent
+from screens.choice import ChoiceScreen
 from screens.main_screen import MainScreen
+from screens.new_session import NewSessionScreen
 from screens.state.intents import NewSession, SendLine, SessionAction
 from screens.state.store import TRANSCRIPT_LIMIT, UiState
 from sylk_tui.engine_bridge import EngineBridge
@@ -44,6 +47,7 @@ from sylk_tui.engine_messages import (
     TranscriptLoaded,
     engine_message,
 )
+from sylk_tui.keymap import binding_ids, unknown_ids_warning
 from sylk_tui.question_dialogs import QuestionDialogs
 from themes import APP_STYLESHEET, DEFAULT_THEME, register_themes
 
@@ -85,8 +89,9 @@ class SylkApp(App[None]):
         super().__init__()
         register_themes(self)
         self.theme = DEFAULT_THEME
-        if keymap:
-            self.set_keymap(dict(keymap))
+        self._keymap = dict(keymap or {})
+        if self._keymap:
+            self.set_keymap(self._keymap)
         self.engine = engine
         self.state = UiState(self, clock=clock, transcript_limit=transcript_limit)
         self.bridge = EngineBridge(self, engine, transcript_limit=transcript_limit)
@@ -101,6 +106,14 @@ class SylkApp(App[None]):
         self._detach_questions = self.engine.attach_questions()
         await self.push_screen(self._main)
         self.bridge.start()
+        self._check_keymap()
+
+    def _check_keymap(self) -> None:
+        nodes: list[type[DOMNode]] = [type(self), ChoiceScreen, NewSessionScreen]
+        nodes += [type(node) for node in self._main.walk_children(with_self=True)]
+        warning = unknown_ids_warning(self._keymap, binding_ids(nodes))
+        if warning:
+            self.notify(warning, severity="warning", markup=False, timeout=12)
 
     async def on_unmount(self) -> None:
         self._unsubscribe()

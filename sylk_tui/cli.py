@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from backend.config.settings import SylkConfig, load_config
 from backend.engine import Engine, EngineConfig
 from backend.errors import SessionNotFoundError, SylkError
 from backend.events import (
@@ -91,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _engine(args: argparse.Namespace) -> Engine:
+def _engine(args: argparse.Namespace, settings: SylkConfig | None = None) -> Engine:
     config = EngineConfig(
         data_dir=paths.data_dir(args.data_dir),
         workspace=paths.workspace(args.workspace),
@@ -99,7 +100,7 @@ def _engine(args: argparse.Namespace) -> Engine:
         provider=getattr(args, "provider", None),
         model=getattr(args, "model", None),
     )
-    engine = Engine(config)
+    engine = Engine(config, settings)
     configure_logging(config.data_dir, engine.redactor)
     return engine
 
@@ -264,7 +265,8 @@ def _cmd_route(args: argparse.Namespace) -> int:
 def _run_tui(args: argparse.Namespace) -> int:
     from sylk_tui.app import SylkApp  # Textual loads only when the TUI runs.
 
-    SylkApp(_engine(args)).run()
+    settings = load_config(paths.config_file())  # once: the engine's and the keys'
+    SylkApp(_engine(args, settings), keymap=settings.keymap).run()
     return EXIT_OK
 
 

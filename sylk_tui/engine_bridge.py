@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from textual.app import App
 
-from backend.engine.facade import Engine
+from backend.engine import Engine
 from sylk_tui.engine_messages import SessionsLoaded, SubmitSettled, TranscriptLoaded
 from sylk_tui.switch_queue import SwitchQueue
 

@@ -22,7 +22,7 @@ from backend.knowledge.chronicle.models import (
 )
 from backend.redaction import Redactor
 from backend.sessions.models import Session
-from backend.skills.envelopes import ErrorCode
+from backend.skills.envelopes import ErrorCode, code_for
 from tests.support.clocks import FakeWall
 
 SECRET = "sk-live-0123456789abcdef"
@@ -138,7 +138,7 @@ async def test_checkpoint_categories_are_stored_and_found(chronicle: Chronicle) 
 async def test_bad_input_is_a_typed_validation_error(chronicle: Chronicle) -> None:
     with pytest.raises(ChronicleValidationError) as exc:
         await chronicle.store(A, "gossip", "x")
-    assert exc.value.code is ErrorCode.VALIDATION_ERROR
+    assert code_for(exc.value) is ErrorCode.VALIDATION_ERROR
     assert "unknown category 'gossip'" in exc.value.message
     with pytest.raises(ChronicleValidationError, match="content must not be empty"):
         await chronicle.store(A, "decision", "   ")
@@ -157,7 +157,7 @@ async def test_bad_input_is_a_typed_validation_error(chronicle: Chronicle) -> No
         await chronicle.record_file(A, "a.py", "deleted")
     with pytest.raises(EntryNotFoundError) as missing:
         await chronicle.promote("ent_nope")
-    assert missing.value.code is ErrorCode.NOT_FOUND
+    assert code_for(missing.value) is ErrorCode.NOT_FOUND
 
 
 def test_time_scopes_resolve_against_the_users_day() -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from backend.engine.facade import Engine, EngineConfig
+from backend.engine import Engine, EngineConfig
+from backend.engine.build import build
 from backend.errors import ArchiveClosedError
 from backend.sessions.models import SessionState
 from screens.new_session import NewSessionScreen
@@ -234,7 +235,8 @@ async def test_command_palette_offers_every_session(engine: Engine) -> None:
 
 
 async def test_restart_shows_the_same_sessions_and_transcript(engine_config: EngineConfig) -> None:
-    first_engine = Engine(engine_config)
+    first_parts = build(engine_config)
+    first_engine = Engine.from_parts(first_parts)
     app = SylkApp(first_engine)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -247,7 +249,7 @@ async def test_restart_shows_the_same_sessions_and_transcript(engine_config: Eng
     # The app closed its engine on the way out.
     assert first_engine.events.subscriber_count == 0
     with pytest.raises(ArchiveClosedError):
-        first_engine.archive.save_sessions(first_engine.list_sessions())
+        first_parts.archive.save_sessions(first_engine.list_sessions())
 
     second_engine = Engine(engine_config)
     again = SylkApp(second_engine)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from backend.engine.facade import Engine, EngineConfig
+from backend.engine import Engine, EngineConfig
 from backend.messages import MessageType
 from sylk_tui.app import SylkApp
 from tests.tui.support import main_screen, send_line, settle, wait_for

@@ -16,7 +16,7 @@ from textual.app import App
 from textual.message import Message
 
 from backend.config.settings import ConfigError, load_config
-from backend.engine.facade import Engine
+from backend.engine import Engine
 from backend.messages import Message as EngineMessage
 from backend.messages import MessageType
 from backend.sessions.models import Session, SessionState
@@ -172,6 +172,16 @@ async def test_a_user_keymap_rebinds_a_key_by_its_binding_id(engine: Engine) -> 
         await settle(pilot)
         active = engine.active_session()
         assert active is not None and active.id == first.id
+
+
+async def test_a_keymap_id_no_binding_carries_is_named_in_a_warning(engine: Engine) -> None:
+    app = SylkApp(engine, keymap={"session.nxt": "ctrl+j", "session.previous": "ctrl+k"})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        warnings = [n.message for n in app._notifications if n.severity == "warning"]
+    assert len(warnings) == 1
+    assert "[keymap] names no binding: session.nxt." in warnings[0]
+    assert "session.next" in warnings[0] and "session.previous," in warnings[0]
 
 
 def test_the_keymap_is_read_from_the_config_file(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from backend.engine.facade import Engine, EngineConfig
+from backend.engine import Engine, EngineConfig
 from backend.questions import ChoiceOption, ChoiceQuestion
 from screens.choice import ChoiceScreen
 from sylk_tui.app import SylkApp

@@ -10,7 +10,7 @@ from textual.pilot import Pilot
 from textual.widgets import OptionList
 
 from backend.archive.store import Archive
-from backend.engine.facade import Engine, EngineConfig
+from backend.engine import Engine, EngineConfig
 from screens.choice import ChoiceScreen
 from sylk_tui.app import SylkApp
 from tests.tui.support import main_screen, settle, transcript_texts, wait_for
