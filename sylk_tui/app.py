@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from datetime import datetime, tzinfo
 from functools import partial
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import on
 from textual.app import App
@@ -23,7 +23,6 @@ from textual.notifications import SeverityLevel
 from textual.worker import Worker, WorkerState
 
 from backend.clock import utc_now
-from backend.engine import Engine
 from backend.errors import SylkError
 from backend.events import EngineEvent
 from screens.choice import ChoiceScreen
@@ -50,6 +49,9 @@ from sylk_tui.engine_messages import (
 from sylk_tui.keymap import binding_ids, unknown_ids_warning
 from sylk_tui.question_dialogs import QuestionDialogs
 from themes import APP_STYLESHEET, DEFAULT_THEME, register_themes
+
+if TYPE_CHECKING:  # built by the caller, or lazily (see EngineBridge): not imported here
+    from backend.engine import Engine
 
 LOADING_NOTICE_DELAY = 0.15
 """Seconds a transcript read may take before "Loading…" replaces the previous one."""
@@ -79,7 +81,7 @@ class SylkApp(App[None]):
 
     def __init__(
         self,
-        engine: Engine,
+        engine: Engine | Callable[[], Engine],
         *,
         clock: Callable[[], datetime] = utc_now,
         tz: tzinfo | None = None,
@@ -92,9 +94,10 @@ class SylkApp(App[None]):
         self._keymap = dict(keymap or {})
         if self._keymap:
             self.set_keymap(self._keymap)
-        self.engine = engine
         self.state = UiState(self, clock=clock, transcript_limit=transcript_limit)
-        self.bridge = EngineBridge(self, engine, transcript_limit=transcript_limit)
+        self.bridge = EngineBridge(
+            self, engine, transcript_limit=transcript_limit, on_ready=self._engine_ready
+        )
         self.questions = QuestionDialogs(self)
         self._main = MainScreen(self.state, clock=clock, tz=tz)
         self._unsubscribe: Callable[[], None] = lambda: None
@@ -102,11 +105,18 @@ class SylkApp(App[None]):
 
     # -- lifecycle -----------------------------------------------------------------
     async def on_mount(self) -> None:
-        self._unsubscribe = self.engine.events.add_listener(self._on_engine_event)
-        self._detach_questions = self.engine.attach_questions()
         await self.push_screen(self._main)
         self.bridge.start()
         self._check_keymap()
+
+    def _engine_ready(self, engine: Engine) -> None:
+        self._unsubscribe = engine.events.add_listener(self._on_engine_event)
+        self._detach_questions = engine.attach_questions()
+
+    @property
+    def startup_error(self) -> Exception | None:
+        """Why the engine could not be built (the app then ended at once), if it could not."""
+        return self.bridge.startup_error
 
     def _check_keymap(self) -> None:
         nodes: list[type[DOMNode]] = [type(self), ChoiceScreen, NewSessionScreen]
@@ -118,7 +128,7 @@ class SylkApp(App[None]):
     async def on_unmount(self) -> None:
         self._unsubscribe()
         self._detach_questions()
-        await self.engine.aclose()
+        await self.bridge.aclose()
 
     # -- engine events -> messages -> the UI state ------------------------------------
     def _on_engine_event(self, event: EngineEvent) -> None:

@@ -13,11 +13,11 @@ import json
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from backend.config.settings import SylkConfig, load_config
-from backend.engine import Engine, EngineConfig
 from backend.errors import SessionNotFoundError, SylkError
 from backend.events import (
     AgentStepEvent,
@@ -30,6 +30,9 @@ from backend.guide.routing.decision import describe_route
 from backend.messages import Message, MessageType
 from sylk_tui import export, mcp_cli, paths
 from sylk_tui.logs import configure_logging
+
+if TYPE_CHECKING:  # the engine's modules load when a command needs an engine
+    from backend.engine import Engine
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_OFFLINE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -93,6 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _engine(args: argparse.Namespace, settings: SylkConfig | None = None) -> Engine:
+    from backend.engine import Engine, EngineConfig
+
     config = EngineConfig(
         data_dir=paths.data_dir(args.data_dir),
         workspace=paths.workspace(args.workspace),
@@ -266,7 +271,11 @@ def _run_tui(args: argparse.Namespace) -> int:
     from sylk_tui.app import SylkApp  # Textual loads only when the TUI runs.
 
     settings = load_config(paths.config_file())  # once: the engine's and the keys'
-    SylkApp(_engine(args, settings), keymap=settings.keymap).run()
+    # The engine is built by the app after its first frame is drawn.
+    app = SylkApp(lambda: _engine(args, settings), keymap=settings.keymap)
+    app.run()
+    if app.startup_error is not None:
+        raise app.startup_error
     return EXIT_OK
 
 

@@ -5,20 +5,28 @@ them (``ops``); switches asked for by hand go through a ``SwitchQueue``, so only
 the last one asked for is carried out. A refused call raises a SylkError in its
 worker, which the app turns into a notification. Lines from the composer are not
 serialised with the rest, since an agent's answer can take long.
+
+The engine may be handed over built, or as a function that builds it: then the
+first frame is drawn before the engine's modules are imported (in a thread) and
+the engine is built; every call waits until it is ready. A failure to build it
+ends the app with the error (``startup_error``), as if it had failed before.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from textual.app import App
 
-from backend.engine import Engine
 from sylk_tui.engine_messages import SessionsLoaded, SubmitSettled, TranscriptLoaded
 from sylk_tui.switch_queue import SwitchQueue
+
+if TYPE_CHECKING:
+    from backend.engine import Engine
 
 Lifecycle = Literal["suspend", "resume", "complete"]
 
@@ -26,12 +34,36 @@ Lifecycle = Literal["suspend", "resume", "complete"]
 class EngineBridge:
     """Runs the engine's verbs as workers of ``app`` and posts their results to it."""
 
-    def __init__(self, app: App[Any], engine: Engine, *, transcript_limit: int) -> None:
+    def __init__(
+        self,
+        app: App[Any],
+        engine: Engine | Callable[[], Engine],
+        *,
+        transcript_limit: int,
+        on_ready: Callable[[Engine], None],
+    ) -> None:
         self._app = app
-        self.engine = engine
+        self._build: Callable[[], Engine] | None = engine if callable(engine) else None
+        self.engine: Engine | None = None if callable(engine) else engine
         self.transcript_limit = transcript_limit
+        self._on_ready = on_ready
+        self._ready = asyncio.Event()
+        self._closed = False
+        self.startup_error: Exception | None = None
         self._ops = asyncio.Lock()
         self.switches = SwitchQueue(self._switch, self._front, self._ops)
+
+    async def ready(self) -> Engine:
+        """The engine, once built."""
+        await self._ready.wait()
+        assert self.engine is not None
+        return self.engine
+
+    async def aclose(self) -> None:
+        """Close the engine if it was built; one still being built is closed when it is."""
+        self._closed = True
+        if self.engine is not None:
+            await self.engine.aclose()
 
     def _run(self, work: Callable[[], Awaitable[None]], group: str, description: str) -> None:
         # A callable, not a coroutine: a worker cancelled before it starts leaves none unawaited.
@@ -39,7 +71,14 @@ class EngineBridge:
 
     # -- the verbs the app uses ---------------------------------------------------------
     def start(self) -> None:
+        if self.engine is not None:  # handed over built: follow it from the first event
+            self._set_ready(self.engine)
         self._run(self._start, "engine", "open the sessions")
+
+    def _set_ready(self, engine: Engine) -> None:
+        self.engine = engine
+        self._on_ready(engine)
+        self._ready.set()
 
     def load_transcript(self, session_id: str) -> None:
         self._run(partial(self._load_transcript, session_id), "transcript", "read a transcript")
@@ -50,16 +89,20 @@ class EngineBridge:
             self._run(self.switches.drain, "switch", "switch sessions")
 
     def create_session(self, name: str | None) -> None:
-        call = partial(self.engine.create_session, name)
+        async def call(engine: Engine) -> object:
+            return await engine.create_session(name)
+
         self._run(partial(self._serialised, call), "engine", "create a session")
 
     def lifecycle(self, operation: Lifecycle, session_id: str) -> None:
-        verbs = {
-            "suspend": self.engine.suspend_session,
-            "resume": self.engine.resume_session,
-            "complete": self.engine.complete_session,
-        }
-        call = partial(verbs[operation], session_id)
+        async def call(engine: Engine) -> object:
+            verbs = {
+                "suspend": engine.suspend_session,
+                "resume": engine.resume_session,
+                "complete": engine.complete_session,
+            }
+            return await verbs[operation](session_id)
+
         self._run(partial(self._serialised, call), "engine", "change a session's state")
 
     def submit(self, session_id: str, text: str) -> None:
@@ -67,44 +110,68 @@ class EngineBridge:
 
     def stop_answer(self, session_id: str) -> bool:
         """Stop the answer being written in ``session_id``; False when none is."""
-        return self.engine.cancel_turn(session_id)
+        return self.engine is not None and self.engine.cancel_turn(session_id)
 
     # -- the workers ------------------------------------------------------------------------
     async def _start(self) -> None:
+        if self.engine is None:
+            built = await self._built()
+            if built is None:
+                return
+            self._set_ready(built)
+        engine = await self.ready()
         async with self._ops:
-            front = await self.engine.ensure_session()
-        self._app.post_message(SessionsLoaded(self.engine.list_sessions(), front.id))
+            front = await engine.ensure_session()
+        self._app.post_message(SessionsLoaded(engine.list_sessions(), front.id))
         self._run(partial(self._index, front.id), "index", "index the workspace")
+
+    async def _built(self) -> Engine | None:
+        """The engine built from the function handed over; None if the app ends instead."""
+        assert self._build is not None
+        try:
+            # Import its modules off the UI thread: the first frame is already drawn.
+            await asyncio.to_thread(importlib.import_module, "backend.engine")
+            engine = self._build()
+        except Exception as error:  # a corrupt archive, an unreadable data dir: stop, and
+            self.startup_error = error  # the CLI reports it as it does any start-up failure
+            self._app.exit(return_code=1)
+            return None
+        if self._closed:  # the user quit while it was being built
+            await engine.aclose()
+            return None
+        return engine
 
     async def _index(self, session_id: str) -> None:
         """Build the Librarian's index of the session's workspace; its progress arrives
         as IndexChanged messages. The worker lasts until the first build is done."""
-        knowledge = await self.engine.start_indexing(session_id)
+        knowledge = await (await self.ready()).start_indexing(session_id)
         await knowledge.wait_ready()
 
     async def _load_transcript(self, session_id: str) -> None:
         messages = None
         try:
-            messages = await self.engine.transcript(session_id, limit=self.transcript_limit)
+            engine = await self.ready()
+            messages = await engine.transcript(session_id, limit=self.transcript_limit)
         finally:
             self._app.post_message(TranscriptLoaded(session_id, messages))
 
-    async def _serialised(self, call: Callable[[], Awaitable[object]]) -> None:
+    async def _serialised(self, call: Callable[[Engine], Awaitable[object]]) -> None:
+        engine = await self.ready()
         async with self._ops:
-            await call()
+            await call(engine)
 
     async def _switch(self, session_id: str) -> None:
-        await self.engine.switch_session(session_id)
+        await (await self.ready()).switch_session(session_id)
 
     def _front(self) -> str | None:
-        active = self.engine.active_session()
+        active = self.engine.active_session() if self.engine is not None else None
         return active.id if active is not None else None
 
     async def _submit(self, session_id: str, text: str) -> None:
         # Not serialised with the other calls: an agent's answer can take long,
         # and the composer is cleared as soon as the line itself is recorded.
         try:
-            await self.engine.submit(session_id, text)
+            await (await self.ready()).submit(session_id, text)
         except BaseException:
             self._app.post_message(SubmitSettled(session_id, text, accepted=False))
             raise

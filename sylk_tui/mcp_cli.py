@@ -12,9 +12,10 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from backend.engine import Engine
+if TYPE_CHECKING:
+    from backend.engine import Engine
 
 Common = Callable[..., None]
 
