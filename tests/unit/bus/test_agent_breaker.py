@@ -8,7 +8,7 @@ from backend.bus.breakers import AgentBreaker, AgentBreakers
 from backend.bus.bus import Bus
 from backend.bus.errors import AgentUnavailableError, is_transient
 from tests.support.clocks import FakeClock
-from tests.unit.bus_support import msg
+from tests.unit.bus.bus_support import msg
 
 
 def breaker(clock: FakeClock, **kwargs: float) -> tuple[AgentBreaker, list[tuple[str, str]]]:

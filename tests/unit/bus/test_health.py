@@ -13,7 +13,7 @@ from backend.bus.errors import MessageDeadLetteredError
 from backend.bus.health import AgentHealth, HealthMonitor, HealthStatus
 from tests.support.clocks import FakeClock, FakeWall
 from tests.support.polling import until
-from tests.unit.bus_support import msg
+from tests.unit.bus.bus_support import msg
 
 
 def monitored(

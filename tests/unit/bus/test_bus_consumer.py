@@ -20,7 +20,7 @@ from backend.llm.resilience import RetryPolicy
 from backend.messages import Message, MessageType
 from tests.support.clocks import FakeClock
 from tests.support.polling import until
-from tests.unit.bus_support import msg
+from tests.unit.bus.bus_support import msg
 
 
 def wiring(

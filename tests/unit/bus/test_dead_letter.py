@@ -11,7 +11,7 @@ from backend.bus.dead_letter import DeadLetterQueue, DeadLetterReason, ReplaySta
 from backend.bus.errors import DeadLetterNotFoundError, MessageExpiredError
 from backend.messages import MessageStatus
 from tests.support.clocks import FakeWall
-from tests.unit.bus_support import msg
+from tests.unit.bus.bus_support import msg
 
 
 def test_entries_carry_reason_error_attempts_and_session() -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from backend.bus.flow_log import FlowKind, FlowLog, LatencyRing, percentile
 from tests.support.clocks import FakeClock
-from tests.unit.bus_support import msg
+from tests.unit.bus.bus_support import msg
 
 
 def test_route_stats_per_tier() -> None:

@@ -25,7 +25,7 @@ from backend.bus.flow_log import FlowKind
 from backend.messages import MessageStatus, MessageType, Priority
 from tests.support.clocks import FakeClock, FakeWall
 from tests.support.polling import finishes
-from tests.unit.bus_support import msg
+from tests.unit.bus.bus_support import msg
 
 
 def two_sessions(**kwargs: object) -> Bus:

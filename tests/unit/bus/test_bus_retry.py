@@ -15,7 +15,7 @@ from backend.bus.retry import DeliveryResult, RetryQueue
 from backend.llm.resilience import RetryPolicy
 from tests.support.clocks import FakeClock, FakeWall
 from tests.support.polling import until
-from tests.unit.bus_support import msg
+from tests.unit.bus.bus_support import msg
 
 
 def setup(capacity: int = 1, **policy: float | str) -> tuple[Bus, RetryQueue, FakeClock, FakeWall]:
