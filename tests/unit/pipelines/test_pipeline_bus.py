@@ -17,7 +17,7 @@ from backend.pipelines.bus import (
     PipelineRouteError,
     PipelineTimeoutError,
 )
-from tests.unit.bus_support import msg
+from tests.unit.bus.bus_support import msg
 
 
 def pipeline(**kwargs: float) -> InMemoryPipelineBus:
