@@ -11,7 +11,7 @@ from backend.guide.routing.decision import CONFIDENT, Target
 from backend.guide.routing.patterns import UNMATCHED_CONFIDENCE, classify
 from backend.guide.routing.text import normalise, snake, spaced, time_scope
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 T = Target
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from backend.guide.routing.decision import ArchivalistIntent, LibrarianIntent
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "cache_paraphrases.jsonl"
+DATA = Path(__file__).resolve().parents[2] / "data" / "cache_paraphrases.jsonl"
 INTENTS = {
     "librarian": {i.value for i in LibrarianIntent},
     "archivalist": {i.value for i in ArchivalistIntent},
