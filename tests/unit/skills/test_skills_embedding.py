@@ -24,7 +24,7 @@ from backend.skills.search.bm25 import BM25Index, SkillIndex
 from backend.skills.search.embedding import EmbeddingStage
 from backend.skills.search.embedding_texts import op_fields, op_text
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 class NoParams(BaseModel):
