@@ -15,7 +15,7 @@ from backend.skills.hooks.registry import HookKind, PromptData
 from tests.stubs.llm_script import Reply, StubToolCall
 from tests.stubs.llm_stub import LLMStub
 
-ECHO_SERVER = Path(__file__).resolve().parents[1] / "stubs" / "mcp_echo_server.py"
+ECHO_SERVER = Path(__file__).resolve().parents[2] / "stubs" / "mcp_echo_server.py"
 KEY = "sk-skills-0123456789abcdef"
 
 
