@@ -13,7 +13,7 @@ from backend.knowledge.code.hub import CodeKnowledgeHub
 from backend.skills.builtin.catalog import KnowledgeWiring, agent_context, build_gateway
 from backend.skills.envelopes import Envelope, ErrorCode
 from backend.skills.gateway.gateway import Gateway
-from tests.integration.test_skills_workspace import FILES
+from tests.integration.skills.test_skills_workspace import FILES
 from tests.support.polling import until
 
 MORE = {

@@ -16,7 +16,7 @@ from backend.knowledge.code.index import CodeIndex
 from backend.knowledge.code.intent_cache import Intent, concept_key, entity_key, query_key
 from backend.knowledge.code.live import CodeKnowledge, IndexStatus
 from backend.knowledge.watch.hashes import scan_workspace
-from tests.integration.test_file_watcher import git
+from tests.integration.knowledge.test_file_watcher import git
 from tests.support.polling import until
 
 T = TypeVar("T")
