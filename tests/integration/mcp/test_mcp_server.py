@@ -31,7 +31,7 @@ from backend.skills.models import OpKind, Skill, SkillContext
 from backend.skills.registry import Registry
 from backend.skills.registry import Resource as RegistryResource
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 STUB = ROOT / "tests" / "stubs" / "mcp_echo_server.py"
 
 

@@ -21,7 +21,7 @@ from backend.mcp.client.hub import ServerState
 from backend.mcp.server.server import SylkMcpServer
 from backend.skills.models import SkillContext
 
-STUB = Path(__file__).resolve().parents[1] / "stubs" / "mcp_echo_server.py"
+STUB = Path(__file__).resolve().parents[2] / "stubs" / "mcp_echo_server.py"
 
 
 def engine_with_echo(data_dir: Path, workspace: Path, tools_file: Path) -> EngineParts:

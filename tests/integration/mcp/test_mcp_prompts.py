@@ -16,7 +16,7 @@ from backend.engine import Engine, EngineConfig
 from backend.engine.build import build
 from backend.skills.builtin.catalog import agent_context
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 MATCH = "sylk://library/match"
 
 

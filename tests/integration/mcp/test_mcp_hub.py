@@ -25,7 +25,7 @@ from backend.skills.envelopes import ErrorCode, SkillError
 from backend.skills.models import OpKind, SkillContext, SkillResult
 from tests.support.polling import finishes, until
 
-STUB = Path(__file__).resolve().parents[1] / "stubs" / "mcp_echo_server.py"
+STUB = Path(__file__).resolve().parents[2] / "stubs" / "mcp_echo_server.py"
 ECHO = [sys.executable, str(STUB)]
 
 

@@ -24,7 +24,7 @@ from backend.engine import Engine, EngineConfig
 from backend.engine.build import build
 from backend.skills.builtin.catalog import agent_context
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DECISION = "Archive writes go through one writer task"
 
 

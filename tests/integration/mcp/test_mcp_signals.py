@@ -25,7 +25,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from backend.engine import Engine, EngineConfig
 from backend.engine.build import build
 from backend.skills.builtin.catalog import agent_context
-from tests.integration.test_mcp_http import (
+from tests.integration.mcp.test_mcp_http import (
     STARTUP_S,
     environment,
     free_port,
@@ -33,7 +33,7 @@ from tests.integration.test_mcp_http import (
     wait_for_port,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 STUB = ROOT / "tests" / "stubs" / "mcp_echo_server.py"
 STOP_S = 30.0  # how long a stop may take before it counts as a hang
 DECISION = "Ledgers close at midnight UTC"

@@ -39,7 +39,7 @@ from backend.mcp.server.instructions import DomainSummary, domain_summaries, ren
 from backend.mcp.server.server import caller_context
 from tests.support.polling import until
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 STARTUP_S = 60.0  # generous: two shared cores, the engine and its index start first
 INITIALIZE = {
     "jsonrpc": "2.0",
