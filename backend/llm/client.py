@@ -11,6 +11,8 @@ turns attempts into a call:
 * ``request.options.deadline_s`` bounds the whole call: every attempt, every
   wait, and each step of a stream that trickles. Running out before output
   raises :class:`DeadlineExceededError`; after output it interrupts the result.
+  The deadline reads time from ``clock`` and strikes through ``timer`` (by
+  default the running loop's ``call_later``), so a test can fire it at will.
 * The provider+model circuit breaker is asked before every attempt.
 * Cancelling the caller's task propagates at once and closes the stream.
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Protocol
 
 from backend.llm.errors import (
     CircuitOpenError,
@@ -47,6 +50,21 @@ from backend.llm.types import (
 
 EventCallback = Callable[[StreamEvent], Awaitable[None] | None]
 Sleep = Callable[[float], Awaitable[None]]
+
+
+class TimerHandle(Protocol):
+    """What arming a :data:`Timer` returns: it can be disarmed (``asyncio.TimerHandle``)."""
+
+    def cancel(self) -> None: ...
+
+
+Timer = Callable[[float, Callable[[], None]], TimerHandle]
+"""Arms a callback to run once, ``delay`` seconds from now, on the running loop's thread."""
+
+
+def loop_timer(delay: float, callback: Callable[[], None]) -> TimerHandle:
+    """The default :data:`Timer`: the running event loop's ``call_later``."""
+    return asyncio.get_running_loop().call_later(delay, callback)
 
 
 class _Attempt:
@@ -92,7 +110,7 @@ class _StreamDeadline:
 
     __slots__ = ("_cancelled", "_cancelling", "_handle", "_task", "fired", "waiting")
 
-    def __init__(self, delay: float) -> None:
+    def __init__(self, delay: float, timer: Timer = loop_timer) -> None:
         task = asyncio.current_task()
         assert task is not None
         self._task = task
@@ -100,7 +118,7 @@ class _StreamDeadline:
         self._cancelled = False
         self.fired = False
         self.waiting = False
-        self._handle = asyncio.get_running_loop().call_later(delay, self._fire)
+        self._handle = timer(delay, self._fire)
 
     def _fire(self) -> None:
         self.fired = True
@@ -128,12 +146,14 @@ class ModelClient:
         breakers: BreakerRegistry | None = None,
         sleep: Sleep = asyncio.sleep,
         clock: Callable[[], float] = time.monotonic,
+        timer: Timer = loop_timer,
     ) -> None:
         self.provider = provider
         self.policy = policy or RetryPolicy()
         self.breakers = breakers
         self._sleep = sleep
         self._clock = clock
+        self._timer = timer
 
     async def run(self, request: ChatRequest, on_event: EventCallback | None = None) -> ChatResult:
         model = request.options.model
@@ -213,7 +233,7 @@ class ModelClient:
         if remaining <= 0:
             raise self._deadline_error(request)
         stream: AsyncIterator[StreamEvent] = self.provider.stream(request)
-        guard = _StreamDeadline(remaining)
+        guard = _StreamDeadline(remaining, self._timer)
         try:
             while True:
                 if guard.fired:  # it passed while a callback ran
