@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -48,11 +49,7 @@ from tests.stubs import (
 )
 from tests.support.clocks import FakeClock
 from tests.support.polling import finishes, until
-
-# The deadline of calls that must see output before it strikes: the first chunk only has
-# to cross a loopback socket, so this is generous even on a loaded machine. Such a call
-# lasts this long, since only the deadline ends it.
-OUTPUT_DEADLINE = 2.0
+from tests.support.timers import FakeTimer
 
 
 class RecordingSleep:
@@ -88,6 +85,31 @@ class Call:
     @property
     def retries(self) -> list[RetryScheduled]:
         return [e for e in self.events if isinstance(e, RetryScheduled)]
+
+    @property
+    def texts(self) -> list[str]:
+        return [e.text for e in self.events if isinstance(e, TextDelta)]
+
+
+def timed(provider: Provider) -> tuple[Call, FakeTimer]:
+    """A call whose deadline runs on a :class:`FakeTimer` (and its clock): it never passes
+    until the test fires it, however fast or slow the machine is."""
+    timer = FakeTimer()
+    return Call(provider, timer=timer, clock=timer.clock), timer
+
+
+async def deadline_after(
+    call: Call, timer: FakeTimer, ready: Callable[[], object], *, what: str
+) -> ChatResult:
+    """Run ``call``; once ``ready()`` holds, let its deadline pass; the call's outcome."""
+    running = asyncio.create_task(call.run())
+    try:
+        await until(lambda: running.done() or ready(), what=what)
+        if not running.done():
+            timer.fire()
+        return await finishes(running, what="the deadline to end the call")
+    finally:
+        running.cancel()
 
 
 # -- HTTP status faults ---------------------------------------------------------------
@@ -265,8 +287,14 @@ async def test_a_stall_before_output_is_bounded_by_the_deadline(
     llm_stub: LLMStub, provider: Provider, stall: Any
 ) -> None:
     llm_stub.push(stall)  # it outlasts the test: only the deadline can end the call
+    call, timer = timed(provider)
+    # The deadline passes once the request is in: waiting for the headers or for the
+    # next event, the client has no output yet either way.
     with pytest.raises(DeadlineExceededError, match="deadline"):
-        await finishes(Call(provider).run(ask(deadline=0.4)), what="the deadline")
+        await deadline_after(
+            call, timer, lambda: llm_stub.count() >= 1, what="the request to reach the stub"
+        )
+    assert call.texts == []
     # The client hung up on the stalled response (a stall the stub ends is not counted).
     await until(lambda: llm_stub.aborted >= 1, what="the client to hang up")
 
@@ -275,7 +303,8 @@ async def test_a_stall_after_text_interrupts_at_the_deadline(
     llm_stub: LLMStub, provider: Provider
 ) -> None:
     llm_stub.push(Reply(text=["so far ", "never"], fault=StreamFault("stall", after_text=1)))
-    result = await finishes(Call(provider).run(ask(OUTPUT_DEADLINE)), what="the deadline")
+    call, timer = timed(provider)
+    result = await deadline_after(call, timer, lambda: call.texts, what="the first chunk")
     assert result.interrupted
     assert result.text == "so far "
     assert "deadline" in (result.error or "")
@@ -286,11 +315,15 @@ async def test_a_trickling_stream_cannot_outlive_the_deadline(
 ) -> None:
     chunks = [f"{i} " for i in range(10_000)]  # minutes of trickle: only the deadline ends it
     llm_stub.push(Reply(text=chunks, delay_s=0.02))
-    result = await finishes(Call(provider).run(ask(OUTPUT_DEADLINE)), what="the deadline")
+    call, timer = timed(provider)
+    result = await deadline_after(
+        call, timer, lambda: len(call.texts) >= 3, what="the first three chunks"
+    )
     assert result.interrupted
     assert "deadline" in (result.error or "")
     # What arrived is kept, in order, from the first chunk on; the rest never came.
-    assert result.text.startswith("0 ")
+    assert result.text.startswith("0 1 2 ")
+    assert result.text == "".join(call.texts)
     assert "".join(chunks).startswith(result.text) and len(result.text) < len("".join(chunks))
     await until(lambda: llm_stub.aborted >= 1, what="the client to hang up")
 

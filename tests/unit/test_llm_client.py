@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import AsyncIterator, Iterable, Iterator
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -33,10 +33,23 @@ from backend.llm.types import (
     Usage,
     UsageReported,
 )
-from tests.support.polling import finishes
+from tests.support.polling import finishes, until
+from tests.support.timers import FakeTimer
 
 # A float sleeps that long; an Event holds the stream until it is set (never, for a stall).
 Step = StreamEvent | BaseException | float | asyncio.Event
+
+
+class Stall(asyncio.Event):
+    """Never set: a stream that reaches it holds there; ``reached`` tells the test it did."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reached = False
+
+    async def wait(self) -> Literal[True]:
+        self.reached = True
+        return await super().wait()
 
 
 class FakeProvider:
@@ -98,6 +111,13 @@ def client(provider: FakeProvider, **kwargs: Any) -> tuple[ModelClient, Sleeps]:
         "policy", RetryPolicy(max_attempts=4, base_delay=0.1, max_delay=1.0, jitter="none")
     )
     return ModelClient(provider, sleep=sleeps, **kwargs), sleeps
+
+
+def timed_client(provider: FakeProvider, **kwargs: Any) -> tuple[ModelClient, FakeTimer]:
+    """A client whose deadline runs on a FakeTimer (and its clock): it passes on ``fire()``."""
+    timer = FakeTimer()
+    model_client, _ = client(provider, timer=timer, clock=timer.clock, **kwargs)
+    return model_client, timer
 
 
 async def test_a_clean_stream_becomes_a_result() -> None:
@@ -223,11 +243,15 @@ async def test_a_tool_call_that_never_completed_is_never_returned() -> None:
 
 
 async def test_the_deadline_holds_against_a_stall_before_output() -> None:
-    stall = asyncio.Event()  # never set: only the deadline can end this call
+    stall = Stall()  # only the deadline can end this call
     provider = FakeProvider([UsageReported(usage=Usage()), stall])
-    model_client, _ = client(provider)
+    model_client, timer = timed_client(provider)
+    running = asyncio.create_task(model_client.run(request(deadline=0.2)))
+    await until(lambda: stall.reached, what="the stream to stall")
+    timer.fire()
     with pytest.raises(DeadlineExceededError, match=r"0\.2s deadline"):
-        await finishes(model_client.run(request(deadline=0.2)), what="the deadline")
+        await finishes(running, what="the deadline")
+    assert timer.delays == [pytest.approx(0.2)]  # one timer for the whole stream
     assert provider.closed == 1
     assert provider.calls == 1  # no time left to retry
 
@@ -244,20 +268,21 @@ def trickle() -> Iterator[Step]:
 async def test_the_deadline_holds_against_a_trickle_after_output() -> None:
     provider = FakeProvider(trickle())  # it never stops: only the deadline can end this call
     seen: list[str] = []
-    model_client, _ = client(provider)
-    result = await finishes(
+    model_client, timer = timed_client(provider)
+    running = asyncio.create_task(
         model_client.run(
             request(deadline=0.3),
             lambda e: seen.append(e.text) if isinstance(e, TextDelta) else None,
-        ),
-        what="the deadline to cut the trickle",
+        )
     )
+    await until(lambda: len(seen) >= 3, what="three chunks of the trickle")
+    timer.fire()
+    result = await finishes(running, what="the deadline to cut the trickle")
     assert result.interrupted
     assert "deadline" in (result.error or "")
-    # Every chunk that arrived before the deadline is kept, in order; the first always does.
-    assert seen and result.text == "".join(seen) == "".join(
-        f"{n}," for n in range(1, len(seen) + 1)
-    )
+    # Every chunk that arrived before the deadline is kept, in order.
+    assert len(seen) >= 3
+    assert result.text == "".join(seen) == "".join(f"{n}," for n in range(1, len(seen) + 1))
     assert provider.closed == 1
 
 
@@ -324,14 +349,17 @@ async def test_auth_errors_do_not_open_the_breaker() -> None:
 async def test_the_deadline_never_cancels_a_callback_half_way() -> None:
     provider = FakeProvider(reply("a", "b", "c"))
     finished: list[str] = []
+    model_client, timer = timed_client(provider)
 
     async def slow_callback(event: StreamEvent) -> None:
         if isinstance(event, TextDelta):
-            await asyncio.sleep(0.15)
+            timer.fire()  # the deadline passes while this callback runs...
+            await asyncio.sleep(0.01)  # ...so a cancel would land in this await
             finished.append(event.text)
 
-    model_client, _ = client(provider)
-    result = await model_client.run(request(deadline=0.1), slow_callback)
+    result = await finishes(
+        model_client.run(request(deadline=0.1), slow_callback), what="the deadline"
+    )
     assert finished == ["a"]  # it ran to its end; the deadline struck before the next event
     assert result.interrupted
     assert result.text == "a"
@@ -340,14 +368,16 @@ async def test_the_deadline_never_cancels_a_callback_half_way() -> None:
 
 @pytest.mark.parametrize("outside_cancel", [False, True])
 async def test_only_the_deadline_own_cancel_is_absorbed(outside_cancel: bool) -> None:
+    timer = FakeTimer()
+
     async def waiting_for_an_event() -> str:
-        guard = _StreamDeadline(30.0)
+        guard = _StreamDeadline(30.0, timer)
         guard.waiting = True
         task = asyncio.current_task()
         assert task is not None
         if outside_cancel:
             task.cancel()  # the caller cancels in the same instant the deadline passes
-        guard._fire()
+        timer.fire()
         try:
             await asyncio.sleep(5)
         except asyncio.CancelledError:
