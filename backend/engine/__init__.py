@@ -11,7 +11,6 @@
 - ``knowledge_services``: the code indexes, the chronicle, the fragment library
   and tool discovery, and how they hear of each other.
 - ``hook_work``: what the seed's hooks record, off the tool call that fired them.
-- ``facade``: the old import path of :class:`Engine`, kept while callers move.
 
 Requests for agents are answered by :class:`backend.agents.answering.AnswerPipeline`;
 the text of ``/status`` and ``/session list`` lives in :mod:`backend.guide.status`.
