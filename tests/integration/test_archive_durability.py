@@ -12,8 +12,10 @@ from __future__ import annotations
 import os
 import queue
 import random
+import shutil
 import signal
 import sqlite3
+import struct
 import subprocess
 import sys
 import threading
@@ -21,8 +23,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from backend.archive.store import DB_NAME, Archive
+from backend.messages import Message, MessageType
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CHILD = Path(__file__).with_name("archive_child.py")
@@ -75,9 +81,24 @@ def spawn(data_dir: Path, round_no: int, seed: int, logs: Path) -> Child:
     return child
 
 
-def stored_ids(db: Path) -> tuple[str, list[str]]:
-    """integrity_check and the transcript ids in commit order, read-only."""
-    conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+def stored_ids(db: Path, scratch: Path) -> tuple[str, list[str]]:
+    """integrity_check and the transcript ids in commit order, as a reopening Sylk finds them.
+
+    Read from a copy in ``scratch``, opened read-write: recovering a killed
+    writer's file (rolling back a hot ``-journal``, rebuilding the WAL index)
+    needs write access. A child killed while a brand-new archive switches to
+    WAL leaves such a journal, and a ``mode=ro`` connection then fails with
+    "attempt to write a readonly database" (SQLITE_READONLY_ROLLBACK). The copy
+    also leaves the real file exactly as the killed child left it for the next
+    round. ``-shm`` is not copied: it only indexes ``-wal`` and is rebuilt from it.
+    """
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir()
+    copy = scratch / db.name
+    for suffix in ("", "-wal", "-journal"):
+        if Path(f"{db}{suffix}").exists():
+            shutil.copyfile(f"{db}{suffix}", f"{copy}{suffix}")
+    conn = sqlite3.connect(copy, isolation_level=None)
     try:
         check = "\n".join(r[0] for r in conn.execute("PRAGMA integrity_check"))
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -162,7 +183,7 @@ def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
             if not db.exists():
                 assert not acked_all, f"{where}: acknowledged writes but no database file"
                 continue
-            check, ids = stored_ids(db)
+            check, ids = stored_ids(db, tmp_path / "check")
             assert check == "ok", f"{where}: integrity_check: {check}"
             present = set(ids)
             missing = [i for i in acked_all if i not in present]
@@ -192,3 +213,61 @@ def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
         assert len(stored) == len(set(stored)), f"seed={seed}: duplicate ids"
     finally:
         archive.close()
+
+
+# -- a child killed while a brand-new archive switches to WAL ------------------------
+
+
+def killed_while_switching_to_wal(db: Path) -> None:
+    """The files a first open leaves when SIGKILLed inside its only rollback-journal
+    transaction, ``PRAGMA journal_mode=WAL`` on the empty file: page 1 is written,
+    the ``-journal`` (a header for a database of 0 pages) is not yet deleted.
+
+    Byte for byte what ``archive_child.py write`` leaves when killed at that
+    ``unlink`` (the journal's random nonce aside); the random kills of
+    :func:`test_acknowledged_writes_survive_sigkill` land there only rarely.
+    """
+    os.close(os.open(db, os.O_CREAT | os.O_WRONLY, 0o600))
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA journal_mode=WAL").fetchone() == ("wal",)
+    conn.close()
+    # magic, record count, checksum nonce, pages before the transaction, sector, page size
+    header = bytes.fromhex("d9d505f920a163d7") + struct.pack(">5I", 0, 0x2E8D62C2, 0, 512, 4096)
+    Path(f"{db}-journal").write_bytes(header.ljust(512, b"\0"))
+
+
+def test_a_first_open_killed_while_switching_to_wal(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    db = data_dir / DB_NAME
+    killed_while_switching_to_wal(db)
+    files = {p.name: p.read_bytes() for p in data_dir.iterdir()}
+    assert sorted(files) == [DB_NAME, f"{DB_NAME}-journal"]
+    # The journal is hot: only a connection that may write can roll it back.
+    conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="readonly") as refused:
+            conn.execute("SELECT name FROM sqlite_master").fetchall()
+        assert refused.value.sqlite_errorname == "SQLITE_READONLY_ROLLBACK"
+    finally:
+        conn.close()
+
+    # The harness's check reads it as recovered, and leaves it for the next round.
+    assert stored_ids(db, tmp_path / "check") == ("ok", [])
+    assert {p.name: p.read_bytes() for p in data_dir.iterdir()} == files
+
+    # What a user sees: Sylk reopens the crashed archive and keeps working.
+    sent = [
+        Message[dict[str, Any]](
+            session_id="s", source="user", type=MessageType.USER_INPUT, payload={"text": "hi"}
+        )
+    ]
+    archive = Archive(data_dir)
+    try:
+        archive.append_messages(sent)
+        assert [m.id for m in archive.load_transcript("s")] == [sent[0].id]
+        assert archive.integrity_check() == "ok"
+    finally:
+        archive.close()
+    assert not Path(f"{db}-journal").exists()
+    assert stored_ids(db, tmp_path / "check") == ("ok", [sent[0].id])
