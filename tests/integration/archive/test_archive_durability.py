@@ -30,7 +30,7 @@ import pytest
 from backend.archive.store import DB_NAME, Archive
 from backend.messages import Message, MessageType
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 CHILD = Path(__file__).with_name("archive_child.py")
 ROUNDS = 24
 READY_TIMEOUT = 30.0

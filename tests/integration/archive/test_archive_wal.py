@@ -25,7 +25,7 @@ from backend.archive.store import BUSY_TIMEOUT_MS, DB_NAME, Archive
 from backend.messages import Message, MessageType
 from tests.support.polling import HANG, finishes, until_sync
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 CHILD = Path(__file__).with_name("archive_child.py")
 
 
