@@ -3,33 +3,25 @@
 All honour the dry-run flag (:func:`~backend.skills.call_flags.is_dry_run`; their
 skills are declared with ``supports_dry_run=True``): a dry run reports what
 would happen and changes nothing. Files are written
-atomically and only inside the workspace. Commands run in a subprocess (own
-process group, so a timeout kills the whole tree) with the workspace as the
-working directory and an environment stripped of anything that looks like a
-credential.
+atomically and only inside the workspace. Commands run through
+:mod:`backend.workspace.commands` (own process group, so a timeout kills the whole
+tree; the workspace as the working directory; an environment stripped of anything
+that looks like a credential).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import difflib
-import os
-import re
 import shlex
-import signal
-import time
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from backend.skills.call_flags import is_dry_run
 from backend.skills.envelopes import ErrorCode, SkillError
 from backend.skills.models import Guidance, SkillContext, SkillResult
+from backend.workspace.commands import MAX_OUTPUT, run_command_line
 from backend.workspace.files import Workspace
-
-MAX_OUTPUT = 64 * 1024
-_SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECASE)
 
 
 class _Params(BaseModel):
@@ -120,70 +112,6 @@ async def edit_file(ctx: SkillContext, p: EditFileParams) -> SkillResult:
         )
     await asyncio.to_thread(ws.write_text, p.path, after)
     return SkillResult(result={"path": rel, "replacements": replaced, "diff": diff})
-
-
-def child_env() -> dict[str, str]:
-    """The parent's environment minus anything that looks like a credential."""
-    return {k: v for k, v in os.environ.items() if not _SECRET_ENV.search(k)}
-
-
-async def _drain(stream: asyncio.StreamReader | None, sink: bytearray) -> None:
-    if stream is None:
-        return
-    while chunk := await stream.read(65536):
-        sink.extend(chunk)
-        if len(sink) > MAX_OUTPUT:
-            del sink[: len(sink) - MAX_OUTPUT]
-
-
-def _text(buf: bytearray) -> str:
-    return buf.decode("utf-8", errors="replace")
-
-
-async def run_command_line(
-    ws: Workspace, command: str, cwd: str, timeout_s: float
-) -> dict[str, Any]:
-    """Run ``command`` with a shell; on timeout kill its process group and raise."""
-    directory = ws.resolve(cwd)
-    if not directory.is_dir():
-        raise SkillError(ErrorCode.NOT_FOUND, f"{cwd!r} is not a directory in the workspace")
-    started = time.perf_counter()
-    proc = await asyncio.create_subprocess_shell(
-        command,
-        cwd=directory,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=child_env(),
-        start_new_session=True,
-    )
-    out, err = bytearray(), bytearray()
-    readers = asyncio.gather(_drain(proc.stdout, out), _drain(proc.stderr, err))
-    try:
-        await asyncio.wait_for(asyncio.shield(readers), timeout_s)
-        code = await proc.wait()
-    except (TimeoutError, asyncio.CancelledError) as exc:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        await proc.wait()
-        readers.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await readers
-        if isinstance(exc, asyncio.CancelledError):
-            raise
-        raise SkillError(
-            ErrorCode.INTERNAL,
-            f"command timed out after {timeout_s:g}s and was killed",
-            details={"reason": "timeout", "timeout_s": timeout_s,
-                     "stdout": _text(out), "stderr": _text(err)},
-        ) from None  # fmt: skip
-    return {
-        "command": command,
-        "exit_code": code,
-        "stdout": _text(out),
-        "stderr": _text(err),
-        "duration_ms": round((time.perf_counter() - started) * 1000.0, 1),
-    }
 
 
 async def run_command(ctx: SkillContext, p: RunCommandParams) -> SkillResult:
