@@ -1,7 +1,7 @@
 """The Guide's skills and the ``session.*`` ops, wired to callables the engine supplies.
 
 The Guide's router, status and the session manager exist elsewhere in Sylk
-(``backend/guide``, ``backend/sessions``, ``backend/engine.py``); this module
+(``backend/guide``, ``backend/sessions``, ``backend/engine``); this module
 does not import them. The engine passes callables in :class:`GuideWiring`; an
 op whose callable is missing fails honestly (not wired), never with made-up data.
 ``guide.help.show`` is served here, from the registry itself.
