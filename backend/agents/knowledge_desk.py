@@ -38,6 +38,9 @@ class Question:
     intent: str | None = None
     subject: str | None = None
     time_scope: str | None = None
+    # May the answer draw on other sessions' transcripts and files? The user asking
+    # may; an agent or MCP client only with the cross-session scope.
+    cross_session: bool = True
 
 
 class KnowledgeDesk:

@@ -67,7 +67,12 @@ class KnowledgeServices:
         )
 
     async def consult(
-        self, agent: str, session_id: str, workspace: Path, question: str
+        self,
+        agent: str,
+        session_id: str,
+        workspace: Path,
+        question: str,
+        cross_session: bool = False,
     ) -> str | None:
         """``agent``'s answer to another agent's question, from its stores alone.
 
@@ -84,6 +89,7 @@ class KnowledgeServices:
             intent=seen.intent if own else None,
             subject=seen.subject,
             time_scope=seen.time_scope if own else None,
+            cross_session=cross_session,
         )
         return await self.desk.answer(agent, q, offline=True)
 
@@ -116,6 +122,7 @@ class KnowledgeServices:
             subject=q.subject,
             time_scope=q.time_scope,
             session_id=q.session_id,
+            reach=None if q.cross_session else (q.session_id,),
         )
 
     async def _library_answer(self, q: Question) -> str:

@@ -30,7 +30,12 @@ from backend.knowledge.chronicle.answer_lines import (
 from backend.knowledge.chronicle.answer_tests import RUN_WORDS, TEST_WORDS, outcome_of_tests
 from backend.knowledge.chronicle.briefing import build_briefing, when
 from backend.knowledge.chronicle.evidence import archive_questions, recorded_test_runs
-from backend.knowledge.chronicle.history_cache import HistoryIntent, cache_key, parse_intent
+from backend.knowledge.chronicle.history_cache import (
+    DEFAULT_VISIBILITY,
+    HistoryIntent,
+    cache_key,
+    parse_intent,
+)
 from backend.knowledge.chronicle.models import (
     ALL_TIME,
     OUTCOME_CATEGORIES,
@@ -70,8 +75,14 @@ async def answer_history(
     subject: str | None,
     time_scope: str | None,
     session_id: str,
+    reach: tuple[str, ...] | None = None,
 ) -> str:
     """A markdown answer to ``text`` from the archive (the offline Archivalist).
+
+    ``reach``: the sessions whose transcripts, files and test runs the answer may
+    draw on; None for every session (the user asking), ``(session_id,)`` for a
+    caller without the cross-session scope. Chronicle entries are always those the
+    session may see (its own and promoted ones).
 
     ``intent``, ``subject`` and ``time_scope`` are the Guide's routing metadata
     (HISTORICAL, ACTIVITY, OUTCOME, SIMILAR, RESUME or GENERAL; a snake_case
@@ -88,16 +99,21 @@ async def answer_history(
             notes.append(f"_I did not recognise the time {time_scope!r}, so I searched all time._")
             time_scope = None
     about = subject.replace("_", " ") if subject else _topic_of(text)
-    key = cache_key(kind, session_id=session_id, subject=subject, text=text, time_scope=time_scope)
+    sees = DEFAULT_VISIBILITY if reach is None else f"{DEFAULT_VISIBILITY}|{','.join(reach)}"
+    key = cache_key(
+        kind, session_id=session_id, subject=subject, text=text, time_scope=time_scope, sees=sees
+    )
     cached = chronicle.cache.get(kind, key, text=about)
     if isinstance(cached, str):
         return cached
     sessions: list[str] | None = None  # what the answer drew on; None: every session
     complete = True
     if kind is HistoryIntent.RESUME:
-        answer, sessions = await _resume(chronicle, text, session_id)
+        answer, sessions = await _resume(chronicle, text, session_id, reach)
     else:
-        answer, complete = await _search(chronicle, kind, text, about, time, time_scope, session_id)
+        answer, complete = await _search(
+            chronicle, kind, text, about, time, time_scope, session_id, reach
+        )
     answer = chronicle.redactor.text("\n".join([answer, *notes]).strip())
     chronicle.cache.put(
         kind,
@@ -160,12 +176,16 @@ async def _search(  # noqa: PLR0917 - one call site, every argument a different 
     time: TimeRange,
     time_scope: str | None,
     session_id: str,
+    reach: tuple[str, ...] | None,
 ) -> tuple[str, bool]:
     terms = search_terms(about)
+    within = reach or ()  # () searches every session
     stems = {stem(t) for t in terms}
     about_tests = kind is HistoryIntent.OUTCOME and bool(stems & TEST_WORDS)
     if about_tests and stems <= RUN_WORDS:
-        return await outcome_of_tests(chronicle, text, time, time_scope, session_id), False
+        return await outcome_of_tests(
+            chronicle, text, time, time_scope, session_id, reach=reach
+        ), False
     categories: tuple[Category, ...] = ()
     if kind is HistoryIntent.OUTCOME:
         categories = tuple(sorted(OUTCOME_CATEGORIES | {Category.DECISION}))
@@ -173,15 +193,15 @@ async def _search(  # noqa: PLR0917 - one call site, every argument a different 
         categories = _SIMILAR_CATEGORIES
     query = ChronicleQuery(search_text=about, categories=categories, time=time, limit=ITEMS)
     entries = await chronicle.query(session_id, query)
-    messages = await _messages(chronicle, about, text, time=time)
+    messages = await _messages(chronicle, about, text, time=time, session_ids=within)
     files: list[FileOp] = []
     widened = ""
     if kind is HistoryIntent.ACTIVITY:
-        files = await chronicle.files((), time, about=terms, limit=ITEMS * 2)
+        files = await chronicle.files(within, time, about=terms, limit=ITEMS * 2)
         if terms and not (entries or messages or files):  # nothing on it: all the activity
             wide = ChronicleQuery(time=time, limit=ITEMS)
             entries = await chronicle.query(session_id, wide)
-            files = await chronicle.files((), time, limit=ITEMS * 2)
+            files = await chronicle.files(within, time, limit=ITEMS * 2)
             if entries or files:
                 widened, terms = f' Nothing about "{" ".join(terms)}"; all activity instead.', []
     topic = Topic(terms)
@@ -191,7 +211,10 @@ async def _search(  # noqa: PLR0917 - one call site, every argument a different 
     scope = scope_words(time_scope)
     if not (entries or messages or files):
         if about_tests:
-            return await outcome_of_tests(chronicle, text, time, time_scope, session_id), False
+            return (
+                await outcome_of_tests(chronicle, text, time, time_scope, session_id, reach=reach),
+                False,
+            )
         label = f' about "{topic.label}"' if terms else ""
         return _nothing(label, scope, bool(terms)), False
     headline = _headline(topic, entries, messages, files, scope)
@@ -268,13 +291,21 @@ def _nothing(topic: str, scope: str, had_terms: bool) -> str:
     return "\n".join([f"**{NOTHING}**{topic}{scope}.", "", "Try:", *(f"- {t}" for t in tips)])
 
 
-async def _resume(chronicle: Chronicle, text: str, session_id: str) -> tuple[str, list[str] | None]:
-    """Where the session (or, if it has nothing yet, the last active one) left off, and
-    the sessions that answer depends on (None: any session's first activity changes it)."""
+async def _resume(
+    chronicle: Chronicle, text: str, session_id: str, reach: tuple[str, ...] | None
+) -> tuple[str, list[str] | None]:
+    """Where the session (or, if it has nothing yet and ``reach`` allows, the last active
+    one) left off, and the sessions that answer depends on (None: any session's first
+    activity changes it)."""
     target = session_id
     briefing = await build_briefing(chronicle, target, "standard")
     recent = await _messages(chronicle, None, text, session_ids=(target,), limit=5)
     if not (briefing.counts or briefing.files or recent):
+        if reach is not None:  # other sessions are private to this caller
+            return (
+                f"**{NOTHING}**: this session has recorded no work yet.\n\n"
+                "Try: start on a task; the chronicle fills as agents work."
+            ), [session_id]
         other = await chronicle.latest_other_session(session_id)
         if other is None:
             return (

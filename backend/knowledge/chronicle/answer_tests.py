@@ -45,15 +45,23 @@ RUN_WORDS = TEST_WORDS | frozenset(
 
 
 async def outcome_of_tests(
-    chronicle: Chronicle, text: str, time: TimeRange, time_scope: str | None, session_id: str
+    chronicle: Chronicle,
+    text: str,
+    time: TimeRange,
+    time_scope: str | None,
+    session_id: str,
+    *,
+    reach: tuple[str, ...] | None = None,
 ) -> str:
     """ "Did the tests pass": the test runs, test summaries and failures on record, and what
     agents said about a result, the newest first; or plainly that none was recorded."""
     scope = scope_words(time_scope)
-    runs = await recorded_test_runs(chronicle, time, limit=3)
+    within = reach or ()  # () reads every session
+    runs = await recorded_test_runs(chronicle, time, session_ids=within, limit=3)
     entries = await _test_entries(chronicle, session_id, time)
     asked = plain(text)
-    said = [m for m in await reported_results(chronicle, time, limit=3) if plain(m.text) != asked]
+    reported = await reported_results(chronicle, time, session_ids=within, limit=3)
+    said = [m for m in reported if plain(m.text) != asked]
     if not (runs or entries or said):
         tips = [
             "Results are recorded when the Tester runs the suite (with a model configured, ask "

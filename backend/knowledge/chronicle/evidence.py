@@ -118,7 +118,11 @@ def is_question(text: str) -> bool:
 
 
 async def reported_results(
-    chronicle: Chronicle, time: TimeRange = ALL_TIME, *, limit: int = 5
+    chronicle: Chronicle,
+    time: TimeRange = ALL_TIME,
+    *,
+    session_ids: Sequence[str] = (),
+    limit: int = 5,
 ) -> list[TranscriptHit]:
     """Agents' messages that report a test result, best first.
 
@@ -126,7 +130,9 @@ async def reported_results(
     it wants, not one that happened.
     """
     hits = await chronicle.archive.aread(
-        lambda conn: store.search_transcript(conn, _RESULT_MATCH, time=time, limit=limit * 4)
+        lambda conn: store.search_transcript(
+            conn, _RESULT_MATCH, session_ids=session_ids, time=time, limit=limit * 4
+        )
     )
     kept = [h for h in hits if h.source not in ("user", "sylk") and h.type != "SYSTEM_NOTICE"]
     return [h for h in kept if not is_question(h.text)][:limit]

@@ -11,6 +11,7 @@ from backend.skills.builtin import workspace_read as reads
 from backend.skills.builtin import workspace_write as writes
 from backend.skills.builtin.declare import CONTEXTUAL, CORE, WRITE, Params, Unbuilt, declare
 from backend.skills.models import Guidance, Handler, Policy, Skill, SkillContext, SkillResult
+from backend.skills.session_scope import CROSS_SESSION_SCOPE
 
 AGENT = "engineer"
 ORCHESTRATOR = "the Orchestrator (DAG execution and task hand-off)"
@@ -51,8 +52,9 @@ _CONSULT: dict[str, list[tuple[str, str]]] = {
 }
 
 
-Consult = Callable[[str, str, Path, str], Awaitable[str | None]]
-"""(agent, session_id, workspace, question) -> that agent's answer from its stores."""
+Consult = Callable[[str, str, Path, str, bool], Awaitable[str | None]]
+"""(agent, session_id, workspace, question, may read other sessions) -> the agent's answer
+from its stores."""
 
 
 def _consult(agent: str, consult: Consult | None) -> Handler | Unbuilt:
@@ -60,7 +62,9 @@ def _consult(agent: str, consult: Consult | None) -> Handler | Unbuilt:
         return Unbuilt("the engine's knowledge services", UNWIRED)
 
     async def handler(ctx: SkillContext, p: ConsultParams) -> SkillResult:
-        answer = await consult(agent, ctx.session_id, ctx.workspace, p.question)
+        # Other sessions' history only for a caller holding the cross-session scope.
+        crossing = CROSS_SESSION_SCOPE in ctx.scopes
+        answer = await consult(agent, ctx.session_id, ctx.workspace, p.question, crossing)
         found = answer is not None
         return SkillResult(
             result={
