@@ -8,7 +8,9 @@ spelling that led there.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 from pathlib import Path
 
 from backend.errors import ErrorKind, SylkError
@@ -86,11 +88,35 @@ class Workspace:
         return [f"{e.name}/" if e.is_dir() else e.name for e in entries]
 
     def write_text(self, path: str, content: str) -> Path:
-        """Write atomically (temp file, then rename) inside the workspace."""
+        """Write atomically (temp file, then rename) inside the workspace.
+
+        The temp file gets a fresh random name and is created exclusively, without
+        following links: a name planted in the repository (say a link
+        ``.settings.py.sylk-tmp -> ~/.bashrc``) is never written through.
+        """
         real = self.resolve(path)
         real.parent.mkdir(parents=True, exist_ok=True)
         self.resolve(real.parent)  # the directories made must be inside too
-        tmp = real.with_name(f".{real.name}.sylk-tmp")
-        tmp.write_text(content, encoding="utf-8")
-        os.replace(tmp, real)
+        mode = real.stat().st_mode & 0o7777 if real.is_file() else None
+        data = content.encode("utf-8")
+        for _ in range(16):
+            tmp = real.with_name(f".{real.name}.{secrets.token_hex(6)}.sylk-tmp")
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            try:
+                fd = os.open(tmp, flags, 0o666)  # the umask applies, as for any new file
+            except FileExistsError:
+                continue
+            break
+        else:
+            raise WorkspaceError(f"could not create a temporary file beside {path!r}")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+                if mode is not None:
+                    os.fchmod(out.fileno(), mode)  # an edit keeps the file's permissions
+            os.replace(tmp, real)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
         return real

@@ -38,7 +38,7 @@ BINARY_EXTS = frozenset(
         ".mp3", ".mp4", ".wav", ".ogg", ".db", ".sqlite", ".pkl", ".npy",
     }
 )  # fmt: skip
-# Workspace.write_text saves through ".<name>.sylk-tmp"; the rename that follows
+# Workspace.write_text saves through ".<name>.<random>.sylk-tmp"; the rename that follows
 # is what changes the file.
 DEFAULT_PATTERNS: tuple[str, ...] = ("*.sylk-tmp",)
 IGNORE_FILE = ".gitignore"

@@ -96,3 +96,21 @@ def test_workspace_root_itself_is_resolved(tmp_path: Path) -> None:
     link = tmp_path / "link"
     os.symlink(real, link)
     assert Workspace(link).root == real.resolve()
+
+
+def test_a_planted_temp_name_is_never_written_through(tmp_path: Path) -> None:
+    # A cloned repository commits the name the old writer used, pointing outside.
+    outside = tmp_path / "bashrc"
+    outside.write_text("# the user's shell config\n")
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "settings.py").write_text("DEBUG = True\n")
+    (root / "settings.py").chmod(0o640)
+    (root / ".settings.py.sylk-tmp").symlink_to(outside)
+    ws = Workspace(root)
+    ws.write_text("settings.py", "DEBUG = False\n")
+    assert outside.read_text() == "# the user's shell config\n"
+    assert (root / "settings.py").read_text() == "DEBUG = False\n"
+    assert (root / "settings.py").stat().st_mode & 0o777 == 0o640  # an edit keeps the mode
+    assert (root / ".settings.py.sylk-tmp").is_symlink()  # left as planted, not followed
+    assert sorted(p.name for p in root.iterdir()) == [".settings.py.sylk-tmp", "settings.py"]
