@@ -1,10 +1,11 @@
 """Commands an agent runs in its session's workspace: a shell, bounded, killed whole.
 
-The command runs in its own process group with the parent's environment minus
-anything that looks like a credential, stdin closed, and its output kept to the
-last 64 KiB of each stream. On timeout (or when the caller is cancelled) the
-whole group is killed. Not yet sandboxed: that is the next room's work (see
-docs/ARCHITECTURE.md).
+The command runs in its own process group with an allow-listed environment (the
+locale, the terminal, PATH and HOME; never Sylk's keys, whatever they are called),
+stdin closed, and its output kept to the last 64 KiB of each stream. The time
+limit covers the whole run, also after the command closed its output; at the
+limit (or when the caller is cancelled) the whole group is killed. Not yet
+sandboxed: that is the next room's work (see docs/ARCHITECTURE.md).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 import signal
 import time
 from typing import Any
@@ -21,7 +21,11 @@ from backend.errors import ErrorKind, SylkError
 from backend.workspace.files import Workspace
 
 MAX_OUTPUT = 64 * 1024
-_SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECASE)
+# What a command gets of Sylk's environment: an allow-list, so a credential under any
+# name (DB_PASSWD, DATABASE_URL, GH_PAT, NPM_AUTH, SENTRY_DSN, ...) stays behind.
+_ALLOWED_ENV = frozenset({"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "TZ", "TMPDIR",
+                          "LANG", "LANGUAGE", "COLORTERM", "NO_COLOR"})  # fmt: skip
+_ALLOWED_PREFIX = ("LC_",)
 
 
 class NoSuchDirectoryError(SylkError):
@@ -45,8 +49,10 @@ class CommandTimeoutError(SylkError):
 
 
 def child_env() -> dict[str, str]:
-    """The parent's environment minus anything that looks like a credential."""
-    return {k: v for k, v in os.environ.items() if not _SECRET_ENV.search(k)}
+    """The allow-listed part of the parent's environment."""
+    return {
+        k: v for k, v in os.environ.items() if k in _ALLOWED_ENV or k.startswith(_ALLOWED_PREFIX)
+    }
 
 
 async def _drain(stream: asyncio.StreamReader | None, sink: bytearray) -> None:
@@ -81,9 +87,13 @@ async def run_command_line(
     )
     out, err = bytearray(), bytearray()
     readers = asyncio.gather(_drain(proc.stdout, out), _drain(proc.stderr, err))
+
+    async def finished() -> int:
+        await asyncio.shield(readers)
+        return await proc.wait()  # within the limit too: closing its output ends nothing
+
     try:
-        await asyncio.wait_for(asyncio.shield(readers), timeout_s)
-        code = await proc.wait()
+        code = await asyncio.wait_for(finished(), timeout_s)
     except (TimeoutError, asyncio.CancelledError) as exc:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)

@@ -5,8 +5,8 @@ skills are declared with ``supports_dry_run=True``): a dry run reports what
 would happen and changes nothing. Files are written
 atomically and only inside the workspace. Commands run through
 :mod:`backend.workspace.commands` (own process group, so a timeout kills the whole
-tree; the workspace as the working directory; an environment stripped of anything
-that looks like a credential).
+tree; the workspace as the working directory; an allow-listed environment, so no
+credential of Sylk's whatever its name).
 """
 
 from __future__ import annotations

@@ -143,11 +143,12 @@ async def test_shell_runs_a_real_subprocess_in_the_workspace(
     assert preview.result == {"dry_run": True, "would_run": "touch made.txt", "cwd": "."}
     assert not (ws / "made.txt").exists()
     env = await run(gateway, ws, "engineer.shell.run", dry_run=False,
-                    command="pwd -P; touch made.txt; echo err >&2; "
-                    'echo "${SYLK_TEST_API_KEY:-none} $SYLK_TEST_PLAIN"; exit 3')  # fmt: skip
+                    command="pwd -P; touch made.txt; echo err >&2; echo "
+                    '"${SYLK_TEST_API_KEY:-none} ${SYLK_TEST_PLAIN:-absent}"; exit 3')  # fmt: skip
     assert env.ok and env.result["exit_code"] == 3 and "exit code 3" in env.meta.warnings
     lines = env.result["stdout"].splitlines()
-    assert lines[0] == str(ws) and lines[1] == "none visible"
+    # An allow-listed environment: neither a key nor anything else of Sylk's own.
+    assert lines[0] == str(ws) and lines[1] == "none absent"
     assert env.result["stderr"] == "err\n" and (ws / "made.txt").exists()
     outside = await run(gateway, ws, "engineer.shell.run", command="ls", cwd="..", dry_run=False)
     assert outside.code is ErrorCode.ACCESS_DENIED
