@@ -12,10 +12,12 @@ import contextlib
 import os
 import secrets
 from pathlib import Path
+from typing import BinaryIO
 
 from backend.errors import ErrorKind, SylkError
 
 MAX_READ_BYTES = 256 * 1024
+BINARY_SNIFF_BYTES = 8 * 1024  # a NUL in the first 8 KiB: not text
 MAX_LIST_ENTRIES = 500
 
 
@@ -40,6 +42,39 @@ class PathOutsideWorkspaceError(WorkspaceError):
             help_hint="agents may only touch files inside their session's workspace",
         )
         self.path = path
+
+
+class BinaryFileError(WorkspaceError):
+    """A file that is not text (it holds NUL bytes) was asked for as text."""
+
+    def __init__(self, path: str, size: int) -> None:
+        super().__init__(
+            f"{path!r} is a binary file ({size} bytes); it cannot be read as text",
+            help_hint="read a text file, or list the directory to see what it holds",
+        )
+        self.path = path
+
+    def failure_word(self) -> str:
+        return "binary_file"
+
+
+def _line_range(raw: BinaryIO, path: str, first: int, last: int | None) -> str:
+    """Lines ``first`` to ``last`` (1-based, inclusive), at most MAX_READ_BYTES of them."""
+    kept: list[bytes] = []
+    taken = 0
+    for number, line in enumerate(raw, start=1):
+        if last is not None and number > last:
+            break
+        if number < first:
+            continue
+        taken += len(line)
+        if taken > MAX_READ_BYTES:
+            raise WorkspaceError(
+                f"lines {first}-{last or 'end'} of {path!r} are over {MAX_READ_BYTES} bytes",
+                help_hint=f"ask for fewer lines (up to line {number - 1} fits)",
+            )
+        kept.append(line)
+    return b"".join(kept).decode("utf-8", errors="replace")
 
 
 class Workspace:
@@ -67,18 +102,19 @@ class Workspace:
         real = self.resolve(path)
         if not real.is_file():
             raise WorkspaceError(f"{path!r} is not a file in the workspace")
-        if real.stat().st_size > MAX_READ_BYTES and start_line is None:
+        size = real.stat().st_size
+        if size > MAX_READ_BYTES and start_line is None:
             raise WorkspaceError(
-                f"{path!r} is {real.stat().st_size} bytes; read it by line range",
+                f"{path!r} is {size} bytes; read it by line range",
                 help_hint="pass start_line and end_line",
             )
-        text = real.read_text(encoding="utf-8", errors="replace")
-        if start_line is None and end_line is None:
-            return text
-        lines = text.splitlines(keepends=True)
-        first = max(1, start_line or 1)
-        last = min(len(lines), end_line or len(lines))
-        return "".join(lines[first - 1 : last])
+        with real.open("rb") as raw:
+            if b"\x00" in raw.read(BINARY_SNIFF_BYTES):
+                raise BinaryFileError(path, size)
+            raw.seek(0)
+            if start_line is None and end_line is None:
+                return raw.read().decode("utf-8", errors="replace")
+            return _line_range(raw, path, max(1, start_line or 1), end_line)
 
     def list_dir(self, path: str = ".") -> list[str]:
         real = self.resolve(path)

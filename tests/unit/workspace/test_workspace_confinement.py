@@ -114,3 +114,21 @@ def test_a_planted_temp_name_is_never_written_through(tmp_path: Path) -> None:
     assert (root / "settings.py").stat().st_mode & 0o777 == 0o640  # an edit keeps the mode
     assert (root / ".settings.py.sylk-tmp").is_symlink()  # left as planted, not followed
     assert sorted(p.name for p in root.iterdir()) == [".settings.py.sylk-tmp", "settings.py"]
+
+
+def test_a_line_range_read_is_capped_and_a_binary_file_is_a_typed_answer(tmp_path: Path) -> None:
+    from backend.workspace.files import MAX_READ_BYTES, BinaryFileError, WorkspaceError
+
+    line = "x" * 1023 + "\n"
+    (tmp_path / "big.txt").write_text(line * (2 * MAX_READ_BYTES // len(line)))
+    ws = Workspace(tmp_path)
+    # start_line=1 once read the whole file past the cap (a 60 MB answer).
+    with pytest.raises(WorkspaceError, match="over 262144 bytes"):
+        ws.read_text("big.txt", start_line=1)
+    assert ws.read_text("big.txt", start_line=1, end_line=3) == line * 3
+    assert ws.read_text("big.txt", start_line=400, end_line=401) == line * 2
+    (tmp_path / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(200))
+    with pytest.raises(BinaryFileError, match="binary file"):
+        ws.read_text("logo.png")
+    with pytest.raises(BinaryFileError):
+        ws.read_text("logo.png", start_line=1, end_line=2)
