@@ -187,6 +187,11 @@ def _read_toml(path: Path) -> dict[str, Any]:
             f"config file {path} is not valid TOML: {exc}",
             help_hint="fix the line named, or move the file aside to use defaults",
         ) from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"config file {path} is not UTF-8 text (byte {exc.start} cannot be read)",
+            help_hint="save it as UTF-8, or move the file aside to use defaults",
+        ) from exc
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from exc
 

@@ -125,3 +125,12 @@ def test_library_paths_from_the_file_and_the_environment(tmp_path: Path) -> None
     bad.write_text("library_paths = 3\n")
     with pytest.raises(ConfigError, match="library_paths"):
         load_config(bad, env={})
+
+
+def test_a_config_that_is_not_utf8_gives_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_bytes(b'default_provider = "\xff\xfe"\n')
+    with pytest.raises(ConfigError, match="not UTF-8 text") as info:
+        load_config(path, env={})
+    assert "move the file aside" in str(info.value)
+    assert path.read_bytes() == b'default_provider = "\xff\xfe"\n'
