@@ -17,6 +17,8 @@ from typing import BinaryIO
 from backend.errors import ErrorKind, SylkError
 
 MAX_READ_BYTES = 256 * 1024
+MAX_PATH_BYTES = 4096  # Linux's PATH_MAX
+MAX_NAME_BYTES = 255  # and NAME_MAX
 BINARY_SNIFF_BYTES = 8 * 1024  # a NUL in the first 8 KiB: not text
 MAX_LIST_ENTRIES = 500
 
@@ -88,7 +90,21 @@ class Workspace:
         candidate = Path(raw).expanduser()
         if not candidate.is_absolute():
             candidate = self.root / candidate
-        real = candidate.resolve(strict=False)
+        if len(os.fsencode(candidate)) > MAX_PATH_BYTES or any(
+            len(os.fsencode(part)) > MAX_NAME_BYTES for part in candidate.parts
+        ):
+            raise WorkspaceError(
+                f"path {raw[:80]!r}... is too long",
+                help_hint=f"names are at most {MAX_NAME_BYTES} bytes, paths {MAX_PATH_BYTES}",
+            )
+        try:
+            real = candidate.resolve(strict=False)
+        except RuntimeError:  # Python's word for a symlink loop
+            raise WorkspaceError(
+                f"{raw!r} is a symlink loop", help_hint="it points back at itself"
+            ) from None
+        except OSError as exc:
+            raise WorkspaceError(f"{raw!r} cannot be resolved: {exc.strerror}") from None
         if real != self.root and self.root not in real.parents:
             raise PathOutsideWorkspaceError(raw, self.root)
         return real

@@ -185,3 +185,18 @@ async def test_tester_runs_tests_and_reports_failure(gateway: Gateway, ws: Path)
     assert [g.op for g in env.guidance] == ["librarian.code.search"]
     escape = await gateway.execute(tester, "tester.tests.run", {"paths": ["../x"]}, dry_run=False)
     assert escape.code is ErrorCode.ACCESS_DENIED
+
+
+async def test_a_symlink_loop_or_an_over_long_path_is_a_typed_error_not_a_crash(
+    gateway: Gateway, ws: Path
+) -> None:
+    (ws / "loop-a").symlink_to(ws / "loop-b")
+    (ws / "loop-b").symlink_to(ws / "loop-a")
+    listed = await run(gateway, ws, "librarian.file.list", path=".")
+    assert listed.ok, listed.error  # the loop used to break the whole listing
+    read = await run(gateway, ws, "librarian.file.read", path="loop-a")
+    assert read.code is ErrorCode.VALIDATION_ERROR and read.error
+    assert "symlink loop" in read.error.message
+    long = await run(gateway, ws, "librarian.file.read", path="d/" * 3000 + "x.py")
+    assert long.code is ErrorCode.VALIDATION_ERROR and long.error
+    assert "too long" in long.error.message
