@@ -60,7 +60,12 @@ class IndexDatabase:
         self._local = threading.local()
         self._conns: list[sqlite3.Connection] = []
         self._conns_lock = threading.Lock()
-        db_path.parent.mkdir(parents=True, exist_ok=True)
+        # The index holds the workspace's text (a .env included): private to the user.
+        # SQLite gives its -wal and -shm files the database file's mode.
+        db_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(db_path.parent, 0o700)
+        os.close(os.open(db_path, os.O_WRONLY | os.O_CREAT, 0o600))
+        os.chmod(db_path, 0o600)
         conn = self._conn()
         if conn.execute("PRAGMA user_version").fetchone()[0] not in (0, SCHEMA_VERSION):
             raise CodeIndexError(f"{db_path} holds an index of another schema version")

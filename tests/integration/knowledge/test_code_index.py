@@ -304,3 +304,23 @@ def test_drift_is_what_an_edited_gitignore_hides_and_shows(index: CodeIndex) -> 
     index.update_files(shown)
     assert index.drift() == (set(), set())
     assert index.locate("Secret")[0].path == "secret/key.py" and index.locate("UserAccount") == []
+
+
+def test_the_index_of_a_workspace_is_private_to_the_user(tmp_path: Path) -> None:
+    # It holds the workspace's text, a .env included.
+    import stat
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / ".env").write_text("API_TOKEN=tok-not-for-others\n")
+    (root / "app.py").write_text("def main():\n    pass\n")
+    (tmp_path / "index").mkdir(mode=0o755)
+    db = tmp_path / "index" / "code.db"
+    index = CodeIndex(root, db)
+    try:
+        index.build()
+        files = [db, *db.parent.glob("code.db-*")]
+        assert {stat.S_IMODE(f.stat().st_mode) for f in files} == {0o600}, files
+        assert stat.S_IMODE(db.parent.stat().st_mode) == 0o700
+    finally:
+        index.close()
