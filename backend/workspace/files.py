@@ -46,6 +46,22 @@ class PathOutsideWorkspaceError(WorkspaceError):
         self.path = path
 
 
+class GitInternalsError(WorkspaceError):
+    """A write into ``.git/``: a hook or ``core.fsmonitor`` there would run as the user."""
+
+    error_kind = ErrorKind.DENIED
+
+    def __init__(self, path: str) -> None:
+        super().__init__(
+            f"{path!r} is inside .git/; agents may not write there",
+            help_hint="hooks and git config run code as you: change them yourself",
+        )
+        self.path = path
+
+    def failure_word(self) -> str:
+        return "git_internals"
+
+
 class BinaryFileError(WorkspaceError):
     """A file that is not text (it holds NUL bytes) was asked for as text."""
 
@@ -139,6 +155,13 @@ class Workspace:
         entries = sorted(real.iterdir(), key=lambda p: p.name)[:MAX_LIST_ENTRIES]
         return [f"{e.name}/" if e.is_dir() else e.name for e in entries]
 
+    def resolve_for_write(self, path: str) -> Path:
+        """Where a write of ``path`` would land: inside the workspace, never in ``.git/``."""
+        real = self.resolve(path)
+        if ".git" in real.relative_to(self.root).parts:
+            raise GitInternalsError(path)
+        return real
+
     def write_text(self, path: str, content: str) -> Path:
         """Write atomically (temp file, then rename) inside the workspace.
 
@@ -146,7 +169,7 @@ class Workspace:
         following links: a name planted in the repository (say a link
         ``.settings.py.sylk-tmp -> ~/.bashrc``) is never written through.
         """
-        real = self.resolve(path)
+        real = self.resolve_for_write(path)
         real.parent.mkdir(parents=True, exist_ok=True)
         self.resolve(real.parent)  # the directories made must be inside too
         mode = real.stat().st_mode & 0o7777 if real.is_file() else None

@@ -62,7 +62,7 @@ def _diff(path: str, before: str, after: str) -> str:
 
 async def write_file(ctx: SkillContext, p: WriteFileParams) -> SkillResult:
     ws = Workspace(ctx.workspace)
-    real = ws.resolve(p.path)
+    real = ws.resolve_for_write(p.path)
     rel = ws.relative(real)
     if real.is_dir():
         raise SkillError(ErrorCode.VALIDATION_ERROR, f"{p.path!r} is a directory")
@@ -77,7 +77,7 @@ async def write_file(ctx: SkillContext, p: WriteFileParams) -> SkillResult:
 
 async def edit_file(ctx: SkillContext, p: EditFileParams) -> SkillResult:
     ws = Workspace(ctx.workspace)
-    real = ws.resolve(p.path)
+    real = ws.resolve_for_write(p.path)
     rel = ws.relative(real)
     if not real.is_file():
         raise SkillError(ErrorCode.NOT_FOUND, f"{p.path!r} is not a file in the workspace")
