@@ -35,7 +35,7 @@ class TranscriptDesk(Protocol):
 
     def get(self, session_id: str) -> Session: ...
 
-    async def append(self, message: Record) -> None: ...
+    async def append(self, message: Record) -> Record: ...
 
     async def notice(self, session_id: str, text: str, **extra: Any) -> Record: ...
 
@@ -117,8 +117,7 @@ class AnswerPipeline:
             type=MessageType.AGENT_REPLY,
             payload={**payload, "answered_from": "knowledge", "offline": offline, **(meta or {})},
         )
-        await self._sessions.append(message)
-        return message
+        return await self._sessions.append(message)  # as stored: keys redacted
 
     async def _offline(self, session_id: str, role: str, decision: RouteDecision) -> Record:
         answer = offline_answer(decision.text, self._config_source, role)
@@ -181,8 +180,7 @@ class AnswerPipeline:
             payload={**payload, "response_type": reply.type.value, "tier": decision.tier},
             correlation_id=reply.correlation_id,
         )
-        await self._sessions.append(message)
-        return message
+        return await self._sessions.append(message)  # as stored: keys redacted
 
 
 def late_reply(reply: Message[Any]) -> Record:

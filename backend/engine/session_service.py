@@ -232,8 +232,9 @@ class SessionService:
         return await self._run(lambda: self._manager.restore(snapshot))
 
     # -- the transcript ----------------------------------------------------------
-    async def append(self, message: Message[dict[str, Any]]) -> None:
-        """Commit one message to its session's transcript, then announce it."""
+    async def append(self, message: Message[dict[str, Any]]) -> Message[dict[str, Any]]:
+        """Commit one message to its session's transcript, then announce it; returns the
+        message as stored (keys redacted), which is what callers may show."""
         self._manager.get(message.session_id)
         if self._redactor:
             message = message.model_copy(update={"payload": self._redactor.data(message.payload)})
@@ -242,6 +243,7 @@ class SessionService:
         self._manager.touch(message.session_id, at=now)
         await self._archive.aappend_messages([message], touched_at=now)
         self._events.publish(MessageAppended(session_id=message.session_id, message=message))
+        return message
 
     async def notice(self, session_id: str, text: str, **extra: Any) -> Message[dict[str, Any]]:
         """A note from Sylk itself (an answer to a command, an error), recorded."""
@@ -252,8 +254,7 @@ class SessionService:
             type=MessageType.SYSTEM_NOTICE,
             payload={"text": text, **extra},
         )
-        await self.append(notice)
-        return notice
+        return await self.append(notice)
 
     async def record_input(
         self, session_id: str, text: str, decision: RouteDecision | None
@@ -269,5 +270,4 @@ class SessionService:
             type=MessageType.USER_INPUT,
             payload=payload,
         )
-        await self.append(entry)
-        return entry
+        return await self.append(entry)
