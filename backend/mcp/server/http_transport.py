@@ -51,6 +51,7 @@ from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from backend.errors import SylkError
+from backend.mcp.server.body_limit import BodyLimit
 from backend.mcp.server.callers import CallerLookup, SessionCallers, fixed
 
 DEFAULT_HOST = "127.0.0.1"
@@ -277,16 +278,15 @@ def build_app(endpoint: HttpEndpoint, make_server: MakeServer, callers: SessionC
     settings = security_settings(endpoint)
     if endpoint.sse:
         transport = SseServerTransport(MESSAGES_PATH, security_settings=settings)
-        return Starlette(
-            routes=[
-                Route(SSE_PATH, SseConnections(transport, settings, make_server, callers)),
-                Mount(MESSAGES_PATH, app=transport.handle_post_message),
-            ]
-        )
+        routes = [
+            Route(SSE_PATH, SseConnections(transport, settings, make_server, callers)),
+            Mount(MESSAGES_PATH, app=transport.handle_post_message),
+        ]
+        return BodyLimit(Starlette(routes=routes))
     app = make_server(callers).streamable_http_app(
         streamable_http_path=MCP_PATH, transport_security=settings, host=endpoint.host
     )
-    return HandshakeSessions(app, callers)
+    return BodyLimit(HandshakeSessions(app, callers))
 
 
 class _Uvicorn(uvicorn.Server):

@@ -302,3 +302,29 @@ async def test_instructions_stay_short_with_many_domains(
     assert f"and {len(every) - 8} more" in text and "server_0 40 (an MCP server)" in text
     assert "librarian" not in text  # past the cap: describe('') lists it
     assert sum(row.ops for row in every) == int(re.findall(r"Sylk's (\d+) ops", text)[0])
+
+
+async def test_an_over_large_request_is_refused_unread_and_the_server_serves_on(
+    data_dir: Path, workspace: Path
+) -> None:
+    from backend.mcp.server.body_limit import MAX_REQUEST_BYTES
+
+    huge = b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "'
+    huge += b"x" * (MAX_REQUEST_BYTES + 1) + b'"}}'
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    async with http_server(data_dir, workspace) as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        async with httpx2.AsyncClient(timeout=30) as http:
+            refused = await http.post(url, content=huge, headers=headers)
+
+            async def chunked() -> AsyncIterator[bytes]:  # no Content-Length to go by
+                for start in range(0, len(huge), 1 << 20):
+                    yield huge[start : start + (1 << 20)]
+
+            streamed = await http.post(url, content=chunked(), headers=headers)
+        for answer in (refused, streamed):
+            assert answer.status_code == 413
+            assert answer.json()["error"]["message"].startswith("request too large")
+        async with Client(url, cache=None) as client:  # the server is still there
+            tools = {tool.name for tool in (await client.list_tools()).tools}
+            assert tools == {"search", "describe", "execute", "batch"}
