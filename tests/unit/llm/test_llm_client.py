@@ -354,7 +354,7 @@ async def test_the_deadline_never_cancels_a_callback_half_way() -> None:
     async def slow_callback(event: StreamEvent) -> None:
         if isinstance(event, TextDelta):
             timer.fire()  # the deadline passes while this callback runs...
-            await asyncio.sleep(0.01)  # ...so a cancel would land in this await
+            await asyncio.sleep(0)  # ...so a cancel would land in this await
             finished.append(event.text)
 
     result = await finishes(
