@@ -6,6 +6,6 @@
 - Per agent: ``guide`` (and ``session.*``), ``engineer``, ``librarian`` /
   ``librarian_index``, ``archivalist``, ``academic``, ``teams`` (architect,
   orchestrator, inspector, tester), ``discovery`` (tool discovery), ``sessions``.
-- Workspace work: ``workspace_read``, ``workspace_write``, ``workspace_scan``;
+- ``workspace/``: the handlers of the workspace ops (read, write, scan);
   ``library_resources``: library fragments as registry resources.
 """

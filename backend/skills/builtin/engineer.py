@@ -7,9 +7,9 @@ from pathlib import Path
 
 from pydantic import Field
 
-from backend.skills.builtin import workspace_read as reads
-from backend.skills.builtin import workspace_write as writes
 from backend.skills.builtin.declare import CONTEXTUAL, CORE, WRITE, Params, Unbuilt, declare
+from backend.skills.builtin.workspace import read as reads
+from backend.skills.builtin.workspace import write as writes
 from backend.skills.models import Guidance, Handler, Policy, Skill, SkillContext, SkillResult
 from backend.skills.session_scope import CROSS_SESSION_SCOPE
 

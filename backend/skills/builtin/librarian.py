@@ -7,9 +7,9 @@ from the workspace's index; without one they scan the workspace's files.
 from __future__ import annotations
 
 from backend.knowledge.code.hub import CodeKnowledgeHub
-from backend.skills.builtin import workspace_read as ops
 from backend.skills.builtin.declare import CONTEXTUAL, CORE, declare
 from backend.skills.builtin.librarian_index import IndexedLibrarian, PatternParams
+from backend.skills.builtin.workspace import read as ops
 from backend.skills.models import Handler, Policy, Skill
 
 AGENT = "librarian"

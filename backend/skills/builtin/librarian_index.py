@@ -19,9 +19,9 @@ from backend.knowledge.code.hub import CodeKnowledgeHub
 from backend.knowledge.code.index_queries import SymbolHit
 from backend.knowledge.code.live import CodeKnowledge
 from backend.knowledge.code.patterns import detect_patterns
-from backend.skills.builtin import workspace_read as scan
 from backend.skills.builtin.declare import Params
-from backend.skills.builtin.workspace_scan import glob_match
+from backend.skills.builtin.workspace import read as scan
+from backend.skills.builtin.workspace.scan import glob_match
 from backend.skills.envelopes import ErrorCode, SkillError
 from backend.skills.models import Guidance, SkillContext, SkillResult
 from backend.workspace.files import Workspace

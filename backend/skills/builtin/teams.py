@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from backend.skills.builtin import workspace_write as writes
 from backend.skills.builtin.declare import CONTEXTUAL, CORE, WRITE, Params, declare
+from backend.skills.builtin.workspace import write as writes
 from backend.skills.models import Policy, Skill
 
 PLANNER = "the Architect's DAG planner"

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from backend.skills.builtin.workspace_scan import glob_match, read_text_file, walk_files
+from backend.skills.builtin.workspace.scan import glob_match, read_text_file, walk_files
 from backend.skills.envelopes import ErrorCode, SkillError
 from backend.skills.models import Guidance, SkillContext, SkillResult
 from backend.workspace.files import MAX_READ_BYTES, Workspace
