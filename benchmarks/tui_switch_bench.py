@@ -1,4 +1,4 @@
-"""Benchmark: session switching and cold start of the Sylk TUI.
+"""Benchmark: session switching in the Sylk TUI.
 
 Switching: a temporary archive of 200 sessions x 500 messages; a headless app
 (``run_test``, 120x40) is driven with real key presses. The latency of one
@@ -11,12 +11,11 @@ shown; the app reads one ahead), "cold" (Enter in the list on a session
 neither shown nor read ahead) and "warm" (back and forth between two sessions
 just shown).
 
-Cold start: fresh subprocesses, from spawn to the first frame composed, for
-SylkApp on the same archive and for a minimal Textual app (one Static); for
-Sylk also to "ready" (the foreground session's transcript painted).
+Start-up (spawn to first frame and to the sessions on screen, against a minimal
+Textual app) is ``benchmarks/startup_bench.py``'s.
 
 Usage: python benchmarks/tui_switch_bench.py [--sessions 200] [--messages 500]
-       [--switches 40] [--starts 7]. Prints one JSON object.
+       [--switches 40]. Prints one JSON object.
 """
 
 from __future__ import annotations
@@ -27,7 +26,6 @@ import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -263,91 +261,6 @@ async def measure_switching(data_dir: Path, workspace: Path, switches: int) -> d
     }
 
 
-def child(kind: str, data_dir: str, workspace: str) -> None:
-    """One cold start, in a fresh process: prints FIRST, then (Sylk) READY."""
-    state = {"first": False, "painted": False}
-    app: Any
-    if kind == "minimal":
-        from textual.app import App, ComposeResult
-        from textual.widgets import Static
-
-        class Minimal(App[None]):
-            def compose(self) -> ComposeResult:
-                yield Static("Hello from a minimal Textual app")
-
-        app = Minimal()
-    else:
-        from backend.engine import Engine, EngineConfig
-        from sylk_tui.app import SylkApp
-        from widgets.transcript import Transcript
-
-        plain_render_line = Transcript.render_line
-
-        def render_line(self: Transcript, y: int) -> Any:
-            if self.messages:
-                state["painted"] = True
-            return plain_render_line(self, y)
-
-        Transcript.render_line = render_line  # type: ignore[method-assign]
-        config = EngineConfig(data_dir=Path(data_dir), workspace=Path(workspace))
-        app = SylkApp(Engine(config))
-    plain_display = app._display
-
-    def display(screen: Any, renderable: Any) -> None:
-        plain_display(screen, renderable)
-        if renderable is None:
-            return
-        if not state["first"]:
-            state["first"] = True
-            print("FIRST", flush=True)
-            if kind == "minimal":
-                app.exit()
-        if kind == "sylk" and state["painted"]:
-            print("READY", flush=True)
-            state["painted"] = False
-            app.exit()
-
-    app._display = display
-    app.run(headless=True, size=SIZE)
-
-
-def measure_cold_start(data_dir: Path, workspace: Path, runs: int) -> dict[str, Any]:
-    env = {k: v for k, v in os.environ.items() if k not in PROVIDER_ENV}
-    times: dict[str, list[float]] = {
-        "minimal_first_frame": [],
-        "sylk_first_frame": [],
-        "sylk_ready": [],
-    }
-
-    def once(kind: str) -> dict[str, float]:
-        command = [sys.executable, __file__, "--child", kind, str(data_dir), str(workspace)]
-        started = time.perf_counter()
-        marks: dict[str, float] = {}
-        with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env) as proc:
-            assert proc.stdout is not None
-            for line in proc.stdout:
-                marks[line.strip()] = (time.perf_counter() - started) * 1000
-        if proc.returncode != 0 or "FIRST" not in marks:
-            raise RuntimeError(f"{kind} child failed ({proc.returncode}): {marks}")
-        return marks
-
-    once("minimal")  # warm the OS file cache and the bytecode caches, not measured
-    once("sylk")
-    for _ in range(runs):
-        times["minimal_first_frame"].append(once("minimal")["FIRST"])
-        sylk = once("sylk")
-        times["sylk_first_frame"].append(sylk["FIRST"])
-        times["sylk_ready"].append(sylk["READY"])
-    result: dict[str, Any] = {
-        name: {"median": round(statistics.median(v), 1), "runs": [round(x, 1) for x in v]}
-        for name, v in times.items()
-    }
-    minimal = statistics.median(times["minimal_first_frame"])
-    result["ratio_first_frame"] = round(statistics.median(times["sylk_first_frame"]) / minimal, 2)
-    result["ratio_ready"] = round(statistics.median(times["sylk_ready"]) / minimal, 2)
-    return result
-
-
 def machine() -> dict[str, Any]:
     import textual
 
@@ -355,14 +268,10 @@ def machine() -> dict[str, Any]:
 
 
 def main() -> None:
-    if len(sys.argv) == 5 and sys.argv[1] == "--child":
-        child(*sys.argv[2:5])
-        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=200, help="sessions in the archive")
     parser.add_argument("--messages", type=int, default=500, help="messages per session")
     parser.add_argument("--switches", type=int, default=40, help="switches of each kind")
-    parser.add_argument("--starts", type=int, default=7, help="cold starts of each app")
     args = parser.parse_args()
     if args.sessions < 4 * args.switches + 2:
         parser.error("need --sessions >= 4 * --switches + 2 (cold jumps must not meet)")
@@ -377,7 +286,6 @@ def main() -> None:
         asyncio.run(build_archive(data_dir, workspace, args.sessions, args.messages))
         build_s = time.perf_counter() - started
         switching = asyncio.run(measure_switching(data_dir, workspace, args.switches))
-        cold = measure_cold_start(data_dir, workspace, args.starts)
     print(
         json.dumps(
             {
@@ -391,7 +299,6 @@ def main() -> None:
                     "build_seconds": round(build_s, 1),
                 },
                 **switching,
-                "cold_start_ms": cold,
             },
             indent=2,
         )
