@@ -8,9 +8,9 @@ is never parsed; the connection's next request is served as usual.
 
 from __future__ import annotations
 
-import json
-
+from mcp_types import INVALID_REQUEST, ErrorData, JSONRPCError
 from starlette.datastructures import Headers
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 MAX_REQUEST_BYTES = 4 * 1024 * 1024  # far above any tool call; a file travels by path
@@ -47,7 +47,7 @@ class BodyLimit:
             if not message.get("more_body", False) or size > MAX_DRAINED_BYTES:
                 break
         if too_large:
-            await self._refuse(send, max(size, int(declared or 0)))
+            await self._refuse(scope, receive, send, max(size, int(declared or 0)))
             return
         whole: list[Message] = [{"type": "http.request", "body": b"".join(chunks)}]
 
@@ -56,21 +56,15 @@ class BodyLimit:
 
         await self.app(scope, replay, send)
 
-    async def _refuse(self, send: Send, size: int) -> None:
-        error = {
-            "jsonrpc": "2.0",
-            "id": None,
-            "error": {
-                "code": -32600,
-                "message": f"request too large: {size} bytes or more; at most {self.limit}",
-            },
-        }
-        body = json.dumps(error).encode()
-        await send({
-            "type": "http.response.start",
-            "status": 413,
-            "headers": [(b"content-type", b"application/json"),
-                        (b"content-length", str(len(body)).encode()),
-                        (b"connection", b"close")],
-        })  # fmt: skip
-        await send({"type": "http.response.body", "body": body})
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send, size: int) -> None:
+        message = f"request too large: {size} bytes or more; at most {self.limit}"
+        reply = JSONRPCError(
+            jsonrpc="2.0", id=None, error=ErrorData(code=INVALID_REQUEST, message=message)
+        )
+        response = Response(
+            reply.model_dump_json(by_alias=True, exclude_unset=True),
+            status_code=413,
+            media_type="application/json",
+            headers={"connection": "close"},
+        )
+        await response(scope, receive, send)
