@@ -6,6 +6,7 @@ silently leave the key as it was; the app names such ids in a warning instead.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Mapping
 
 from textual.binding import Binding
@@ -27,6 +28,8 @@ def unknown_ids_warning(keymap: Mapping[str, str], known: set[str]) -> str | Non
     unknown = sorted(set(keymap) - known)
     if not unknown:
         return None
-    return (
-        f"[keymap] names no binding: {', '.join(unknown)}. Known ids: {', '.join(sorted(known))}."
-    )
+    named = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, sorted(known), n=1)
+        named.append(f"{name} (did you mean {close[0]}?)" if close else name)
+    return f"[keymap] names no binding: {', '.join(named)}. A key's id is in its tooltip."
