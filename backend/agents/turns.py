@@ -7,6 +7,7 @@ archive once (retries happen inside the client, so they add no rows).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,7 @@ from backend.redaction import Redactor
 from backend.sessions.models import Session
 from backend.skills.builtin.catalog import agent_context
 from backend.skills.gateway.gateway import Gateway
+from backend.workspace.confinement import Confinement
 
 if TYPE_CHECKING:
     from backend.llm.client import ModelClient
@@ -70,6 +72,7 @@ class TurnRunner:
         gateway: Gateway,
         provider_override: str | None = None,
         model_override: str | None = None,
+        confine: Callable[[Path], Confinement] = lambda _: Confinement(),
     ) -> None:
         self.settings = settings
         self._archive = archive
@@ -78,6 +81,7 @@ class TurnRunner:
         self._redactor = redactor
         self._provider_override = provider_override
         self._model_override = model_override
+        self._confine = confine  # what a session's workspace keeps from its agents
         self._providers: dict[str, Provider] = {}
         self._clients: dict[str, ModelClient] = {}
 
@@ -124,7 +128,8 @@ class TurnRunner:
         stage = self.gateway.index.embedding
         if stage is not None:
             stage.start_warming()  # ready by the time the model first searches, mostly
-        context = agent_context(role, session.id, Path(session.workspace))
+        workspace = Path(session.workspace)
+        context = agent_context(role, session.id, workspace, confinement=self._confine(workspace))
         tools = GatewayToolExecutor(self.gateway, context, agent=role)
         loop = AgentLoop(
             role=role,

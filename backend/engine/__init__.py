@@ -38,6 +38,7 @@ from backend.messages import Message
 from backend.redaction import Redactor
 from backend.sessions.models import Session, SessionContext, SessionState
 from backend.skills.gateway.gateway import Gateway
+from backend.workspace.confinement import Confinement
 
 Transcript = list[Message[dict[str, Any]]]
 
@@ -88,6 +89,10 @@ class Engine:
     def workspace(self) -> Path:
         """The workspace new sessions work in."""
         return self._parts.config.workspace
+
+    def confinement(self, workspace: Path | None = None) -> Confinement:
+        """What agents working in ``workspace`` never touch (Sylk's own dirs)."""
+        return self._parts.config.confinement(workspace)
 
     @property
     def redactor(self) -> Redactor:

@@ -195,6 +195,7 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
         gateway=gateway,
         provider_override=config.provider,
         model_override=config.model,
+        confine=config.confinement,
     )
     guide = Guide(
         router=_router(gateway, turns),

@@ -6,6 +6,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from backend.workspace.confinement import Confinement
+
+DATA_FILES = ("sylk.db", "sylk.db-wal", "sylk.db-shm", "sylk.log")
+
 
 class EngineConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
@@ -24,3 +28,16 @@ class EngineConfig(BaseModel):
         if not resolved.is_dir():
             raise ValueError(f"workspace {value} is not a directory")
         return resolved
+
+    def confinement(self, workspace: Path | None = None, *, network: bool = False) -> Confinement:
+        """What agents working in ``workspace`` never touch: Sylk's data dir (the
+        archive, every session's history, the log) and its config (API keys)."""
+        config = self.config_file
+        return Confinement.of(
+            workspace or self.workspace,
+            self.data_dir,
+            *(self.data_dir / name for name in DATA_FILES),
+            config,
+            config.parent if config is not None else None,
+            network=network,
+        )

@@ -18,6 +18,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from backend.workspace.confinement import Confinement
+
 OP_NAME = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_-]*)+$")
 VERSION_SEP = "@"
 _VERSIONED = re.compile(r"^(?P<op>[^@\s]+)@(?P<version>\d+)$")
@@ -86,6 +88,8 @@ class SkillContext:
     can_write: bool = False
     trace_id: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    # Sylk's own dirs (never touched) and the network switch for commands.
+    confinement: Confinement = field(default_factory=Confinement)
 
 
 Handler = Callable[[SkillContext, Any], Awaitable[SkillResult | Any]]

@@ -291,6 +291,7 @@ def caller_context(
         workspace=workspace,
         scopes=frozenset({CROSS_SCOPE}) if cross_session else frozenset(),
         can_write=can_write,
+        confinement=engine.confinement(workspace),
     )
 
 
