@@ -100,10 +100,32 @@ class ChoiceOption:
 
 
 @dataclass(frozen=True)
+class ApprovalRequest:
+    """What an approval question shows (see :mod:`backend.approvals`): the op, who asks,
+    the command and where it runs, or the file and the diff, and how it would be confined.
+
+    ``session_rules`` are what "allow for this session" may keep: the exact command and,
+    for a simple command, its prefix pattern (``pytest *``); for an edit, the file.
+    """
+
+    op: str
+    agent: str
+    action: str  # "edit" | "command" | "external"
+    mode: str
+    sandbox: str  # how the action is confined, in words ("none: ..." when it is not)
+    command: str = ""
+    cwd: str = ""
+    path: str = ""
+    diff: str = ""
+    session_rules: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ChoiceQuestion:
     title: str
     prompt: str
     options: list[ChoiceOption] = field(default_factory=list)
+    approval: ApprovalRequest | None = None  # set when the question is an approval
 
 
 class QuestionAsked(_Event):

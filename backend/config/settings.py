@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, StringConstraints, ValidationError
 
+from backend.config.approvals import ApprovalSettings
 from backend.config.mcp_servers import McpSettings
 from backend.errors import SylkError
 from backend.roles import AGENT_ROLES
@@ -126,6 +127,8 @@ class SylkConfig(_Model):
     guide: GuideSettings = Field(default_factory=GuideSettings)
     mcp_servers: McpSettings = Field(default_factory=McpSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
+    # The approval policy's default mode and its standing allow/deny rules for commands.
+    approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
     # Extra fragment folders for the Academic's library (sub-folders are categories).
     library_paths: list[Path] = Field(default_factory=list)
     # The TUI's keys, by binding id: [keymap] "session.next" = "alt+j,ctrl+pagedown".

@@ -115,6 +115,9 @@ class Meta(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     dry_run: bool | None = None  # set on execute: whether the call was a dry run
     replayed: bool | None = None  # an idempotency key matched an earlier call
+    # execute of an edit or a command: who decided it ran or was refused, e.g.
+    # {"decision": "allowed", "by": "user"} (see backend.approvals).
+    approval: dict[str, Any] | None = None
     cached: bool | None = None  # describe: served from the help cache
     registry_version: str | None = None
     # describe: a fingerprint of the page; sent back as ``if_none_match`` it spares a resend.

@@ -14,10 +14,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from backend.config.approvals import ApprovalMode
 from backend.workspace.confinement import Confinement
 
 OP_NAME = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_-]*)+$")
@@ -42,6 +43,13 @@ class SkillTier(StrEnum):
 class OpKind(StrEnum):
     READ = "read"
     WRITE = "write"
+
+
+# What a call does to the user's world, for the approval policy (backend.approvals):
+# "edit" changes files in the workspace, "command" runs a process there (sandboxed when
+# a sandbox exists), "external" acts outside Sylk's sandbox (an MCP server's tool).
+# None: it changes only Sylk's own records (or nothing) and never needs approval.
+Action = Literal["edit", "command", "external"]
 
 
 class Example(BaseModel):
@@ -90,6 +98,9 @@ class SkillContext:
     extra: dict[str, Any] = field(default_factory=dict)
     # Sylk's own dirs (never touched) and the network switch for commands.
     confinement: Confinement = field(default_factory=Confinement)
+    # The caller's approval mode when its rights fix one (an MCP client); None: the
+    # session's. Set by the front end that builds the context, never by a model.
+    approval: ApprovalMode | None = None
 
 
 Handler = Callable[[SkillContext, Any], Awaitable[SkillResult | Any]]
@@ -107,6 +118,7 @@ class Skill(BaseModel):
     handler: Handler
     kind: OpKind = OpKind.READ
     destructive: bool = False  # destructive ops default to dry_run
+    action: Action | None = None  # what the approval policy weighs (see Action)
     # The handler honours ``ctx.extra["dry_run"]`` (it previews, never acts), so the gateway
     # calls it on a dry run; otherwise the gateway answers a dry run with a generic preview.
     supports_dry_run: bool = False

@@ -136,6 +136,9 @@ def tool_skill(hub: McpHub, tool: McpTool) -> Skill:
         handler=handler,
         kind=OpKind.READ if tool.read_only else OpKind.WRITE,
         destructive=tool.destructive,
+        # It acts outside Sylk's sandbox: the approval policy weighs it unless its
+        # server declares it read-only.
+        action=None if tool.read_only else "external",
         tier=SkillTier.SPECIALISED,
         tags=(MCP_AGENT, tool.server),
         notes=(f"MCP tool {tool.name!r} served by {tool.server!r}",),

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from backend.skills.envelopes import ErrorCode, SkillError
 from backend.skills.models import (
+    Action,
     Example,
     Guidance,
     Handler,
@@ -94,6 +95,7 @@ def declare(
     status: str = NOT_BUILT,
     kind: OpKind = READ,
     destructive: bool = False,
+    action: Action | None = None,
     supports_dry_run: bool = False,
     tier: SkillTier = SPECIALISED,
     triggers: Sequence[str] = (),
@@ -123,6 +125,7 @@ def declare(
         handler=handler,
         kind=kind,
         destructive=destructive,
+        action=action,
         supports_dry_run=supports_dry_run,
         available=available,
         tier=tier,

@@ -96,6 +96,7 @@ def engineer_skills(consult: Consult | None = None) -> list[Skill]:
             "Edit an existing file by replacing exact text (search/replace). Shows a diff; "
             "a dry run unless dry_run is false.",
             writes.EditFileParams, writes.edit_file, kind=WRITE, destructive=True, tier=CORE,
+            action="edit",
             supports_dry_run=True,
             tags=("edit", "modify", "change", "update", "replace", "patch", "fix"),
             examples=[("rename a function call",
@@ -115,7 +116,7 @@ def engineer_skills(consult: Consult | None = None) -> list[Skill]:
         declare(
             "engineer.file.write", AGENT,
             "Write content to a file in the workspace (creates it, or overwrites it).",
-            writes.WriteFileParams, writes.write_file, kind=WRITE, tier=CORE,
+            writes.WriteFileParams, writes.write_file, kind=WRITE, tier=CORE, action="edit",
             supports_dry_run=True,
             tags=("write", "create", "save", "new file", "overwrite"),
             examples=[("create a new module", {"path": "src/util.py", "content": "X = 1\n"})],
@@ -131,6 +132,7 @@ def engineer_skills(consult: Consult | None = None) -> list[Skill]:
             "Execute a shell command in the workspace with a timeout; returns exit code, stdout "
             "and stderr. A dry run unless dry_run is false.",
             writes.RunCommandParams, writes.run_command, kind=WRITE, destructive=True, tier=CORE,
+            action="command",
             supports_dry_run=True,
             scopes=("shell",), tags=("run", "execute", "shell", "bash", "command", "terminal"),
             examples=[("list a directory", {"command": "ls -la"}),

@@ -171,6 +171,7 @@ def tester_skills() -> list[Skill]:
                 "workspace; returns pass/fail, exit code and output. A dry run unless dry_run "
                 "is false.", writes.RunTestsParams, writes.run_tests, tier=CORE, kind=WRITE,
                 destructive=True, supports_dry_run=True, scopes=("shell",), entry_point=True,
+                action="command",
                 tags=("run tests", "execute tests", "test", "pytest", "suite"),
                 examples=[("run all tests", {}),
                           ("run one file", {"paths": ["tests/test_app.py"]})],

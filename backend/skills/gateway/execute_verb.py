@@ -36,7 +36,7 @@ from backend.skills.envelopes import (
 from backend.skills.gateway.access import Access
 from backend.skills.gateway.idempotency import IdempotencyStore
 from backend.skills.hooks.builtin import field_errors, validation_message
-from backend.skills.hooks.registry import HookRegistry, ToolCallData
+from backend.skills.hooks.registry import APPROVAL_NOTE, HookRegistry, ToolCallData
 from backend.skills.models import Guidance, OpKind, Skill, SkillContext, SkillResult
 from backend.skills.registry import Registry
 
@@ -102,7 +102,8 @@ class GatewayExecute:
             data = await self.hooks.run_pre_tool(data)
             if data.params is None:  # validation hook removed: validate anyway
                 data.params = skill.params.model_validate(data.args)
-            result = await self._call(skill, ctx, data.params, dry)
+            # A pre-tool hook may have narrowed the context (the session's network switch).
+            result = await self._call(skill, data.ctx, data.params, dry)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -115,6 +116,7 @@ class GatewayExecute:
         if skill.kind is OpKind.WRITE:
             meta.dry_run = dry
         meta.warnings.extend(data.warnings)
+        meta.approval = data.annotations.pop(APPROVAL_NOTE, None)
         if data.annotations:
             meta.warnings.extend(f"{k}: {v}" for k, v in data.annotations.items())
         if data.error is not None or data.result is None:

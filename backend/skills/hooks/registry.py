@@ -102,6 +102,9 @@ class ToolCallData:
         return self.error is None
 
 
+# The annotation an approval gate leaves on a call; the gateway moves it to meta.approval.
+APPROVAL_NOTE = "approval"
+
 PromptHookFn = Callable[[PromptData], PromptData | None]
 ToolHookFn = Callable[[ToolCallData], ToolCallData | Awaitable[ToolCallData | None] | None]
 
