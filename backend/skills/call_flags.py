@@ -12,6 +12,13 @@ by accident.
 
 Idempotency. The caller's ``idempotency_key`` (or None) rides along under
 ``ctx.extra["idempotency_key"]``.
+
+Command output. A handler that runs a command passes
+``ctx.extra.get(COMMAND_OUTPUT_KEY)`` to the runner as its ``on_output``: a plain
+function ``(stream, chunk) -> None`` (stream ``"stdout"`` or ``"stderr"``, chunk the
+decoded text as it arrives) that must return at once. The agent loop sets it, per
+tool call, to a relay that shows the output live (``backend.agents.command_output``);
+without it nothing is relayed.
 """
 
 from __future__ import annotations
@@ -20,10 +27,11 @@ from backend.skills.models import SkillContext
 
 DRY_RUN_KEY = "dry_run"
 IDEMPOTENCY_KEY = "idempotency_key"
+COMMAND_OUTPUT_KEY = "command_output"
 
 
 def is_dry_run(ctx: SkillContext) -> bool:
     return bool(ctx.extra.get(DRY_RUN_KEY, False))
 
 
-__all__ = ["DRY_RUN_KEY", "IDEMPOTENCY_KEY", "is_dry_run"]
+__all__ = ["COMMAND_OUTPUT_KEY", "DRY_RUN_KEY", "IDEMPOTENCY_KEY", "is_dry_run"]
