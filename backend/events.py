@@ -26,17 +26,28 @@ StepKind = Literal[
     "retry",
     "usage",
     "tool_call",
+    "tool_output",
     "tool_result",
     "final",
+    "truncated",
     "interrupted",
     "step_limit",
     "cancelled",
     "error",
 ]
+STREAMED_STEPS: frozenset[str] = frozenset({"text_delta", "tool_output"})
+"""Steps that are published as they happen and never stored: what they carry is in a
+later step too (the answer's text in ``final``, a command's output in ``tool_result``)."""
 
 
 class AgentStep(BaseModel):
-    """One step of an agent's turn: a model call, a tool call or result, the stop."""
+    """One step of an agent's turn: a model call, a tool call or result, the stop.
+
+    ``tool_call`` carries ``id``, ``name``, ``arguments``; ``tool_output`` (a running
+    command printed) ``id``, ``stream``, ``text``, ``dropped``; ``tool_result`` ``id``,
+    ``name``, ``content`` (the gateway's envelope as JSON), ``is_error``. ``truncated``
+    ends a turn whose model stopped at its output limit.
+    """
 
     turn_id: str
     session_id: str

@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from backend.agents.tool_actions import stored_actions
 from backend.agents.turns import TurnRunner
 from backend.bus.consumer import Handler
 from backend.guide.guide import USER, Guide
@@ -98,6 +99,8 @@ class AgentDispatcher:
                     "provider": choice.provider,
                     "model": choice.model,
                     "usage": outcome.usage.model_dump(),
+                    # The turn's tool calls, shown with the answer (backend.agents.tool_actions).
+                    **({"actions": stored_actions(outcome.actions)} if outcome.actions else {}),
                 },
             )
 

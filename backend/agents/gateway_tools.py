@@ -28,8 +28,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from backend.agents.tools import ToolOutcome
+from backend.agents.tools import OutputSink, ToolOutcome
 from backend.llm.types import ChatRequest, TextBlock, ToolCall, ToolSpec
+from backend.skills.call_flags import COMMAND_OUTPUT_KEY
 from backend.skills.envelopes import Envelope, ErrorCode, failure, new_trace_id
 from backend.skills.gateway.gateway import Gateway
 from backend.skills.gateway.verbs import (
@@ -172,11 +173,17 @@ class GatewayToolExecutor:
         return request.model_copy(update=update)
 
     # -- calls --------------------------------------------------------------------------
-    async def execute(self, call: ToolCall) -> ToolOutcome:
-        envelope = await self.dispatch(call.name, dict(call.arguments))
+    async def execute(self, call: ToolCall, on_output: OutputSink | None = None) -> ToolOutcome:
+        ctx = self.ctx
+        if on_output is not None:  # this call's commands report their output as they run
+            ctx = dataclasses.replace(ctx, extra={**ctx.extra, COMMAND_OUTPUT_KEY: on_output})
+        envelope = await self.dispatch(call.name, dict(call.arguments), ctx)
         return ToolOutcome(content=envelope.to_json(), is_error=not envelope.ok)
 
-    async def dispatch(self, name: str, arguments: dict[str, Any]) -> Envelope:
+    async def dispatch(
+        self, name: str, arguments: dict[str, Any], ctx: SkillContext | None = None
+    ) -> Envelope:
+        ctx = ctx or self.ctx
         if name in _VERB_SPECS:
             model = _VERB_SPECS[name][0]
             try:
@@ -187,7 +194,7 @@ class GatewayToolExecutor:
                     trace_id=self.ctx.trace_id or new_trace_id(), help_path=name,
                     details={"field_errors": [e.model_dump() for e in field_errors(exc)]},
                 )  # fmt: skip
-            return await self._verb(parsed)
+            return await self._verb(parsed, ctx)
         op = self._op_tools().get(name)
         if op is None:
             op = (
@@ -205,17 +212,15 @@ class GatewayToolExecutor:
         fields = self.gateway.registry.require(op).params.model_fields
         dry_run = None if "dry_run" in fields else arguments.pop("dry_run", None)
         key = None if "idempotency_key" in fields else arguments.pop("idempotency_key", None)
-        return await self.gateway.execute(
-            self.ctx, op, arguments, dry_run=dry_run, idempotency_key=key
-        )
+        return await self.gateway.execute(ctx, op, arguments, dry_run=dry_run, idempotency_key=key)
 
-    async def _verb(self, parsed: BaseModel) -> Envelope:
+    async def _verb(self, parsed: BaseModel, ctx: SkillContext) -> Envelope:
         if isinstance(parsed, _Batch):
-            return await self.gateway.batch(self.ctx, parsed.calls)
+            return await self.gateway.batch(ctx, parsed.calls)
         if isinstance(parsed, DescribeArgs | ExecuteArgs):
             parsed = parsed.model_copy(update={"op": self._op_name(parsed.op)})
         assert isinstance(parsed, SearchArgs | DescribeArgs | ExecuteArgs)
-        return await call_verb(self.gateway, self.ctx, parsed)
+        return await call_verb(self.gateway, ctx, parsed)
 
     def _op_name(self, op: str) -> str:
         """Accept a tool-style name (``a__b__c``) where an op name is expected."""

@@ -5,6 +5,12 @@ retrying client, run the tool calls it asks for, feed the results back, and
 stop on a final answer, the step limit, an interrupted stream, an error or a
 cancellation. Each step is reported to a sink; the Engine publishes those as
 events and commits them to the archive.
+
+The outcome carries the turn's tool calls as :class:`~backend.agents.tool_actions.ToolAction`
+records (op, key argument, result, diff, exit code, output tail), stored with the
+answer so every front end can show them. A running command's output is relayed as
+``tool_output`` steps (coalesced, see ``command_output``). An answer the user stopped
+ends with ``(stopped)``; one the model cut at its output limit with ``(truncated)``.
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from backend.agents.command_output import OutputRelay
+from backend.agents.tool_actions import ToolAction, begin_action, finish_action, stopped
 from backend.agents.tools import ToolExecutor, ToolOutcome
 from backend.events import AgentStep, StepKind
 from backend.llm.errors import ProviderError
@@ -33,7 +41,9 @@ from backend.llm.types import (
 from backend.messages import new_id
 
 EventCallback = Callable[[StreamEvent], Awaitable[None] | None]
-StopKind = Literal["final", "interrupted", "step_limit", "cancelled", "error"]
+StopKind = Literal["final", "truncated", "interrupted", "step_limit", "cancelled", "error"]
+STOPPED_MARK = "(stopped)"
+TRUNCATED_MARK = "(truncated)"
 
 
 class ChatClient(Protocol):
@@ -54,6 +64,7 @@ class AgentOutcome(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     steps: int = 0
     error: str | None = None
+    actions: list[ToolAction] = Field(default_factory=list)
 
 
 class AgentLoop:
@@ -117,6 +128,9 @@ class AgentLoop:
                 if result.interrupted:
                     await state.emit("interrupted", text=result.text, error=result.error)
                     return state.outcome("interrupted", error=result.error)
+                if result.stop_reason == "max_tokens":
+                    # Cut at the output limit: a tool call may be cut too, so none runs.
+                    return await state.end("truncated")
                 messages.append(result.as_message())
                 if not result.tool_calls:
                     await state.emit("final", text=state.text)
@@ -125,8 +139,7 @@ class AgentLoop:
             await state.emit("step_limit", limit=self.max_steps)
             return state.outcome("step_limit", error=f"stopped after {self.max_steps} steps")
         except asyncio.CancelledError:
-            await state.emit("cancelled", text=state.text)
-            return state.outcome("cancelled")
+            return await state.end("cancelled")
         except ProviderError as exc:
             await state.emit("error", error=str(exc), error_type=type(exc).__name__)
             return state.outcome("error", error=str(exc))
@@ -135,12 +148,9 @@ class AgentLoop:
         results: list[ToolResultBlock] = []
         for call in calls:
             await state.emit("tool_call", id=call.id, name=call.name, arguments=call.arguments)
-            if self.tools is None:
-                outcome = ToolOutcome(
-                    content=f"no tools are available to {self.role}", is_error=True
-                )
-            else:
-                outcome = await self.tools.execute(call)
+            state.begin(call)
+            outcome = await self._run_tool(call, state)
+            state.finish(call.id, outcome)
             await state.emit(
                 "tool_result", id=call.id, name=call.name, content=outcome.content,
                 is_error=outcome.is_error,
@@ -151,6 +161,22 @@ class AgentLoop:
                 )
             )
         return ChatMessage(role="user", content=list(results))
+
+    async def _run_tool(self, call: ToolCall, state: _TurnState) -> ToolOutcome:
+        if self.tools is None:
+            return ToolOutcome(content=f"no tools are available to {self.role}", is_error=True)
+
+        async def relay_batch(batch: dict[str, Any]) -> None:
+            await state.emit("tool_output", id=call.id, **batch)
+
+        relay = OutputRelay(relay_batch)
+        try:
+            outcome = await self.tools.execute(call, on_output=relay)
+        except BaseException:
+            relay.discard()
+            raise
+        await relay.aclose()  # every batch of output is out before the result
+        return outcome
 
 
 class _TurnState:
@@ -163,11 +189,26 @@ class _TurnState:
         self.usage = Usage()
         self._texts: list[str] = []
         self._live = ""  # text streamed in the current step, for cancellation
+        self._actions: dict[str, ToolAction] = {}  # by call id, in call order
 
     @property
     def text(self) -> str:
         parts = [*self._texts, self._live] if self._live else self._texts
         return "\n\n".join(p for p in parts if p)
+
+    async def end(self, stop: StopKind) -> AgentOutcome:
+        """End the turn with a step named for ``stop`` carrying the answer as stored."""
+        outcome = self.outcome(stop)
+        await self.emit(stop, text=outcome.text)
+        return outcome
+
+    def begin(self, call: ToolCall) -> None:
+        self._actions[call.id] = begin_action(call.id, call.name, call.arguments, len(self.text))
+
+    def finish(self, call_id: str, outcome: ToolOutcome) -> None:
+        self._actions[call_id] = finish_action(
+            self._actions[call_id], outcome.content, outcome.is_error
+        )
 
     def add_text(self, text: str) -> None:
         self._live = ""
@@ -196,11 +237,16 @@ class _TurnState:
             )
 
     def outcome(self, stop: StopKind, error: str | None = None) -> AgentOutcome:
+        mark = {"cancelled": STOPPED_MARK, "truncated": TRUNCATED_MARK}.get(stop)
+        text = self.text
+        if mark is not None and (text or stop == "truncated"):
+            text = f"{text}\n\n{mark}".lstrip()
         return AgentOutcome(
             turn_id=self.turn_id,
             stop=stop,
-            text=self.text,
+            text=text,
             usage=self.usage,
             steps=self.step,
             error=error,
+            actions=[stopped(a) for a in self._actions.values()],
         )

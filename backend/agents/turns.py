@@ -1,8 +1,9 @@
 """Running one agent turn for a session: choose the model, loop, record.
 
-Streamed text is published as it arrives and never stored piecemeal; every
-other step, and each call's token usage and cost, is committed to the
-archive once (retries happen inside the client, so they add no rows).
+Streamed text and command output are published as they arrive and never stored
+piecemeal (the final step and the tool result hold them); every other step, and
+each call's token usage and cost, is committed to the archive once (retries
+happen inside the client, so they add no rows).
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 from backend.agents.gateway_tools import GatewayToolExecutor
 from backend.agents.loop import AgentLoop, AgentOutcome
 from backend.archive.store import Archive
+from backend.checkpoints.service import Checkpoints
 from backend.clock import utc_now
 from backend.config.settings import SylkConfig
-from backend.events import AgentStep, AgentStepEvent, EventStream
+from backend.events import STREAMED_STEPS, AgentStep, AgentStepEvent, EventStream
 from backend.llm.accounting import cost_usd
 from backend.llm.provider import Provider
 from backend.llm.selection import ModelChoice, build_provider, choose_model
@@ -73,6 +75,7 @@ class TurnRunner:
         provider_override: str | None = None,
         model_override: str | None = None,
         confine: Callable[[Path], Confinement] = lambda _: Confinement(),
+        checkpoints: Checkpoints | None = None,
     ) -> None:
         self.settings = settings
         self._archive = archive
@@ -82,6 +85,7 @@ class TurnRunner:
         self._provider_override = provider_override
         self._model_override = model_override
         self._confine = confine  # what a session's workspace keeps from its agents
+        self._checkpoints = checkpoints  # a turn that changes files leaves one
         self._providers: dict[str, Provider] = {}
         self._clients: dict[str, ModelClient] = {}
 
@@ -143,11 +147,16 @@ class TurnRunner:
             pre_prompt_hooks=[self.gateway.hooks.loop_hook(role, session.id), tools.prompt_hook],
             post_prompt_hooks=[self.gateway.hooks.post_loop_hook(role, session.id)],
         )
-        return await loop.run(session.id, history, self._record)
+        if self._checkpoints is None or not context.can_write:
+            return await loop.run(session.id, history, self._record)
+        async with self._checkpoints.turn(session.id, role, workspace) as checkpoint:
+            outcome = await loop.run(session.id, history, self._record)
+            checkpoint.turn_id = outcome.turn_id
+        return outcome
 
     async def _record(self, step: AgentStep) -> None:
         step = step.model_copy(update={"data": self._redactor.data(step.data)})
-        if step.kind != "text_delta":
+        if step.kind not in STREAMED_STEPS:
             now = utc_now().isoformat()
             await self._archive.arecord_steps([_step_row(step, now)])
             if step.kind == "usage":
