@@ -210,7 +210,7 @@ def _handlers(chronicle: Chronicle) -> dict[str, Handler]:
         return {"entry": entry.as_dict(), "already_promoted": not changed}
 
     async def record_file(ctx: SkillContext, p: RecordFileParams) -> dict[str, Any]:
-        ws = Workspace(ctx.workspace)
+        ws = Workspace(ctx.workspace, protected=ctx.confinement.protected)
         path = ws.relative(ws.resolve(p.path))  # outside the workspace: ACCESS_DENIED
         op = await chronicle.record_file(
             p.session_id or ctx.session_id,

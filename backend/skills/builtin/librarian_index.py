@@ -63,8 +63,8 @@ class IndexedLibrarian:
 
     @staticmethod
     def _rel(ctx: SkillContext, path: str) -> str:
-        ws = Workspace(ctx.workspace)
-        return ws.relative(ws.resolve(path))  # raises for paths outside the workspace
+        ws = Workspace(ctx.workspace, protected=ctx.confinement.protected)
+        return ws.relative(ws.resolve(path))  # raises for paths outside or Sylk's own
 
     async def search_code(self, ctx: SkillContext, p: scan.SearchCodeParams) -> SkillResult:
         if p.regex or p.case_sensitive:

@@ -188,16 +188,28 @@ class ReadGuard:
         """Pre-tool: refuse a real edit or overwrite of a file not read, or read stale."""
         if data.skill.op not in GUARDED_OPS or data.dry_run:
             return
-        verdict = await self.verdict(data.ctx.session_id, data.ctx.workspace, _path_param(data))
+        verdict = await self.verdict(
+            data.ctx.session_id,
+            data.ctx.workspace,
+            _path_param(data),
+            protected=data.ctx.confinement.protected,
+        )
         if verdict is not None:
             raise _refusal(verdict)
 
-    async def verdict(self, session_id: str, workspace: Path, path: str | None) -> Verdict | None:
+    async def verdict(
+        self,
+        session_id: str,
+        workspace: Path,
+        path: str | None,
+        *,
+        protected: tuple[Path, ...] = (),
+    ) -> Verdict | None:
         """Why changing ``path`` now would be refused, or None if it may go ahead."""
         if path is None:
             return None
         try:
-            ws = Workspace(workspace)
+            ws = Workspace(workspace, protected=protected)
             real = ws.resolve(path)
         except (OSError, WorkspaceError):
             return None  # the op itself reports a bad or confined-out path
@@ -223,7 +235,7 @@ class ReadGuard:
         if not isinstance(result, dict) or not isinstance(result.get("path"), str):
             return
         try:
-            ws = Workspace(data.ctx.workspace)
+            ws = Workspace(data.ctx.workspace, protected=data.ctx.confinement.protected)
             real = ws.resolve(result["path"])
         except (OSError, WorkspaceError):
             return

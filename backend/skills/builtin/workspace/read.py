@@ -1,7 +1,8 @@
 """Read-only workspace ops: read, list, text search, structure, Python imports, definitions.
 
 Real handlers over the session's workspace (``ctx.workspace``), confined by
-:class:`~backend.workspace.files.Workspace`. The code search is a plain Python
+:class:`~backend.workspace.files.Workspace` with the session's protected paths
+(Sylk's own data) left out. The code search is a plain Python
 scan of text files (no index) until the Librarian's index lands.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import re
+import stat
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -17,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from backend.skills.builtin.workspace.scan import glob_match, read_text_file, walk_files
 from backend.skills.envelopes import ErrorCode, SkillError
 from backend.skills.models import Guidance, SkillContext, SkillResult
-from backend.workspace.files import MAX_READ_BYTES, Workspace
+from backend.workspace.files import FileTooLargeError, Workspace
 
 
 class _Params(BaseModel):
@@ -62,34 +64,42 @@ class SymbolContextParams(_Params):
 
 
 def _ws(ctx: SkillContext) -> Workspace:
-    return Workspace(ctx.workspace)
+    return Workspace(ctx.workspace, protected=ctx.confinement.protected)
 
 
 def _not_found(what: str) -> SkillError:
     return SkillError(ErrorCode.NOT_FOUND, f"{what!r} is not a file in the workspace")
 
 
+def _existing_file(ws: Workspace, path: str) -> str:
+    """``path``'s workspace-relative real name, if it is a regular file there."""
+    st = ws.stat(path)
+    if st is None or not stat.S_ISREG(st.st_mode):
+        raise _not_found(path)
+    return ws.relative(ws.resolve(path))
+
+
 async def read_file(ctx: SkillContext, p: ReadFileParams) -> SkillResult:
     ws = _ws(ctx)
-    real = ws.resolve(p.path)
-    if not real.is_file():
-        raise _not_found(p.path)
-    if real.stat().st_size > MAX_READ_BYTES and p.start_line is None:
+    rel = ws.relative(ws.resolve(p.path))
+    try:
+        text = await asyncio.to_thread(
+            ws.read_text, p.path, start_line=p.start_line, end_line=p.end_line
+        )
+    except FileTooLargeError as exc:
         raise SkillError(
             ErrorCode.VALIDATION_ERROR,
-            f"{p.path!r} is {real.stat().st_size} bytes; read it by line range",
-            details={"field_errors": [{"field": "start_line", "message": "required here"}]},
-        )
-    text = await asyncio.to_thread(
-        ws.read_text, p.path, start_line=p.start_line, end_line=p.end_line
-    )
-    return SkillResult(result={"path": ws.relative(real), "content": text})
+            exc.message,
+            details={"reason": "too_large", "size": exc.size,
+                     "field_errors": [{"field": "start_line", "message": "required here"}]},
+        ) from None  # fmt: skip
+    return SkillResult(result={"path": rel, "content": text})
 
 
 def _list(ctx: SkillContext, p: ListFilesParams) -> dict[str, Any]:
     files: list[str] = []
     truncated = False
-    for rel, _ in walk_files(_ws(ctx), p.path):
+    for rel in walk_files(_ws(ctx), p.path):
         if glob_match(rel, p.pattern):
             if len(files) == p.limit:
                 truncated = True
@@ -129,10 +139,11 @@ def _search(ctx: SkillContext, p: SearchCodeParams) -> dict[str, Any]:
     matcher = _matcher(p)
     hits: list[dict[str, Any]] = []
     files = 0
-    for rel, real in walk_files(_ws(ctx)):
+    ws = _ws(ctx)
+    for rel in walk_files(ws):
         if not glob_match(rel, p.file_glob):
             continue
-        text = read_text_file(real)
+        text = read_text_file(ws, rel)
         if text is None:
             continue
         files += 1
@@ -169,7 +180,7 @@ def _structure(ctx: SkillContext, p: StructureParams) -> dict[str, Any]:
     prefix = "" if base == "." else base + "/"
     dirs: dict[str, int] = {}
     shown: list[str] = []
-    for rel, _ in walk_files(ws, p.path):
+    for rel in walk_files(ws, p.path):
         inner = rel[len(prefix) :].split("/")
         for depth in range(1, len(inner)):
             key = "/".join(inner[:depth]) + "/"
@@ -209,8 +220,8 @@ def _imports(tree: ast.AST) -> list[str]:
     return sorted(set(found))
 
 
-def _parse(real: Any, rel: str) -> ast.AST | None:
-    text = read_text_file(real)
+def _parse(ws: Workspace, rel: str) -> ast.AST | None:
+    text = read_text_file(ws, rel)
     if text is None:
         return None
     try:
@@ -221,10 +232,7 @@ def _parse(real: Any, rel: str) -> ast.AST | None:
 
 def _dependencies(ctx: SkillContext, p: DependenciesParams) -> dict[str, Any]:
     ws = _ws(ctx)
-    real = ws.resolve(p.path)
-    if not real.is_file():
-        raise _not_found(p.path)
-    rel = ws.relative(real)
+    rel = _existing_file(ws, p.path)
     if not rel.endswith(".py"):
         raise SkillError(
             ErrorCode.VALIDATION_ERROR,
@@ -234,13 +242,13 @@ def _dependencies(ctx: SkillContext, p: DependenciesParams) -> dict[str, Any]:
         )
     out: dict[str, Any] = {"path": rel, "module": _module_name(rel)}
     if p.direction in ("imports", "both"):
-        tree = _parse(real, rel)
+        tree = _parse(ws, rel)
         out["imports"] = sorted({i for i in _imports(tree)}) if tree else []
     if p.direction in ("imported_by", "both"):
         module, users = out["module"], []
-        for other, other_real in walk_files(ws):
+        for other in walk_files(ws):
             if other.endswith(".py") and other != rel:
-                tree = _parse(other_real, other)
+                tree = _parse(ws, other)
                 if tree and any(i == module or i.startswith(module + ".") for i in _imports(tree)):
                     users.append(other)
         out["imported_by"] = users
@@ -271,19 +279,13 @@ def _python_definitions(text: str, symbol: str) -> list[tuple[int, int]]:
 
 def _symbol_context(ctx: SkillContext, p: SymbolContextParams) -> dict[str, Any]:
     ws = _ws(ctx)
-    if p.path is not None:
-        real = ws.resolve(p.path)
-        if not real.is_file():
-            raise _not_found(p.path)
-        files = [(ws.relative(real), real)]
-    else:
-        files = list(walk_files(ws))
+    files = [_existing_file(ws, p.path)] if p.path is not None else list(walk_files(ws))
     pattern = re.compile(
         "|".join(d.format(name=re.escape(p.symbol)) + r"\b" for d in _DEFINITIONS.values())
     )
     found: list[dict[str, Any]] = []
-    for rel, real in files:
-        text = read_text_file(real)
+    for rel in files:
+        text = read_text_file(ws, rel)
         if text is None or p.symbol not in text:
             continue
         lines = text.splitlines()

@@ -2,16 +2,16 @@
 
 Skips ``.git``, virtualenvs, ``node_modules``, caches, and (roughly) what the
 top-level ``.gitignore`` names: plain name or path globs; negations (``!``) and
-nested ``.gitignore`` files are not honoured. Symlinks are not followed and a
-file whose real path leaves the workspace is never yielded.
+nested ``.gitignore`` files are not honoured. The walk is the workspace's own
+(:meth:`~backend.workspace.files.Workspace.walk_files`): directories opened by
+descriptor, never through a link, Sylk's own data left out; a file is read back
+through the workspace too, so a name swapped for a link meanwhile leads nowhere.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import os
 from collections.abc import Iterator
-from pathlib import Path
 
 from backend.workspace.files import Workspace, WorkspaceError
 
@@ -24,13 +24,13 @@ SKIP_DIRS = frozenset(
 MAX_TEXT_BYTES = 1024 * 1024
 
 
-def gitignore_patterns(root: Path) -> list[str]:
+def gitignore_patterns(ws: Workspace) -> list[str]:
     try:
-        lines = (root / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+        text = ws.read_text(".gitignore")
+    except WorkspaceError:
         return []
     out = []
-    for raw in lines:
+    for raw in text.splitlines():
         line = raw.strip()
         if line and not line.startswith(("#", "!")):
             out.append(line.rstrip("/").lstrip("/"))
@@ -41,32 +41,16 @@ def _ignored(name: str, rel: str, patterns: list[str]) -> bool:
     return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(rel, p) for p in patterns)
 
 
-def walk_files(ws: Workspace, start: str = ".") -> Iterator[tuple[str, Path]]:
-    """(workspace-relative posix path, real path) for every kept file under ``start``."""
-    base = ws.resolve(start)
-    if not base.is_dir():
-        raise WorkspaceError(f"{start!r} is not a directory in the workspace")
-    patterns = gitignore_patterns(ws.root)
-    for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
-        here = Path(dirpath)
-        rel_dir = here.relative_to(ws.root).as_posix()
-        rel_dir = "" if rel_dir == "." else rel_dir
-        dirnames[:] = sorted(
-            d
-            for d in dirnames
-            if d not in SKIP_DIRS and not _ignored(d, f"{rel_dir}/{d}".lstrip("/"), patterns)
-        )
-        for name in sorted(filenames):
-            rel = f"{rel_dir}/{name}".lstrip("/")
-            if _ignored(name, rel, patterns):
-                continue
-            path = here / name
-            if path.is_symlink():
-                try:
-                    path = ws.resolve(rel)
-                except WorkspaceError:
-                    continue
-            yield rel, path
+def walk_files(ws: Workspace, start: str = ".") -> Iterator[str]:
+    """The workspace-relative posix path of every kept file under ``start``."""
+    patterns = gitignore_patterns(ws)
+
+    def keep(rel: str, name: str) -> bool:
+        return name not in SKIP_DIRS and not _ignored(name, rel, patterns)
+
+    for rel in ws.walk_files(start, keep):
+        if not _ignored(rel.rsplit("/", 1)[-1], rel, patterns):
+            yield rel
 
 
 def glob_match(rel: str, pattern: str | None) -> bool:
@@ -81,13 +65,11 @@ def glob_match(rel: str, pattern: str | None) -> bool:
     )
 
 
-def read_text_file(path: Path) -> str | None:
-    """The file's text, or None for binaries and files over 1 MiB."""
+def read_text_file(ws: Workspace, rel: str) -> str | None:
+    """The file's text, or None for binaries, files over 1 MiB and anything refused."""
     try:
-        if path.stat().st_size > MAX_TEXT_BYTES:
-            return None
-        raw = path.read_bytes()
-    except OSError:
+        raw = ws.read_bytes(rel, MAX_TEXT_BYTES)
+    except WorkspaceError:
         return None
     if b"\x00" in raw[:4096]:
         return None
