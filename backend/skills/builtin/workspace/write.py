@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import shlex
+import stat
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,6 +23,8 @@ from backend.skills.envelopes import ErrorCode, SkillError
 from backend.skills.models import Guidance, SkillContext, SkillResult
 from backend.workspace.commands import MAX_OUTPUT, run_command_line
 from backend.workspace.files import Workspace
+
+MAX_EDIT_BYTES = 8 * 1024 * 1024  # an edit reads the whole file, text only
 
 
 class _Params(BaseModel):
@@ -61,12 +64,12 @@ def _diff(path: str, before: str, after: str) -> str:
 
 
 async def write_file(ctx: SkillContext, p: WriteFileParams) -> SkillResult:
-    ws = Workspace(ctx.workspace)
-    real = ws.resolve_for_write(p.path)
-    rel = ws.relative(real)
-    if real.is_dir():
+    ws = Workspace(ctx.workspace, protected=ctx.confinement.protected)
+    rel = ws.relative(ws.resolve_for_write(p.path))
+    st = ws.stat(p.path)
+    if st is not None and stat.S_ISDIR(st.st_mode):
         raise SkillError(ErrorCode.VALIDATION_ERROR, f"{p.path!r} is a directory")
-    created = not real.exists()
+    created = st is None
     size = len(p.content.encode())
     if is_dry_run(ctx):
         action = "create" if created else "overwrite"
@@ -76,12 +79,9 @@ async def write_file(ctx: SkillContext, p: WriteFileParams) -> SkillResult:
 
 
 async def edit_file(ctx: SkillContext, p: EditFileParams) -> SkillResult:
-    ws = Workspace(ctx.workspace)
-    real = ws.resolve_for_write(p.path)
-    rel = ws.relative(real)
-    if not real.is_file():
-        raise SkillError(ErrorCode.NOT_FOUND, f"{p.path!r} is not a file in the workspace")
-    before = await asyncio.to_thread(real.read_text, encoding="utf-8")
+    ws = Workspace(ctx.workspace, protected=ctx.confinement.protected)
+    rel = ws.relative(ws.resolve_for_write(p.path))
+    before = await asyncio.to_thread(ws.read_text, p.path, limit=MAX_EDIT_BYTES, strict=True)
     count = before.count(p.old_content)
     if count == 0:
         raise SkillError(
