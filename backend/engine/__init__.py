@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.archive.records import SessionRecords
+from backend.checkpoints.records import SessionDiff, TurnRunningError, UndoOutcome
 from backend.config.settings import SylkConfig
 from backend.engine.build import EngineParts, build
 from backend.engine.config import EngineConfig
@@ -213,6 +214,23 @@ class Engine:
     def cancel_turn(self, session_id: str) -> bool:
         """Stop the session's running turn (stream and tools); False if none runs."""
         return self._parts.dispatcher.cancel(session_id)
+
+    # -- checkpoints -----------------------------------------------------------
+    async def undo(self, session_id: str) -> UndoOutcome:
+        """``/undo``: revert the session's last agent turn that changed files.
+
+        Refused while a turn of the session runs, and when a file the turn changed
+        was changed since (then nothing is changed, so nothing is lost).
+        """
+        session = self._sessions.get(session_id)
+        if self.turn_running(session.id):
+            raise TurnRunningError()
+        return await self._parts.checkpoints.undo(session.id, Path(session.workspace))
+
+    async def session_diff(self, session_id: str) -> SessionDiff:
+        """``/diff``: the workspace now against the session's start, bounded."""
+        session = self._sessions.get(session_id)
+        return await self._parts.checkpoints.diff(session.id, Path(session.workspace))
 
     # -- questions to the user -----------------------------------------------
     def attach_questions(self) -> Callable[[], None]:

@@ -18,7 +18,9 @@ from backend.agents.dispatch import AgentDispatcher
 from backend.agents.librarian_cache import LibrarianAnswers
 from backend.agents.turns import TurnRunner
 from backend.archive.store import Archive
+from backend.checkpoints.service import Checkpoints
 from backend.config.settings import SylkConfig, load_config
+from backend.engine.checkpoint_work import install_checkpoints
 from backend.engine.config import EngineConfig
 from backend.engine.hook_work import HookWork
 from backend.engine.knowledge_services import KnowledgeServices
@@ -96,6 +98,7 @@ class EngineParts:
     dispatcher: AgentDispatcher
     questions: QuestionBoard
     answers: AnswerPipeline
+    checkpoints: Checkpoints
     closed: bool = field(default=False)
 
     async def aclose(self) -> None:
@@ -187,6 +190,7 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
     read_guard = install_read_guard(gateway)  # edits need a (fresh) read of the file first
     librarian_answers = LibrarianAnswers(knowledge.code, archive)
     mcp = McpHub(settings.mcp_servers, cwd=config.workspace)
+    checkpoints = install_checkpoints(config, gateway)  # every turn that changes files
     turns = TurnRunner(
         settings=settings,
         archive=archive,
@@ -196,6 +200,7 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
         provider_override=config.provider,
         model_override=config.model,
         confine=config.confinement,
+        checkpoints=checkpoints,
     )
     guide = Guide(
         router=_router(gateway, turns),
@@ -248,6 +253,7 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
         dispatcher=dispatcher,
         questions=QuestionBoard(events.publish),
         answers=answers,
+        checkpoints=checkpoints,
     )
     return parts
 

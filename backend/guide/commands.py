@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from backend.checkpoints.answers import diff_text, undo_text
+from backend.checkpoints.records import SessionDiff, UndoOutcome
 from backend.errors import CommandError, SylkError
 from backend.guide.guide import Guide
 from backend.guide.routing import dsl
@@ -38,6 +40,8 @@ class SessionOps(Protocol):
     def describe_sessions(self) -> str: ...
     def status_text(self, session_id: str) -> str: ...
     async def tools_command(self, session_id: str, args: dict[str, str]) -> str: ...
+    async def undo(self, session_id: str) -> UndoOutcome: ...
+    async def session_diff(self, session_id: str) -> SessionDiff: ...
 
 
 Answer = tuple[str, bool]  # (text, laid out in columns)
@@ -60,6 +64,10 @@ async def run_command(
         return dsl.help_text(args.get("topic")), True
     if verb == "tools":
         return await ops.tools_command(session_id, args), False
+    if verb == "undo":
+        return undo_text(await ops.undo(session_id)), True
+    if verb == "diff":
+        return diff_text(await ops.session_diff(session_id)), True
     return GREETING + dsl.help_text(None), True
 
 

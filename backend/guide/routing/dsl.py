@@ -84,6 +84,13 @@ class ToolsCommand:
     run_command: str | None = None
 
 
+@dataclass(frozen=True)
+class CheckpointCommand:
+    """``/undo`` (revert the last agent turn's changes) or ``/diff`` (the session's)."""
+
+    verb: Literal["undo", "diff"]
+
+
 DslCommand = (
     SessionCommand
     | TaskCommand
@@ -93,6 +100,7 @@ DslCommand = (
     | HelpCommand
     | DeadLetterCommand
     | ToolsCommand
+    | CheckpointCommand
 )
 TOOL_CATEGORIES = ("linter", "formatter", "type_checker", "test_framework", "lsp")
 TOOLS_USAGE = (
@@ -136,6 +144,8 @@ HELP_TEXT = "\n".join(
         "  /status            routing, sessions and agent health",
         "  /deadletters [list|replay ID|purge]   messages no agent could take",
         "  /tools [CATEGORY] [PATH]   linters, formatters, tests: found, recommended or chosen",
+        "  /undo              revert the files the last agent turn changed",
+        "  /diff              what this session changed in the workspace since it started",
         "  /help [session|task|agents|tools]",
         "Anything else is routed by the Guide to the agent best placed to answer.",
     ]
@@ -245,6 +255,10 @@ def parse(text: str) -> DslCommand:
         return _parse_dead_letters(words)
     if head == "/tools":
         return _parse_tools(words)
+    if head in ("/undo", "/diff"):
+        if len(words) > 1:
+            raise CommandError(f"{head} takes no arguments", help_hint=head)
+        return CheckpointCommand("undo" if head == "/undo" else "diff")
     if head in ("/help", "/?"):
         topic = words[1].lower() if len(words) > 1 else None
         if topic is not None and topic not in HELP_TOPICS:

@@ -25,6 +25,7 @@ from backend.guide.routing.decision import (
 )
 from backend.guide.routing.dsl import (
     AgentMention,
+    CheckpointCommand,
     DeadLetterCommand,
     HelpCommand,
     RecordCommand,
@@ -113,6 +114,11 @@ def dsl_decision(text: str) -> RouteDecision:
         return RouteDecision(
             target=Target.GUIDE, confidence=1.0, tier="dsl", command=tools, text=text
         )
+    if isinstance(command, CheckpointCommand):
+        return RouteDecision(
+            target=Target.GUIDE, confidence=1.0, tier="dsl", command={"verb": command.verb},
+            text=text,
+        )  # fmt: skip
     verb = "status" if isinstance(command, StatusCommand) else "help"
     guide_args: dict[str, str] = {"verb": verb}
     if isinstance(command, HelpCommand) and command.topic:
