@@ -64,6 +64,22 @@ def add_parser(commands: Any, common: Common) -> None:
         "clients, as --http does",
     )
     serve.add_argument(
+        "--session-idle",
+        type=float,
+        default=30 * 60.0,
+        metavar="SECONDS",
+        help="end an --http client's session after this long with no request in flight "
+        "(default: 1800); its next request is answered 404 and the client initializes anew",
+    )
+    serve.add_argument(
+        "--max-sessions",
+        type=int,
+        default=100,
+        metavar="N",
+        help="at most this many --http sessions at once (default: 100); another "
+        "initialize is answered 503 until one ends or expires",
+    )
+    serve.add_argument(
         "--allow-remote",
         action="store_true",
         help="let --http/--sse listen on an address other than loopback; with no "
@@ -83,8 +99,9 @@ def run(args: argparse.Namespace, make_engine: Callable[[argparse.Namespace], En
     from backend.mcp.server.server import serve_engine
     from backend.mcp.server.shutdown import StopSignals
 
-    endpoint = None
+    endpoint = limits = None
     if args.http is not None or args.sse is not None:
+        from backend.mcp.server.http_sessions import SessionLimits
         from backend.mcp.server.http_transport import parse_endpoint
 
         endpoint = parse_endpoint(
@@ -92,6 +109,7 @@ def run(args: argparse.Namespace, make_engine: Callable[[argparse.Namespace], En
             sse=args.sse is not None,
             allow_remote=args.allow_remote,
         )
+        limits = SessionLimits(args.session_idle, args.max_sessions)
 
     async def body() -> int:
         # Installed before the engine opens, so a signal during startup or while the
@@ -105,6 +123,7 @@ def run(args: argparse.Namespace, make_engine: Callable[[argparse.Namespace], En
                     session=args.session,
                     cross_session=args.cross_session,
                     http=endpoint,
+                    limits=limits,
                     stop=signals.event,
                     on_listening=_listening,
                 )

@@ -4,8 +4,9 @@ Over stdio the process serves one client, so one caller answers every request. O
 streamable HTTP one server answers every client, and a client is its MCP session
 (the ``Mcp-Session-Id`` header the transport issues at initialize), so
 :class:`SessionCallers` makes a caller the first time it sees a session and keeps it
-until the client ends the session, or until it is the least recently used of more
-sessions than the transport itself admits.
+until the session ends (the client deletes it, or it expires: see
+:mod:`backend.mcp.server.http_sessions`), or until it is the least recently used of
+more sessions than the transport itself admits.
 """
 
 from __future__ import annotations
@@ -90,8 +91,14 @@ class SessionCallers:
             self._callers.move_to_end(key)
         return caller
 
+    def __len__(self) -> int:
+        return len(self._callers)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._callers
+
     def forget(self, key: str) -> None:
-        """The client ended session ``key``."""
+        """Session ``key`` ended; a session never seen, or already forgotten, is no error."""
         caller = self._callers.pop(key, None)
         if caller is not None:
             self.release(caller)

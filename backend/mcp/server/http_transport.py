@@ -11,10 +11,8 @@ refuses any other address without ``allow_remote``, and checks the Host and Orig
 headers (the SDK's DNS-rebinding protection) so a web page cannot reach a loopback
 server through a name that resolves to it.
 
-Streamable HTTP is served in the handshake era only (protocol versions up to
-2025-11-25): a 2026-07-28 request carries no session, so there would be no client to
-keep a caller for. Such requests are refused with the error that tells a client which
-versions to use, and the SDK's clients fall back to ``initialize`` on their own.
+Streamable-HTTP sessions expire when idle and are bounded in number
+(:mod:`backend.mcp.server.http_sessions`).
 """
 
 from __future__ import annotations
@@ -22,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
-import json
 import re
 import socket
 from collections.abc import Callable, Iterator
@@ -32,19 +29,9 @@ from typing import Any
 import uvicorn
 from mcp.server import Server
 from mcp.server.sse import SseServerTransport
-from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
-from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
-from mcp_types import (
-    UNSUPPORTED_PROTOCOL_VERSION,
-    ErrorData,
-    JSONRPCError,
-    UnsupportedProtocolVersionErrorData,
-)
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from sse_starlette.sse import AppStatus
 from starlette.applications import Starlette
-from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
@@ -53,13 +40,13 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from backend.errors import SylkError
 from backend.mcp.server.body_limit import BodyLimit
 from backend.mcp.server.callers import CallerLookup, SessionCallers, fixed
+from backend.mcp.server.http_sessions import MCP_PATH, SessionLimits, streamable_app
 
 DEFAULT_HOST = "127.0.0.1"
-MCP_PATH, SSE_PATH, MESSAGES_PATH = "/mcp", "/sse", "/messages/"
+SSE_PATH, MESSAGES_PATH = "/sse", "/messages/"
 # Long enough for a tool call in flight to answer, short enough for a supervisor's
 # stop timeout; open event streams are ended at once (AppStatus), so only calls wait.
 GRACE_S = 5
-MAX_REFUSED_BODY = 1 << 20
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 WILDCARD_HOSTS = ("0.0.0.0", "::")
 NO_AUTH = "there is no authentication: whoever reaches the port acts as you"
@@ -188,60 +175,6 @@ def security_settings(endpoint: HttpEndpoint) -> TransportSecuritySettings:
     )
 
 
-async def _refuse_era(version: str, scope: Scope, receive: Receive, send: Send) -> None:
-    body = b""
-    async for chunk in Request(scope, receive).stream():
-        body += chunk
-        if len(body) > MAX_REFUSED_BODY:
-            break
-    try:
-        message = json.loads(body)
-    except ValueError:
-        message = None
-    request_id = message.get("id") if isinstance(message, dict) else None
-    if isinstance(request_id, bool) or not isinstance(request_id, int | str):
-        request_id = None
-    versions = list(HANDSHAKE_PROTOCOL_VERSIONS)
-    error = ErrorData(
-        code=UNSUPPORTED_PROTOCOL_VERSION,
-        message=f"protocol {version} is not served over HTTP here: each client is a session "
-        f"of its own, opened by initialize at one of {', '.join(versions)}",
-        data=UnsupportedProtocolVersionErrorData(supported=versions, requested=version).model_dump(
-            mode="json"
-        ),
-    )
-    reply = JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
-    response = Response(
-        reply.model_dump_json(by_alias=True, exclude_unset=True),
-        status_code=400,
-        media_type="application/json",
-    )
-    await response(scope, receive, send)
-
-
-class HandshakeSessions:
-    """ASGI wrapper of the streamable-HTTP app: refuses sessionless (2026-07-28) requests
-    and lets a client's caller go when it deletes its session."""
-
-    def __init__(self, app: ASGIApp, callers: SessionCallers) -> None:
-        self.app = app
-        self.callers = callers
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] != MCP_PATH:
-            await self.app(scope, receive, send)
-            return
-        headers = Headers(scope=scope)
-        version = headers.get(MCP_PROTOCOL_VERSION_HEADER)
-        if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
-            await _refuse_era(version, scope, receive, send)
-            return
-        await self.app(scope, receive, send)
-        session = headers.get(MCP_SESSION_ID_HEADER)
-        if scope["method"] == "DELETE" and session:
-            self.callers.forget(session)
-
-
 class SseConnections:
     """``GET /sse``: each event stream is one client, with a caller and server of its own."""
 
@@ -274,7 +207,12 @@ class SseConnections:
             self.callers.release(caller)
 
 
-def build_app(endpoint: HttpEndpoint, make_server: MakeServer, callers: SessionCallers) -> ASGIApp:
+def build_app(
+    endpoint: HttpEndpoint,
+    make_server: MakeServer,
+    callers: SessionCallers,
+    limits: SessionLimits | None = None,
+) -> ASGIApp:
     settings = security_settings(endpoint)
     if endpoint.sse:
         transport = SseServerTransport(MESSAGES_PATH, security_settings=settings)
@@ -283,10 +221,10 @@ def build_app(endpoint: HttpEndpoint, make_server: MakeServer, callers: SessionC
             Mount(MESSAGES_PATH, app=transport.handle_post_message),
         ]
         return BodyLimit(Starlette(routes=routes))
-    app = make_server(callers).streamable_http_app(
-        streamable_http_path=MCP_PATH, transport_security=settings, host=endpoint.host
+    app, _manager = streamable_app(
+        make_server(callers), callers, settings, limits or SessionLimits()
     )
-    return BodyLimit(HandshakeSessions(app, callers))
+    return BodyLimit(app)
 
 
 class _Uvicorn(uvicorn.Server):
@@ -304,13 +242,14 @@ async def serve_http(
     callers: SessionCallers,
     stop: asyncio.Event,
     *,
+    limits: SessionLimits | None = None,
     on_listening: Callable[[str], None] | None = None,
 ) -> None:
     """Serve on ``sock`` (from :func:`listen`) until ``stop`` is set, then shut down:
     event streams end, calls in flight get :data:`GRACE_S` seconds to answer, and every
-    client session is closed."""
+    client session is closed. Streamable-HTTP sessions live within ``limits``."""
     config = uvicorn.Config(
-        build_app(endpoint, make_server, callers),
+        build_app(endpoint, make_server, callers, limits),
         lifespan="on",
         http="h11",
         ws="none",

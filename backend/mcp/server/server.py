@@ -59,6 +59,7 @@ from backend.skills.models import SkillContext
 
 if TYPE_CHECKING:
     from backend.engine import Engine
+    from backend.mcp.server.http_sessions import SessionLimits
     from backend.mcp.server.http_transport import HttpEndpoint
 
 log = logging.getLogger(__name__)
@@ -314,20 +315,21 @@ async def serve_engine(
     session: str | None = None,
     cross_session: bool = False,
     http: HttpEndpoint | None = None,
+    limits: SessionLimits | None = None,
     stop: asyncio.Event | None = None,
     on_listening: Callable[[str], None] | None = None,
 ) -> bool:
     """Serve ``engine`` over stdio until the client closes stdin, or over ``http`` (each
-    client its own caller) until ``stop`` is set; see :func:`caller_context` for
-    ``session`` and ``cross_session``. True if ``stop`` ended it. ``on_listening``
-    hears the URL once the HTTP socket listens. The engine stays open: closing it is
-    the caller's."""
+    client its own caller, its session within ``limits``) until ``stop`` is set; see
+    :func:`caller_context` for ``session`` and ``cross_session``. True if ``stop`` ended
+    it. ``on_listening`` hears the URL once the HTTP socket listens. The engine stays
+    open: closing it is the caller's."""
 
     context = caller_context(
         engine, session=session, cross_session=cross_session, can_write=can_write
     )  # an unknown --session fails here, before anything starts
     if http is not None:
-        from backend.mcp.server import http_transport  # uvicorn loads only for HTTP
+        from backend.mcp.server import http_sessions, http_transport  # uvicorn: only for HTTP
 
         sock = http_transport.listen(http)  # a taken port fails before the tools start
     if gateway is None:
@@ -354,9 +356,10 @@ async def serve_engine(
     def make_server(callers: CallerLookup) -> Server[Any]:
         return SylkMcpServer(gateway, context, instructions=instructions, callers=callers).build()
 
-    callers = SessionCallers(make_caller, release)
+    limits = limits or http_sessions.SessionLimits()
+    callers = SessionCallers(make_caller, release, capacity=limits.max_sessions)
     stopping = stop or asyncio.Event()
     await http_transport.serve_http(
-        http, sock, make_server, callers, stopping, on_listening=on_listening
+        http, sock, make_server, callers, stopping, limits=limits, on_listening=on_listening
     )
     return stopping.is_set()
