@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from screens.state.intents import SendLine
+
 if TYPE_CHECKING:
     from screens.main_screen import MainScreen
 
@@ -22,6 +24,13 @@ class PaletteEntry:
     text: str
     help: str
     run: Callable[[], object]
+
+
+def _send(screen: MainScreen, line: str) -> None:
+    """Send a command to the session on screen, as if typed in the composer."""
+    viewed = screen.state.viewed_id
+    if viewed is not None:
+        screen.post_message(SendLine(viewed, line))
 
 
 def palette_entries(screen: MainScreen) -> list[PaletteEntry]:
@@ -43,6 +52,16 @@ def palette_entries(screen: MainScreen) -> list[PaletteEntry]:
             "Complete session",
             "Mark the session on screen as done",
             screen.action_complete_session,
+        ),
+        PaletteEntry(
+            "Undo the last agent turn",
+            "Put back the files the last agent turn changed (/undo)",
+            partial(_send, screen, "/undo"),
+        ),
+        PaletteEntry(
+            "Show the session's changes",
+            "The workspace now against the session's start (/diff)",
+            partial(_send, screen, "/diff"),
         ),
     ]
     for number, session in enumerate(screen.state.sessions.values(), 1):

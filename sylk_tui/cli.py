@@ -28,7 +28,7 @@ from backend.events import (
 )
 from backend.guide.routing.decision import describe_route
 from backend.messages import Message, MessageType
-from sylk_tui import export, mcp_cli, paths
+from sylk_tui import checkpoint_cli, export, mcp_cli, paths
 from sylk_tui.logs import configure_logging
 
 if TYPE_CHECKING:  # the engine's modules load when a command needs an engine
@@ -91,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("ref", metavar="ID", help="session id, unique id prefix, name or number")
     exp.add_argument("--format", choices=["md", "json"], default="md")
     exp.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    checkpoint_cli.add_parsers(verbs, _common)
     mcp_cli.add_parser(commands, _common)
     return parser
 
@@ -286,6 +287,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "list": _cmd_list,
         "new": _cmd_new,
         "export": _cmd_export,
+        "undo": lambda a: checkpoint_cli.run(a, _engine),
+        "diff": lambda a: checkpoint_cli.run(a, _engine),
     }
     try:
         if args.command == "sessions":
