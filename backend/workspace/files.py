@@ -248,10 +248,11 @@ class Workspace:
             if (dev, e.inode()) not in guard.inodes and not guard.covers((*parts, e.name))
         ]
 
-    def list_dir(self, path: str = ".") -> list[str]:
+    def list_dir(self, path: str = ".", limit: int | None = MAX_LIST_ENTRIES) -> list[str]:
+        """Names in the directory ``path`` (a directory's with a trailing ``/``), sorted."""
         fd, found = self._open_dir(path)
         try:
-            entries = self._entries(fd, found.parts)[:MAX_LIST_ENTRIES]
+            entries = self._entries(fd, found.parts)[:limit]
         finally:
             os.close(fd)
         return [f"{e.name}/" if e.is_dir(follow_symlinks=False) else e.name for e in entries]

@@ -9,7 +9,10 @@
 - ``catalog``: what discovery knows about each tool (commands, packages, config
   files, pre-commit hooks).
 - ``files``: which files discovery reads, read confined to the workspace.
-- ``probe``: how a tool is run, installed and asked its version in this project.
+- ``probe``: how a tool is run and installed in this project; ``--version`` of a
+  tool on PATH outside the workspace.
+- ``installed``: where a tool is installed and its version, running nothing of the
+  workspace's (a project-local tool's version comes from its package metadata).
 - ``tiers``: tiers 2 and 3: the Academic's recommendation and the user's choice.
 - ``defaults``: the language defaults when a project configures no tool.
 - ``models``: the protocol's requests, responses, tools and options.

@@ -53,6 +53,7 @@ from backend.knowledge.tool_discovery.files import (
     join,
     scan_dirs,
 )
+from backend.knowledge.tool_discovery.format import editorconfig_note, medium_note
 from backend.knowledge.tool_discovery.models import (
     ConfidenceLevel,
     DiscoveredTool,
@@ -125,9 +126,17 @@ class ToolDiscovery:
 
     # -- tier 1 + escalation ---------------------------------------------------------
     def discover(
-        self, request: ToolDiscoveryRequest, workspace: Path, *, refresh: bool = False
+        self, request: ToolDiscoveryRequest, workspace: Path, *, refresh: bool = False,
+        protected: Iterable[Path] = (),
+    ) -> ToolDiscoveryResponse:  # fmt: skip
+        """Reads through the confined workspace (never ``protected``, Sylk's own paths);
+        runs no file of the workspace (see :mod:`.installed`)."""
+        with Workspace(workspace, protected=protected) as ws:
+            return self._discover(request, ws, refresh)
+
+    def _discover(
+        self, request: ToolDiscoveryRequest, ws: Workspace, refresh: bool
     ) -> ToolDiscoveryResponse:
-        ws = Workspace(workspace)
         languages = sorted({self._language(lang) for lang in request.languages})
         dirs = scan_dirs(ws, request.target_path)  # refuses targets outside the workspace
         category = request.tool_category
@@ -174,9 +183,11 @@ class ToolDiscovery:
         return response
 
     async def adiscover(
-        self, request: ToolDiscoveryRequest, workspace: Path, *, refresh: bool = False
-    ) -> ToolDiscoveryResponse:
-        return await asyncio.to_thread(self.discover, request, workspace, refresh=refresh)
+        self, request: ToolDiscoveryRequest, workspace: Path, *, refresh: bool = False,
+        protected: Iterable[Path] = (),
+    ) -> ToolDiscoveryResponse:  # fmt: skip
+        return await asyncio.to_thread(self.discover, request, workspace, refresh=refresh,
+                                       protected=protected)  # fmt: skip
 
     def _resolve(
         self,
@@ -200,7 +211,7 @@ class ToolDiscovery:
         if found is not None:
             for decision in response.decisions:
                 if decision.category is ToolCategory.FORMATTER:
-                    decision.note = f"{decision.note}; {_editorconfig_note(found)}"
+                    decision.note = f"{decision.note}; {editorconfig_note(found)}"
         if response.decisions:
             response.tier = max(d.tier for d in response.decisions)
             response.confidence = min((d.confidence for d in response.decisions),
@@ -240,7 +251,7 @@ class ToolDiscovery:
                     category=category,
                     tier=2,
                     confidence=MEDIUM,
-                    note=_medium_note(language, category, found),
+                    note=medium_note(language, category, found),
                 )
             )
             return
@@ -361,20 +372,6 @@ class ToolDiscovery:
 
 def _known() -> set[str]:
     return set(LANGUAGE_DEFAULTS)
-
-
-def _medium_note(language: str, category: ToolCategory, found: list[DiscoveredTool]) -> str:
-    names = ", ".join(t.name for t in found)
-    default = language_defaults(language).get(category) if language in _known() else None
-    if default and any(t.name in {c.name for c in default.options} for t in found):
-        return f"no config file, but the project uses {names}, a recommended choice"
-    return f"no config file; the project's dependencies or scripts point to {names}"
-
-
-def _editorconfig_note(found: EditorConfig) -> str:
-    if found.formatting:
-        return f"{found.path} sets {', '.join(found.formatting)} for editors and formatters"
-    return f"{found.path} sets no indentation, line ending or line length"
 
 
 def _relative(path: str, root: str) -> str | None:

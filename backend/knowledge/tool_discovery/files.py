@@ -9,8 +9,10 @@ own mtime, which changes when a file is created, deleted or renamed in it. So
 a newly created ``.eslintrc.json`` changes the fingerprint even though no
 earlier call read it.
 
-A config file that is a symlink to somewhere outside the workspace is never
-read (nor stat'ed through): it is skipped with a warning.
+Every read and listing goes through the confined
+:class:`~backend.workspace.files.Workspace`: a config file that is a symlink to
+somewhere outside the workspace is never read (it is skipped with a warning),
+and Sylk's own data inside the workspace is neither read nor listed.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+import stat
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -26,7 +29,12 @@ from typing import Any
 
 import yaml
 
-from backend.workspace.files import Workspace
+from backend.workspace.files import (
+    FileTooLargeError,
+    PathOutsideWorkspaceError,
+    Workspace,
+    WorkspaceError,
+)
 
 CANDIDATE_NAMES = frozenset(
     {
@@ -74,7 +82,8 @@ def is_candidate(name: str) -> bool:
 
 @dataclass
 class ConfinedReader:
-    """Reads workspace files for one discovery pass, refusing anything outside the root."""
+    """Reads workspace files for one discovery pass through the confined :class:`Workspace`
+    (by descriptor: never outside the root, never Sylk's own data, never a hard link)."""
 
     ws: Workspace
     warnings: list[str] = field(default_factory=list)
@@ -84,31 +93,34 @@ class ConfinedReader:
     def root(self) -> Path:
         return self.ws.root
 
-    def inside(self, rel: str) -> Path | None:
-        """The real path of ``rel`` if it exists inside the workspace; warns on escapes."""
-        path = self.root / rel
-        if not os.path.lexists(path):
-            return None
-        real = path.resolve()
-        if real != self.root and self.root not in real.parents:
-            message = f"ignored {rel}: it is a symlink to a place outside the workspace"
-            if message not in self.warnings:
-                self.warnings.append(message)
-            return None
-        return real
+    def _warn_outside(self, rel: str) -> None:
+        message = f"ignored {rel}: it is a symlink to a place outside the workspace"
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def stat(self, rel: str) -> os.stat_result | None:
+        """What ``rel`` is (links inside followed), None if missing or refused."""
+        try:
+            return self.ws.stat(rel)
+        except PathOutsideWorkspaceError:
+            self._warn_outside(rel)
+        except WorkspaceError:
+            pass
+        return None
 
     def text(self, rel: str, limit: int = MAX_CONFIG_BYTES) -> str | None:
-        real = self.inside(rel)
-        if real is None or not real.is_file():
-            return None
         try:
-            if real.stat().st_size > limit:
-                self.warnings.append(f"skipped {rel}: larger than {limit // 1024} KiB")
-                return None
-            self.read.add(rel)
-            return real.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+            data = self.ws.read_bytes(rel, limit)
+        except FileTooLargeError:
+            self.warnings.append(f"skipped {rel}: larger than {limit // 1024} KiB")
             return None
+        except PathOutsideWorkspaceError:
+            self._warn_outside(rel)
+            return None
+        except WorkspaceError:
+            return None
+        self.read.add(rel)
+        return data.decode("utf-8", errors="replace")
 
     def toml(self, rel: str, limit: int = MAX_CONFIG_BYTES) -> dict[str, Any] | None:
         text = self.text(rel, limit)
@@ -141,22 +153,24 @@ class ConfinedReader:
             return None
 
     def exists(self, rel: str) -> bool:
-        return self.inside(rel) is not None
+        return self.stat(rel) is not None
 
     def listdir(self, rel: str) -> list[str]:
-        real = self.inside(rel) if rel not in ("", ".") else self.root
-        if real is None or not real.is_dir():
-            return []
         try:
-            return sorted(os.listdir(real))
-        except OSError:
+            names = self.ws.list_dir(rel or ".", limit=None)
+        except PathOutsideWorkspaceError:
+            self._warn_outside(rel)
             return []
+        except WorkspaceError:
+            return []
+        return [name.rstrip("/") for name in names]
 
 
 def scan_dirs(ws: Workspace, target: str) -> list[str]:
     """Workspace-relative directories from the root down to the target's directory."""
     real = ws.resolve(target)  # raises PathOutsideWorkspaceError for escapes
-    if not real.is_dir():
+    st = ws.stat(target)
+    if real != ws.root and (st is None or not stat.S_ISDIR(st.st_mode)):
         real = real.parent
     rel = ws.relative(real)
     dirs = [""]
@@ -207,19 +221,23 @@ def fingerprint(ws: Workspace, dirs: list[str]) -> tuple[object, ...]:
 def census(ws: Workspace, start: str) -> dict[str, int]:
     """Source files per language under ``start`` (bounded walk; ignored trees skipped)."""
     counts: dict[str, int] = {}
-    seen = 0
     base = ws.resolve(start)
-    if not base.is_dir():
+    st = ws.stat(start)
+    if st is None or not stat.S_ISDIR(st.st_mode):
         base = base.parent
-    for _dirpath, dirnames, filenames in os.walk(base, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
-        for name in filenames:
-            language = EXTENSIONS.get(os.path.splitext(name)[1])
+
+    def keep(_rel: str, name: str) -> bool:
+        return name not in SKIP_DIRS and not name.startswith(".")
+
+    try:
+        for seen, rel in enumerate(ws.walk_files(ws.relative(base), keep), 1):
+            language = EXTENSIONS.get(os.path.splitext(rel)[1])
             if language:
                 counts[language] = counts.get(language, 0) + 1
-            seen += 1
             if seen >= CENSUS_LIMIT:
-                return counts
+                break
+    except WorkspaceError:
+        pass
     return counts
 
 

@@ -6,8 +6,11 @@ whether it is installed; then the questions the user still has to answer.
 
 from __future__ import annotations
 
+from backend.knowledge.tool_discovery.defaults import LANGUAGE_DEFAULTS, language_defaults
+from backend.knowledge.tool_discovery.editorconfig import EditorConfig
 from backend.knowledge.tool_discovery.models import (
     DiscoveredTool,
+    ToolCategory,
     ToolDiscoveryResponse,
     ToolOption,
 )
@@ -21,6 +24,8 @@ def _label(category: str) -> str:
 
 def _tool_line(tool: DiscoveredTool) -> str:
     version = f" {tool.version}" if tool.version else ""
+    if tool.version and tool.version_source == "metadata":
+        version += " (version from metadata, not executed)"
     where = f" — `{tool.config_path}`" if tool.config_path else ""
     installed = "installed" if tool.is_installed else "not installed"
     line = (
@@ -73,3 +78,18 @@ def format_discovery(response: ToolDiscoveryResponse) -> str:
     if response.warnings:
         lines += ["", "### Warnings", *(f"- {w}" for w in response.warnings)]
     return "\n".join(lines) + "\n"
+
+
+def medium_note(language: str, category: ToolCategory, found: list[DiscoveredTool]) -> str:
+    """Why tools found without a config file (a dependency, a script) are kept."""
+    names = ", ".join(t.name for t in found)
+    default = language_defaults(language).get(category) if language in LANGUAGE_DEFAULTS else None
+    if default and any(t.name in {c.name for c in default.options} for t in found):
+        return f"no config file, but the project uses {names}, a recommended choice"
+    return f"no config file; the project's dependencies or scripts point to {names}"
+
+
+def editorconfig_note(found: EditorConfig) -> str:
+    if found.formatting:
+        return f"{found.path} sets {', '.join(found.formatting)} for editors and formatters"
+    return f"{found.path} sets no indentation, line ending or line length"

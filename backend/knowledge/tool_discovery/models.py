@@ -59,7 +59,10 @@ class DiscoveredTool(BaseModel):
     category: ToolCategory
     language: str
     version: str = ""
-    version_source: str = ""  # "lock", "pre_commit", "pin", "installed", "manifest"
+    # "lock", "pre_commit", "pin", "metadata" (a project-local install's package metadata,
+    # read: the workspace's binaries are never run), "installed" (`--version` of a tool on
+    # PATH outside the workspace), "manifest"
+    version_source: str = ""
     config_path: str = ""  # workspace-relative
     run_command: str
     install_cmd: str = ""

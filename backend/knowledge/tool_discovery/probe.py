@@ -3,20 +3,21 @@
 The package manager comes from the lock files (``pnpm-lock.yaml`` means
 ``pnpm exec`` and ``pnpm add -D``; ``uv.lock`` means ``uv run`` and ``uv add
 --dev``), so the commands an agent gets are the ones the project's
-contributors type. A tool counts as installed when the project's own
-``node_modules/.bin`` or virtualenv has it (its real path inside the
-workspace), or when it is on PATH.
+contributors type. Where a tool is installed and which version, without running
+anything of the workspace's, is :mod:`.installed`'s business.
 
 Versions come, best first, from a lock file pin, a pre-commit ``rev``, the
-installed tool itself (``<tool> --version`` as a real subprocess with a short
+metadata of a project-local install (read, never executed), a tool on PATH
+outside the workspace (``<tool> --version`` as a real subprocess with a short
 timeout), and last the manifest's version range.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
-import shutil
+import signal
 import subprocess
 import threading
 from dataclasses import dataclass, field
@@ -25,6 +26,8 @@ from typing import Any
 
 from backend.knowledge.tool_discovery.catalog import ToolSpec
 from backend.knowledge.tool_discovery.files import MAX_LOCK_BYTES, ConfinedReader, join
+from backend.knowledge.tool_discovery.installed import inside, system_path, system_which
+from backend.workspace.commands import child_env
 
 VERSION = re.compile(r"(\d+\.\d+(?:\.\d+)?(?:[-+][0-9A-Za-z.]+)?)")
 NODE_EXEC = {"npm": "npx", "pnpm": "pnpm exec", "yarn": "yarn", "bun": "bunx"}
@@ -38,7 +41,6 @@ GO_INSTALL = {
     "golangci-lint": "go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@latest",
     "gopls": "go install golang.org/x/tools/gopls@latest",
 }
-VENV_BINS = (".venv/bin", "venv/bin")
 
 
 @dataclass
@@ -110,44 +112,15 @@ def install_command(spec: ToolSpec, tooling: ProjectTooling) -> str:
     return ""
 
 
-def locate(
-    spec: ToolSpec, tooling: ProjectTooling, reader: ConfinedReader, path_env: str | None
-) -> Path | None:
-    """Where the tool's executable is: the project's own bin dirs first, then PATH."""
-    exe = spec.executable
-    local: list[str] = []
-    if spec.ecosystem == "node":
-        local = [join(d, f"node_modules/.bin/{exe}") for d in tooling.node_dirs]
-    elif spec.ecosystem == "python":
-        local = [join(d, f"{b}/{exe}") for d in tooling.scanned for b in VENV_BINS]
-    for rel in local:
-        if os.path.lexists(reader.root / rel):
-            real = reader.inside(rel)  # warns when it escapes the workspace
-            if real is not None and os.access(real, os.X_OK):
-                return real
-    found = shutil.which(exe, path=path_env)
-    return Path(found) if found else None
-
-
-def node_version(spec: ToolSpec, tooling: ProjectTooling, reader: ConfinedReader) -> str:
-    """The exact version installed in node_modules, else pinned in package-lock.json."""
-    if not spec.package:
-        return ""
-    for d in tooling.node_dirs:
-        data = reader.json(join(d, f"node_modules/{spec.package}/package.json"))
-        if isinstance(data, dict) and isinstance(data.get("version"), str):
-            return str(data["version"])
-        lock_rel = join(d, "package-lock.json")
-        lock = reader.json(lock_rel, MAX_LOCK_BYTES) if reader.exists(lock_rel) else None
-        if isinstance(lock, dict):
-            entry = lock.get("packages", {}).get(f"node_modules/{spec.package}", {})
-            if isinstance(entry, dict) and isinstance(entry.get("version"), str):
-                return str(entry["version"])
-    return ""
-
-
 class VersionProbe:
-    """Runs ``<tool> --version`` once per executable (re-run when the binary changes)."""
+    """Runs ``<tool> --version`` once per executable (re-run when the binary changes).
+
+    Only binaries outside the workspace (see :mod:`.installed`): one inside is never
+    run. The probe gets the allow-listed environment commands get, PATH without the
+    workspace's directories, stdin closed, ``/`` as its working directory (so no
+    project config or plugin of the workspace is loaded) and a timeout that kills
+    its whole process group.
+    """
 
     def __init__(self, timeout_s: float = 5.0) -> None:
         self.timeout_s = timeout_s
@@ -156,7 +129,9 @@ class VersionProbe:
         self._gates: dict[tuple[str, int, tuple[str, ...]], threading.Lock] = {}
         self._lock = threading.Lock()
 
-    def version(self, argv: tuple[str, ...], exe: Path, cwd: Path, path_env: str | None) -> str:
+    def version(
+        self, argv: tuple[str, ...], exe: Path, workspace: Path, path_env: str | None
+    ) -> str:
         try:
             stamp = exe.stat().st_mtime_ns
         except OSError:
@@ -166,29 +141,36 @@ class VersionProbe:
             gate = self._gates.setdefault(key, threading.Lock())
         with gate:  # one run per binary even when several categories ask at once
             if key not in self._memo:
-                self._memo[key] = self._run(argv, exe, cwd, path_env)
+                self._memo[key] = self._run(argv, exe, workspace.resolve(), path_env)
                 with self._lock:
                     self.runs += 1
             return self._memo[key]
 
-    def _run(self, argv: tuple[str, ...], exe: Path, cwd: Path, path_env: str | None) -> str:
+    def _run(self, argv: tuple[str, ...], exe: Path, root: Path, path_env: str | None) -> str:
         command = list(argv)
         if Path(command[0]).name == exe.name:
-            command[0] = str(exe)  # the very binary discovery found (project-local first)
-        elif (other := shutil.which(command[0], path=path_env)) is not None:
-            command[0] = other
+            command[0] = str(exe)
+        elif (other := system_which(command[0], path_env, root)) is not None:
+            command[0] = str(other)
         else:
             return ""
-        env = dict(os.environ)
-        if path_env is not None:
-            env["PATH"] = path_env
+        if inside(Path(os.path.realpath(command[0])), root):
+            return ""  # the workspace's own code: never run
+        env = child_env()
+        env["PATH"] = system_path(path_env, root)
         try:
-            done = subprocess.run(  # argv from the catalog, never from input
-                command, cwd=cwd, env=env, capture_output=True, text=True,
-                timeout=self.timeout_s, stdin=subprocess.DEVNULL, check=False,
+            proc = subprocess.Popen(  # argv from the catalog, never from input
+                command, cwd="/", env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True,
             )  # fmt: skip
-            output = f"{done.stdout}\n{done.stderr}" if done.returncode == 0 else ""
-        except (OSError, subprocess.SubprocessError):
-            output = ""
-        match = VERSION.search(output)
+        except OSError:
+            return ""
+        try:
+            out, err = proc.communicate(timeout=self.timeout_s)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            return ""
+        match = VERSION.search(f"{out}\n{err}" if proc.returncode == 0 else "")
         return match.group(1) if match else ""

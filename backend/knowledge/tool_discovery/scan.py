@@ -13,7 +13,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
 
 from backend.knowledge.tool_discovery import rules
 from backend.knowledge.tool_discovery.catalog import CATALOG, CATEGORY_WORDS, ToolSpec
@@ -22,6 +21,13 @@ from backend.knowledge.tool_discovery.files import (
     candidates_in,
     census,
     join,
+)
+from backend.knowledge.tool_discovery.installed import (
+    METADATA,
+    Installed,
+    locate,
+    node_version,
+    python_version,
 )
 from backend.knowledge.tool_discovery.models import (
     ConfidenceLevel,
@@ -34,8 +40,6 @@ from backend.knowledge.tool_discovery.probe import (
     ProjectTooling,
     VersionProbe,
     install_command,
-    locate,
-    node_version,
     project_tooling,
     run_command,
 )
@@ -166,7 +170,7 @@ def merge(
         best = max(group, key=lambda f: (f.confidence.rank, -SOURCE_ORDER.index(f.source)))
         scripts = [f for f in group if f.script]
         script = max(scripts, key=_script_score) if scripts else None
-        exe = locate(spec, tooling, reader, path_env)
+        exe = locate(spec, reader, path_env, node_dirs=tooling.node_dirs, scanned=tooling.scanned)
         version, version_source = _version(
             spec, group, tooling, reader=reader, probe=probe, exe=exe, path_env=path_env
         )
@@ -181,7 +185,7 @@ def merge(
             evidence=list(dict.fromkeys(f.path for f in group)),
         )  # fmt: skip
 
-    # `<tool> --version` can take seconds (pytest imports its plugins): probe in parallel.
+    # `<tool> --version` of a tool on PATH can take seconds (pytest imports its plugins).
     with ThreadPoolExecutor(max_workers=PROBE_WORKERS) as pool:
         tools = list(pool.map(build, groups.items()))
     tools.sort(key=lambda t: (t.category.value, -t.confidence.rank, t.name))
@@ -195,19 +199,24 @@ def _version(
     *,
     reader: ConfinedReader,
     probe: VersionProbe | None,
-    exe: Path | None,
+    exe: Installed | None,
     path_env: str | None,
 ) -> tuple[str, str]:
     if spec.ecosystem == "python" and spec.package in tooling.python_locks:
         return tooling.python_locks[spec.package], "lock"
-    if spec.ecosystem == "node" and (pinned := node_version(spec, tooling, reader)):
-        return pinned, "lock"
+    if spec.ecosystem == "node":
+        pinned, source = node_version(spec, tooling.node_dirs, reader)
+        if pinned:
+            return pinned, source
     for kind in ("pre_commit", "pin"):  # exact pins outrank whatever happens to be installed
         pinned_by = next((f for f in group if f.version_source == kind), None)
         if pinned_by is not None:
             return pinned_by.version, kind
-    if probe is not None and exe is not None:
-        found = probe.version(spec.version_argv, exe, reader.root, path_env)
+    if exe is not None and exe.local:  # the workspace's own code: read about, never run
+        if spec.ecosystem == "python" and (found := python_version(spec, tooling.scanned, reader)):
+            return found, METADATA
+    elif probe is not None and exe is not None:
+        found = probe.version(spec.version_argv, exe.path, reader.root, path_env)
         if found:
             return found, "installed"
     manifest = next((f for f in group if f.version), None)

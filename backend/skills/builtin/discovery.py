@@ -91,7 +91,9 @@ class DiscoveryOps:
                 session_id=ctx.session_id, requesting_agent=ctx.agent, tool_category=category,
                 target_path=p.path, languages=p.languages,
             )  # fmt: skip
-            return self.discovery.discover(request, ctx.workspace, refresh=p.refresh)
+            return self.discovery.discover(
+                request, ctx.workspace, refresh=p.refresh, protected=ctx.confinement.protected
+            )
 
         response = await _typed(run, "languages")
         result = response.model_dump(mode="json")

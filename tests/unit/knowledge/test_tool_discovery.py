@@ -300,28 +300,6 @@ def test_invalidate_drops_only_entries_the_paths_affect(
     assert discovery.stats().invalidations == 3
 
 
-def test_local_venv_tools_are_installed_and_probed_with_a_timeout(tmp_path: Path) -> None:
-    ws = write(tmp_path, {"pyproject.toml": "[tool.ruff]\n[tool.mypy]\n"})
-    bin_dir = ws / ".venv" / "bin"
-    bin_dir.mkdir(parents=True)
-    (bin_dir / "ruff").write_text("#!/bin/sh\necho 'ruff 9.9.9'\n")
-    # A version only after a long pause (one process, so the timeout's kill ends it all):
-    # the probe's timeout must cut it off first.
-    slow = f"#!{sys.executable}\nimport time\ntime.sleep(30)\nprint('mypy 1.0.0')\n"
-    (bin_dir / "mypy").write_text(slow)
-    for exe in bin_dir.iterdir():
-        exe.chmod(0o755)
-    discovery = ToolDiscovery(path_env=EMPTY_PATH, version_timeout_s=0.5)
-    response = ask(discovery, ws)
-    ruff = tool(response, "ruff", ToolCategory.LINTER)
-    assert (ruff.is_installed, ruff.version, ruff.version_source) == (True, "9.9.9", "installed")
-    mypy = tool(response, "mypy", ToolCategory.TYPE_CHECKER)
-    assert (mypy.is_installed, mypy.version) == (True, "")  # timed out: no version
-    runs = discovery.stats().version_runs
-    ask(discovery, ws, ToolCategory.FORMATTER)  # another category, same binaries: memoised
-    assert discovery.stats().version_runs == runs
-
-
 def test_real_ruff_version_from_path(tmp_path: Path) -> None:
     # The dev extras install ruff next to the interpreter running the tests.
     ruff_exe = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
