@@ -24,11 +24,13 @@ class Redactor:
         return value
 
     def data(self, value: Any) -> Any:
-        """Redact every string inside nested dicts, lists and tuples."""
+        """Redact every string inside nested dicts (their keys too), lists and tuples."""
+        if not self._secrets:
+            return value
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            return {k: self.data(v) for k, v in value.items()}
+            return {self.data(k): self.data(v) for k, v in value.items()}
         if isinstance(value, list | tuple):
             return type(value)(self.data(v) for v in value)
         return value

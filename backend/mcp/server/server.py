@@ -153,7 +153,8 @@ def _error(kind: str, message: str, hint: str = "") -> mcp_types.CallToolResult:
 
 class SylkMcpServer:
     """Holds the gateway and answers the SDK's requests for the caller each comes from:
-    ``context``, ``providers`` and ``prompts`` by default, or whom ``callers`` names."""
+    ``context``, ``providers`` and ``prompts`` by default, or whom ``callers`` names.
+    With a ``redactor``, every reply and error is redacted on its way out."""
 
     def __init__(
         self,
@@ -164,8 +165,10 @@ class SylkMcpServer:
         *,
         instructions: str = INSTRUCTIONS,
         callers: CallerLookup | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
         self.gateway = gateway
+        self.redactor = redactor
         self.context = context
         self.providers = list(providers)
         self.prompts = prompts
@@ -175,7 +178,7 @@ class SylkMcpServer:
 
     def build(self) -> Server[Any]:
         schemas = {tool.name: tool.input_schema for tool in verb_tools()}
-        return Server(
+        server: Server[Any] = Server(
             SERVER_NAME,
             version="0.1",
             title="Sylk",
@@ -189,6 +192,9 @@ class SylkMcpServer:
             on_list_prompts=self._list_prompts,
             on_get_prompt=self._get_prompt,
         )
+        if self.redactor:  # innermost, so the SDK's tracing sees only redacted text too
+            server.middleware.append(RedactedReplies(self.redactor))
+        return server
 
     async def _list_tools(
         self, _ctx: ServerRequestContext[Any], _params: mcp_types.PaginatedRequestParams | None
@@ -339,7 +345,12 @@ async def serve_engine(
     if http is None:
         caller = engine_caller(engine, gateway, context)
         server = SylkMcpServer(
-            gateway, context, caller.providers, caller.prompts, instructions=instructions
+            gateway,
+            context,
+            caller.providers,
+            caller.prompts,
+            instructions=instructions,
+            redactor=engine.redactor,
         )
         return await serve_stdio(server.build(), stop)
 
@@ -354,7 +365,9 @@ async def serve_engine(
             gateway.forget_session(caller.context.session_id)
 
     def make_server(callers: CallerLookup) -> Server[Any]:
-        return SylkMcpServer(gateway, context, instructions=instructions, callers=callers).build()
+        return SylkMcpServer(
+            gateway, context, instructions=instructions, callers=callers, redactor=engine.redactor
+        ).build()
 
     limits = limits or http_sessions.SessionLimits()
     callers = SessionCallers(make_caller, release, capacity=limits.max_sessions)
