@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from backend.sandbox import sandbox_support
 from backend.skills.envelopes import ErrorCode, code_for
 from backend.workspace.commands import (
     CommandTimeoutError,
@@ -34,6 +35,7 @@ async def test_a_command_runs_in_the_workspace_with_an_allow_listed_environment(
     names = {line.split("=", 1)[0] for line in lines[1:] if "=" in line}
     assert names.isdisjoint(leaked) and "LANG=C.UTF-8" in lines and "PATH" in names
     assert not any(value in result["stdout"] for value in leaked.values())
+    assert result["sandbox"] == sandbox_support().level
 
 
 async def test_closing_its_output_does_not_outlive_the_time_limit(tmp_path: Path) -> None:

@@ -4,9 +4,11 @@ All honour the dry-run flag (:func:`~backend.skills.call_flags.is_dry_run`; thei
 skills are declared with ``supports_dry_run=True``): a dry run reports what
 would happen and changes nothing. Files are written
 atomically and only inside the workspace. Commands run through
-:mod:`backend.workspace.commands` (own process group, so a timeout kills the whole
-tree; the workspace as the working directory; an allow-listed environment, so no
-credential of Sylk's whatever its name).
+:mod:`backend.workspace.commands` in the sandbox (:mod:`backend.sandbox`: writes only
+in the workspace, ``.git`` read-only, Sylk's files out of reach, no network unless the
+session allows it; an allow-listed environment; the whole tree killed at the limit),
+with the session's confinement, their output streamed to the sink the caller put
+under ``COMMAND_OUTPUT_KEY``.
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ import asyncio
 import difflib
 import shlex
 import stat
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from backend.skills.call_flags import is_dry_run
+from backend.skills.call_flags import COMMAND_OUTPUT_KEY, is_dry_run
 from backend.skills.envelopes import ErrorCode, SkillError
 from backend.skills.models import Guidance, SkillContext, SkillResult
 from backend.workspace.commands import MAX_OUTPUT, run_command_line
@@ -114,13 +117,25 @@ async def edit_file(ctx: SkillContext, p: EditFileParams) -> SkillResult:
     return SkillResult(result={"path": rel, "replacements": replaced, "diff": diff})
 
 
+async def _run(
+    ctx: SkillContext, ws: Workspace, command: str, cwd: str, timeout_s: float
+) -> dict[str, Any]:
+    """Run in the sandbox with the session's confinement, output streamed to the caller."""
+    return await run_command_line(
+        ws, command, cwd, timeout_s,
+        confinement=ctx.confinement, on_output=ctx.extra.get(COMMAND_OUTPUT_KEY),
+    )  # fmt: skip
+
+
 async def run_command(ctx: SkillContext, p: RunCommandParams) -> SkillResult:
     ws = Workspace(ctx.workspace)
     if is_dry_run(ctx):
         rel = ws.relative(ws.resolve(p.cwd))
         return SkillResult(result={"dry_run": True, "would_run": p.command, "cwd": rel})
-    result = await run_command_line(ws, p.command, p.cwd, p.timeout_s)
+    result = await _run(ctx, ws, p.command, p.cwd, p.timeout_s)
     warnings = [f"exit code {result['exit_code']}"] if result["exit_code"] else []
+    if result["sandbox"] == "none":
+        warnings.append("ran unconfined: this machine has no sandbox for commands")
     return SkillResult(result=result, warnings=warnings)
 
 
@@ -131,7 +146,7 @@ async def run_tests(ctx: SkillContext, p: RunTestsParams) -> SkillResult:
     command = " ".join([p.command, *(shlex.quote(path) for path in p.paths)])
     if is_dry_run(ctx):
         return SkillResult(result={"dry_run": True, "would_run": command})
-    result = await run_command_line(ws, command, ".", p.timeout_s)
+    result = await _run(ctx, ws, command, ".", p.timeout_s)
     result["passed"] = result["exit_code"] == 0
     guidance = []
     if not result["passed"]:
