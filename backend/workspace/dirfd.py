@@ -250,10 +250,10 @@ class Walker:
                     full = _lexical(walk.parts, [name, *walk.pending], raw, self.root)
                     self.guard(raw, full, None, write)
                     return Located(os.dup(here), full[-1] if full else "", full, None, False)
-                elif st is not None:
-                    raise WorkspaceError(f"{raw!r}: {'/'.join(parts)} is not a directory")
                 else:
-                    self.guard(raw, parts, None, write)
+                    self.guard(raw, parts, st, write)
+                    if st is not None:
+                        raise WorkspaceError(f"{raw!r}: {'/'.join(parts)} is not a directory")
                     walk.make_dir(name)
             top = walk.stack[-1]
             return Located(os.dup(top), "", tuple(walk.parts), os.fstat(top))

@@ -48,6 +48,7 @@ class CodeKnowledgeHub:
                     on_status=self._on_status,
                     on_changes=self._on_changes,
                     watch=self._watch,
+                    protected=(self._data_dir,),  # the archive, the logs, every index
                 )
                 self._known[root] = found
                 await found.start()

@@ -53,9 +53,15 @@ def _binary(head: bytes) -> bool:
 class CodeIndex(IndexQueries):
     """Files, symbols, imports and full text of the workspace at ``root``."""
 
-    def __init__(self, root: Path, db_path: Path, policy: IgnorePolicy | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        db_path: Path,
+        policy: IgnorePolicy | None = None,
+        protected: Iterable[Path] = (),
+    ) -> None:
         resolved = root.resolve()
-        self.policy = policy if policy is not None else IgnorePolicy(resolved)
+        self.policy = policy if policy is not None else IgnorePolicy(resolved, protected=protected)
         super().__init__(resolved, db_path)
 
     def _walk(self, under: str = "") -> Iterator[tuple[str, os.stat_result]]:

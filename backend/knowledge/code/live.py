@@ -94,10 +94,11 @@ class CodeKnowledge:
         debounce_s: float = 0.1,
         cache: IntentCache | None = None,
         on_changes: ChangeSink | None = None,
+        protected: Iterable[Path] = (),
     ) -> None:
         self.root = root.resolve()
         self._on_changes = on_changes
-        self.index = CodeIndex(self.root, index_path)
+        self.index = CodeIndex(self.root, index_path, protected=protected)  # Sylk's own data
         self.cache = cache if cache is not None else IntentCache()  # an empty one is falsy
         self._on_status = on_status
         self._watch = watch

@@ -114,9 +114,18 @@ def is_ignore_file(rel: str) -> bool:
 class IgnorePolicy:
     """What the index and the watcher of the workspace at ``root`` leave out."""
 
-    def __init__(self, root: Path, extra: Iterable[str] = ()) -> None:
+    def __init__(
+        self, root: Path, extra: Iterable[str] = (), protected: Iterable[Path] = ()
+    ) -> None:
         self.root = root
         self.patterns: tuple[str, ...] = (*DEFAULT_PATTERNS, *extra)
+        # Sylk's own data inside the workspace (its data dir, config): never indexed, no news.
+        real = root.resolve()
+        self.protected = tuple(
+            p.relative_to(real).as_posix()
+            for p in (Path(q).resolve() for q in protected)
+            if real in p.parents
+        )
         # fnmatch semantics, compiled once: the walk asks about every entry.
         self._pattern = re.compile("|".join(f"(?:{translate(p)})" for p in self.patterns))
 
@@ -124,12 +133,19 @@ class IgnorePolicy:
         """Left out by name alone (no file is read): safe on any thread, at any rate."""
         if rel in ("", "."):
             return False
+        if self.is_protected(rel):
+            return True
         parts = rel.split("/")
         last = len(parts) - 1
         return any(self._skips_entry(rel, p, is_dir or i < last) for i, p in enumerate(parts))
 
+    def is_protected(self, rel: str) -> bool:
+        return any(rel == p or rel.startswith(p + "/") for p in self.protected)
+
     def _skips_entry(self, rel: str, name: str, is_dir: bool) -> bool:
         """``rel`` left out by its last part, ``name``, alone (its directories passed)."""
+        if self.protected and self.is_protected(rel):
+            return True
         if is_dir:
             if name in SKIP_DIRS:
                 return True
