@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
+from backend.config.approvals import MODE_NAMES
 from backend.config.settings import SylkConfig, load_config
 from backend.errors import SessionNotFoundError, SylkError
 from backend.events import (
@@ -52,6 +53,16 @@ def _common(parser: argparse.ArgumentParser, *, default: object) -> None:
     )
 
 
+def add_approval_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--approval",
+        choices=MODE_NAMES,
+        metavar="MODE",
+        help="approval mode for this run, over the session's: read-only, ask, auto-edit "
+        "(edits go ahead, commands ask) or auto (sandboxed commands too)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sylk", description="Run many coding-agent sessions at once, from one terminal."
@@ -78,6 +89,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--model", help="model name for this request")
     run.add_argument("--json", action="store_true", help="print engine events as JSON lines")
+    add_approval_flag(run)
+    run.add_argument(
+        "--yes",
+        action="store_true",
+        help="approve every edit and command that would ask (never a read-only refusal "
+        "or a deny rule); without it, nothing here can approve, so such calls are refused",
+    )
     run.add_argument("text", nargs="+", metavar="TEXT", help="the request")
 
     route = commands.add_parser("route", help="show how the Guide would route a request")
@@ -105,6 +123,8 @@ def _engine(args: argparse.Namespace, settings: SylkConfig | None = None) -> Eng
         config_file=paths.config_file(),
         provider=getattr(args, "provider", None),
         model=getattr(args, "model", None),
+        approval_mode=getattr(args, "approval", None),
+        assume_yes=getattr(args, "yes", False),
     )
     engine = Engine(config, settings)
     configure_logging(config.data_dir, engine.redactor)
@@ -202,6 +222,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
             route = event.message.payload.get("route")
             if isinstance(route, dict):
                 print(describe_route(route), file=sys.stderr, flush=True)
+        elif isinstance(event, AgentStepEvent) and event.step.kind == "tool_result":
+            refused = approval_refusal(event.step.data.get("content"))
+            if refused:
+                print(f"sylk: {refused}", file=sys.stderr, flush=True)
         elif isinstance(event, IndexProgress) and event.phase in ("ready", "failed"):
             what = f"indexed {event.total} files in {event.seconds:.1f}s"
             print(f"· {what if event.phase == 'ready' else event.error}", file=sys.stderr)
@@ -213,6 +237,24 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return _finish(recorded[-1] if recorded else None, streamed=not args.json)
 
     return asyncio.run(_with_engine(args, body))
+
+
+def approval_refusal(content: object) -> str | None:
+    """The approval policy's refusal in a tool result, said on stderr: the model reads
+    it too, but the person running the script decides what to allow."""
+    try:
+        envelope = json.loads(content) if isinstance(content, str) else None
+    except ValueError:
+        return None
+    error = envelope.get("error") if isinstance(envelope, dict) else None
+    details = error.get("details") if isinstance(error, dict) else None
+    if not isinstance(details, dict) or details.get("reason") not in (
+        "approval_required",
+        "read_only",
+        "deny_rule",
+    ):
+        return None
+    return str(error.get("message", "")) or None
 
 
 def _finish(reply: Message[dict[str, object]] | None, *, streamed: bool) -> int:

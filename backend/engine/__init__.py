@@ -24,6 +24,7 @@ from typing import Any
 
 from backend.archive.records import SessionRecords
 from backend.checkpoints.records import SessionDiff, TurnRunningError, UndoOutcome
+from backend.config.approvals import ApprovalMode
 from backend.config.settings import SylkConfig
 from backend.engine.build import EngineParts, build
 from backend.engine.config import EngineConfig
@@ -207,6 +208,23 @@ class Engine:
         board = self._parts.questions
         ask = (lambda q: board.ask(q, session_id)) if board.answered_here else None
         return await tools_answer(self._parts.knowledge.tools, workspace, args, ask)
+
+    # -- approvals ---------------------------------------------------------------
+    def approval_mode(self, session_id: str | None = None) -> ApprovalMode:
+        """The session's effective approval mode; without one, the engine's default
+        (the run's ``--approval``, else the config's)."""
+        book = self._parts.approvals.book
+        return book.mode(session_id) if session_id else book.default_mode()
+
+    async def approval_command(self, session_id: str, mode: str | None) -> str:
+        """``/approval [MODE]``: show, or set and keep with the session, its mode."""
+        self._sessions.get(session_id)
+        return await self._parts.approvals.approval(session_id, mode)
+
+    async def network_command(self, session_id: str, state: str | None) -> str:
+        """``/network [on|off]``: may the session's commands reach the network?"""
+        self._sessions.get(session_id)
+        return await self._parts.approvals.network(session_id, state)
 
     def turn_running(self, session_id: str) -> bool:
         return self._parts.dispatcher.running(session_id)

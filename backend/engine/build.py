@@ -8,6 +8,7 @@ from the facade.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,9 @@ from backend.agents.answering import AnswerPipeline, late_reply
 from backend.agents.dispatch import AgentDispatcher
 from backend.agents.librarian_cache import LibrarianAnswers
 from backend.agents.turns import TurnRunner
+from backend.approvals.gate import ApprovalGate
+from backend.approvals.session_approvals import METADATA_KEY, ApprovalBook
+from backend.approvals.user_commands import ApprovalCommands
 from backend.archive.store import Archive
 from backend.checkpoints.service import Checkpoints
 from backend.config.settings import SylkConfig, load_config
@@ -25,6 +29,7 @@ from backend.engine.config import EngineConfig
 from backend.engine.hook_work import HookWork
 from backend.engine.knowledge_services import KnowledgeServices
 from backend.engine.session_service import SessionService
+from backend.errors import SessionNotFoundError
 from backend.events import EventStream
 from backend.guide.guide import Guide
 from backend.guide.routing.decision import RouteDecision
@@ -44,6 +49,7 @@ from backend.mcp.client.hub import McpHub
 from backend.messages import Message
 from backend.questions import QuestionBoard
 from backend.redaction import Redactor
+from backend.sandbox import sandbox_support
 from backend.skills.builtin.catalog import build_gateway
 from backend.skills.builtin.guide import GuideWiring
 from backend.skills.builtin.sessions import session_skills
@@ -99,6 +105,7 @@ class EngineParts:
     questions: QuestionBoard
     answers: AnswerPipeline
     checkpoints: Checkpoints
+    approvals: ApprovalCommands
     closed: bool = field(default=False)
 
     async def aclose(self) -> None:
@@ -129,6 +136,7 @@ class EngineParts:
                 self.gateway.index.embedding, self.settings.search.semantic
             ),
             caches=cache_lines(self.knowledge.cache_stats(workspace)),
+            approvals=self.approvals.status_lines(session_id),
         )
 
     def describe_sessions(self) -> str:
@@ -188,6 +196,8 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
         wiring=wiring,
     )
     read_guard = install_read_guard(gateway)  # edits need a (fresh) read of the file first
+    questions = QuestionBoard(events.publish)
+    approvals = _approvals(config, settings, sessions, questions, gateway)
     librarian_answers = LibrarianAnswers(knowledge.code, archive)
     mcp = McpHub(settings.mcp_servers, cwd=config.workspace)
     checkpoints = install_checkpoints(config, gateway)  # every turn that changes files
@@ -251,9 +261,10 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
         turns=turns,
         guide=guide,
         dispatcher=dispatcher,
-        questions=QuestionBoard(events.publish),
+        questions=questions,
         answers=answers,
         checkpoints=checkpoints,
+        approvals=approvals,
     )
     return parts
 
@@ -280,6 +291,47 @@ def _gateway(
     hooks.install(consultation_logging(hook_work.log_consultation))
     hooks.install(result_logging(log, redactor=redactor))
     return gateway
+
+
+def _approvals(
+    config: EngineConfig,
+    settings: SylkConfig,
+    sessions: SessionService,
+    questions: QuestionBoard,
+    gateway: Gateway,
+) -> ApprovalCommands:
+    """The approval gate on every edit, command and external tool, its settings kept
+    with each session (a caller without a stored session keeps them in memory)."""
+
+    def load(session_id: str) -> object:
+        try:
+            return sessions.get(session_id).metadata.get(METADATA_KEY)
+        except SessionNotFoundError:
+            return None
+
+    async def save(session_id: str, value: dict[str, Any]) -> None:
+        # An MCP client's fresh session is not stored: it lives as long as the connection.
+        with contextlib.suppress(SessionNotFoundError):
+            await sessions.set_metadata(session_id, METADATA_KEY, value)
+
+    book = ApprovalBook(
+        settings.approvals,
+        load=load,
+        save=save,
+        run_mode=config.approval_mode,
+        assume_yes=config.assume_yes,
+    )
+    # Where no sandbox confines commands (another OS, an old kernel, SYLK_SANDBOX=none),
+    # every command asks, whatever the mode. Probed once, on first need.
+    gate = ApprovalGate(
+        book,
+        questions,
+        sandboxed=lambda: sandbox_support().confined,
+        sandbox_level=lambda: sandbox_support().detail,
+    )
+    gateway.hooks.install(gate.hook())
+    gateway.on_forget_session(book.forget)
+    return ApprovalCommands(gate)
 
 
 def _router(gateway: Gateway, turns: TurnRunner) -> Router:

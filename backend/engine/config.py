@@ -6,6 +6,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from backend.config.approvals import ApprovalMode
 from backend.workspace.confinement import Confinement
 
 DATA_FILES = ("sylk.db", "sylk.db-wal", "sylk.db-shm", "sylk.log")
@@ -20,6 +21,10 @@ class EngineConfig(BaseModel):
     model: str | None = None
     # Index workspaces and follow their edits (off only for tests that need neither).
     watch_files: bool = True
+    # `sylk run --approval MODE` / `--yes`: this process's approval mode, over every
+    # session's (None: each session's own, else the config's), and yes to every question.
+    approval_mode: ApprovalMode | None = None
+    assume_yes: bool = False
 
     @field_validator("workspace")
     @classmethod

@@ -218,6 +218,11 @@ class SessionService:
 
         await self._run(op)
 
+    async def set_metadata(self, ref: str, key: str, value: Any) -> Session:
+        """Keep ``value`` in the session's metadata under ``key``, committed then announced."""
+        target = self._manager.resolve(ref).id
+        return await self._run(lambda: self._manager.set_metadata(target, key, value))
+
     async def snapshot(self, ref: str) -> SessionSnapshot:
         session = self._manager.resolve(ref)
         count = self._archive.transcript_counts().get(session.id, 0)

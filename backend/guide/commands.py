@@ -42,6 +42,8 @@ class SessionOps(Protocol):
     async def tools_command(self, session_id: str, args: dict[str, str]) -> str: ...
     async def undo(self, session_id: str) -> UndoOutcome: ...
     async def session_diff(self, session_id: str) -> SessionDiff: ...
+    async def approval_command(self, session_id: str, mode: str | None) -> str: ...
+    async def network_command(self, session_id: str, state: str | None) -> str: ...
 
 
 Answer = tuple[str, bool]  # (text, laid out in columns)
@@ -68,6 +70,10 @@ async def run_command(
         return undo_text(await ops.undo(session_id)), True
     if verb == "diff":
         return diff_text(await ops.session_diff(session_id)), True
+    if verb == "approval":
+        return await ops.approval_command(session_id, args.get("mode")), False
+    if verb == "network":
+        return await ops.network_command(session_id, args.get("state")), False
     return GREETING + dsl.help_text(None), True
 
 

@@ -44,6 +44,7 @@ def render_status(
     *,
     search_line: str | None = None,
     caches: Sequence[str] = (),
+    approvals: Sequence[str] = (),
 ) -> str:
     lines = [
         "Sessions:",
@@ -54,6 +55,8 @@ def render_status(
     ]
     if search_line:
         lines.append(f"Skill search: {search_line}")
+    if approvals:
+        lines += ["", "Approvals:", *approvals]
     flows = guide.router.flow_log.snapshot()
     cache = guide.router.cache.stats()
     lines += ["", "Routing (count, p50, p99):"]

@@ -232,6 +232,17 @@ class SessionManager:
         self._emit(session, "context", session.state)
         return session.context.model_copy(deep=True)
 
+    def set_metadata(self, session_id: str, key: str, value: Any) -> Session:
+        """Keep ``value`` under ``metadata[key]`` (a part's own small settings, e.g. the
+        session's approval mode); ``None`` removes it."""
+        session = self._live(session_id)
+        if value is None:
+            session.metadata.pop(key, None)
+        else:
+            session.metadata[key] = value
+        self._emit(session, "metadata", session.state)
+        return session.model_copy(deep=True)
+
     def touch(self, session_id: str, at: datetime | None = None) -> None:
         """Record activity (a message) without changing state."""
         session = self._live(session_id)

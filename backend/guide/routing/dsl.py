@@ -4,7 +4,7 @@
     /task <id> prompt|query|interrupt|ignore_inspector|ignore_tester [TEXT]
     /remember [decision|insight|pattern|failure|todo|note] TEXT   (or "decision: TEXT")
     @agent MESSAGE          send straight to one agent
-    /help [TOPIC]   /status
+    /help [TOPIC]   /status   /approval [MODE]   /network [on|off]
 
 Parsing is pure; a malformed command raises :class:`CommandError` whose hint is
 the usage line of what was meant.
@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from backend.config.approvals import MODE_NAMES
 from backend.errors import CommandError
 from backend.guide.routing import session_dsl as session_commands
 from backend.guide.routing.decision import AGENT_TARGETS, Target
@@ -91,6 +92,14 @@ class CheckpointCommand:
     verb: Literal["undo", "diff"]
 
 
+@dataclass(frozen=True)
+class SettingCommand:
+    """``/approval [MODE]`` or ``/network [on|off]``: show, or set, a session setting."""
+
+    verb: Literal["approval", "network"]
+    value: str | None = None
+
+
 DslCommand = (
     SessionCommand
     | TaskCommand
@@ -101,12 +110,15 @@ DslCommand = (
     | DeadLetterCommand
     | ToolsCommand
     | CheckpointCommand
+    | SettingCommand
 )
 TOOL_CATEGORIES = ("linter", "formatter", "type_checker", "test_framework", "lsp")
 TOOLS_USAGE = (
     "/tools [linter|formatter|type_checker|test_framework|lsp] [PATH]  ·  "
     "/tools choose LANGUAGE CATEGORY TOOL [RUN COMMAND]"
 )
+APPROVAL_USAGE = "/approval [" + "|".join(MODE_NAMES) + "]"
+NETWORK_USAGE = "/network [on|off]"
 DEAD_LETTER_USAGE = "/deadletters [list] · /deadletters replay ID · /deadletters purge"
 
 _MENTION = re.compile(r"^@([A-Za-z_]+)[\s,:]*(.*)$", re.DOTALL)
@@ -146,6 +158,8 @@ HELP_TEXT = "\n".join(
         "  /tools [CATEGORY] [PATH]   linters, formatters, tests: found, recommended or chosen",
         "  /undo              revert the files the last agent turn changed",
         "  /diff              what this session changed in the workspace since it started",
+        f"  {APPROVAL_USAGE}   what agents may do without asking",
+        f"  {NETWORK_USAGE}   may this session's commands reach the network",
         "  /help [session|task|agents|tools]",
         "Anything else is routed by the Guide to the agent best placed to answer.",
     ]
@@ -218,6 +232,18 @@ def _parse_tools(words: list[str]) -> ToolsCommand:
     return ToolsCommand("discover", category, rest[0] if rest else ".")
 
 
+def _parse_setting(words: list[str]) -> SettingCommand:
+    if words[0].lower() == "/approval":
+        if len(words) > 2 or (len(words) == 2 and words[1].lower() not in MODE_NAMES):
+            raise CommandError(
+                f"/approval takes one of {', '.join(MODE_NAMES)}", help_hint=APPROVAL_USAGE
+            )
+        return SettingCommand("approval", words[1].lower() if len(words) == 2 else None)
+    if len(words) > 2 or (len(words) == 2 and words[1].lower() not in ("on", "off")):
+        raise CommandError("/network takes on or off", help_hint=NETWORK_USAGE)
+    return SettingCommand("network", words[1].lower() if len(words) == 2 else None)
+
+
 def _parse_mention(match: re.Match[str]) -> AgentMention:
     name, text = match.group(1).lower(), match.group(2).strip()
     try:
@@ -259,6 +285,8 @@ def parse(text: str) -> DslCommand:
         if len(words) > 1:
             raise CommandError(f"{head} takes no arguments", help_hint=head)
         return CheckpointCommand("undo" if head == "/undo" else "diff")
+    if head in ("/approval", "/approvals", "/network"):
+        return _parse_setting(["/approval" if head == "/approvals" else head, *words[1:]])
     if head in ("/help", "/?"):
         topic = words[1].lower() if len(words) > 1 else None
         if topic is not None and topic not in HELP_TOPICS:

@@ -29,6 +29,7 @@ from backend.guide.routing.dsl import (
     DeadLetterCommand,
     HelpCommand,
     RecordCommand,
+    SettingCommand,
     StatusCommand,
     TaskCommand,
     ToolsCommand,
@@ -113,6 +114,13 @@ def dsl_decision(text: str) -> RouteDecision:
         tools.update({k: v for k, v in fields.items() if v is not None})
         return RouteDecision(
             target=Target.GUIDE, confidence=1.0, tier="dsl", command=tools, text=text
+        )
+    if isinstance(command, SettingCommand):
+        setting: dict[str, str] = {"verb": command.verb}
+        if command.value is not None:
+            setting["mode" if command.verb == "approval" else "state"] = command.value
+        return RouteDecision(
+            target=Target.GUIDE, confidence=1.0, tier="dsl", command=setting, text=text
         )
     if isinstance(command, CheckpointCommand):
         return RouteDecision(

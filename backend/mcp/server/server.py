@@ -35,15 +35,18 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
+from backend.config.approvals import ApprovalMode
 from backend.errors import SylkError
 from backend.mcp.server.callers import Caller, CallerLookup, SessionCallers, fixed
 from backend.mcp.server.instructions import server_instructions
 from backend.mcp.server.library_resources import LibraryResources
 from backend.mcp.server.ports import ResourceProvider
 from backend.mcp.server.prompts import PromptError, SylkPrompts
+from backend.mcp.server.redacted_replies import RedactedReplies
 from backend.mcp.server.registry_resources import RegistryResources
 from backend.mcp.server.session_resources import SessionResources
 from backend.mcp.server.stdio_transport import serve_stdio
+from backend.redaction import Redactor
 from backend.skills.builtin.archivalist import CROSS_SCOPE
 from backend.skills.envelopes import Envelope, new_trace_id
 from backend.skills.gateway.gateway import Gateway
@@ -299,6 +302,9 @@ def caller_context(
         scopes=frozenset({CROSS_SCOPE}) if cross_session else frozenset(),
         can_write=can_write,
         confinement=engine.confinement(workspace),
+        # The client's rights fix its approval mode: without write rights read-only, with
+        # them the engine's (the config's or --approval); it can answer no question.
+        approval=engine.approval_mode() if can_write else ApprovalMode.READ_ONLY,
     )
 
 

@@ -31,7 +31,10 @@ def engine_with_echo(data_dir: Path, workspace: Path, tools_file: Path) -> Engin
         "timeout_s": 10,
         "max_restarts": 2,
     }
-    settings = SylkConfig.model_validate({"mcp_servers": {"servers": {"echo": echo}}})
+    # The echo tools act outside Sylk's sandbox: allowed by rule, as nobody is asked here.
+    settings = SylkConfig.model_validate(
+        {"mcp_servers": {"servers": {"echo": echo}}, "approvals": {"allow": ["echo.*"]}}
+    )
     config = EngineConfig(data_dir=data_dir, workspace=workspace, watch_files=False)
     return build(config, settings)
 

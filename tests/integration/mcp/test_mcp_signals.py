@@ -53,7 +53,10 @@ async def prepare(data_dir: Path, workspace: Path) -> str:
     config_dir = data_dir / "no-config"
     config_dir.mkdir()
     command = json.dumps([sys.executable, str(STUB)])
-    (config_dir / "config.toml").write_text(f"[mcp_servers.servers.echo]\ncommand = {command}\n")
+    # The echo tools act outside Sylk's sandbox: allowed by rule, as nobody is asked here.
+    (config_dir / "config.toml").write_text(
+        f'[mcp_servers.servers.echo]\ncommand = {command}\n[approvals]\nallow = ["echo.*"]\n'
+    )
     config = EngineConfig(data_dir=data_dir, workspace=workspace, watch_files=False)
     async with Engine(config) as engine:
         return (await engine.create_session("alpha")).id

@@ -165,6 +165,7 @@ async def test_the_engine_installs_the_guard(
 ) -> None:
     (workspace / "notes.md").write_text("draft\n")
     session = await engine.ensure_session()
+    await engine.approval_command(session.id, "auto-edit")  # no one here to approve edits
     ctx = agent_context("engineer", session.id, workspace)
     args = {"path": "notes.md", "old_content": "draft", "new_content": "final"}
     env = await engine_parts.gateway.execute(ctx, "engineer.file.edit", args, dry_run=False)

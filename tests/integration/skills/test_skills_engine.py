@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from backend.config.approvals import ApprovalMode
 from backend.config.mcp_servers import McpSettings
 from backend.config.settings import load_config
 from backend.engine import Engine, EngineConfig, EngineParts
@@ -71,7 +72,10 @@ async def test_files_an_agent_writes_land_in_the_session_context(
         Reply(text=["Written."]),
         Reply(text=["I wrote notes/todo.md."]),
     )
-    parts = build(EngineConfig(data_dir=data_dir, workspace=workspace), load_config(None, env=env))
+    config = EngineConfig(
+        data_dir=data_dir, workspace=workspace, approval_mode=ApprovalMode.AUTO_EDIT
+    )  # no one here to approve the write
+    parts = build(config, load_config(None, env=env))
     engine = Engine.from_parts(parts)
     seen: list[tuple[str, str]] = []
 
@@ -180,6 +184,7 @@ async def test_every_op_is_reachable_by_its_own_agent_with_default_rights(
         (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
         (workspace / rel).write_text(text)
     session = await engine.ensure_session()
+    await engine.approval_command(session.id, "auto-edit")  # writes run; no one to approve
     await engine.start_indexing(session.id)
     waiting: set[str] = set()
     gateway = engine_parts.gateway
