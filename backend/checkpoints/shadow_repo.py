@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from backend.checkpoints.git_process import MAX_GIT_OUTPUT, run_git
+from backend.checkpoints.git_process import MAX_GIT_OUTPUT, GitFailedError, run_git
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 EMPTY_OID = "0" * 40
@@ -144,14 +144,22 @@ class ShadowRepo:
         )
         staged, skipped = await asyncio.to_thread(self._filter, listed.split(b"\0"))
         if staged:
-            await self.git(
-                "update-index", "--add", "--remove", "--replace", "-z", "--stdin",
-                index=index, stdin=b"\0".join(staged) + b"\0",
-            )  # fmt: skip
+            await self._stage(index, b"\0".join(staged) + b"\0")
         tree = (await self.git("write-tree", index=index)).decode().strip()
         if staged:
             await asyncio.to_thread(_copy_atomic, index, seed)
         return Snapshot(tree, tuple(sorted(skipped)))
+
+    async def _stage(self, index: Path, paths: bytes) -> None:
+        """``update-index`` the paths; again with ``--replace`` (slower, several times on
+        a large first snapshot) when a file took a directory's place or the reverse."""
+        command = ("update-index", "--add", "--remove", "-z")
+        try:
+            await self.git(*command, "--stdin", index=index, stdin=paths)
+        except GitFailedError as exc:
+            if "file and as a directory" not in exc.message and "--add" not in exc.message:
+                raise
+            await self.git(*command, "--replace", "--stdin", index=index, stdin=paths)
 
     def _filter(self, listed: list[bytes]) -> tuple[list[bytes], list[str]]:
         staged: list[bytes] = []
