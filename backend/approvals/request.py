@@ -75,7 +75,8 @@ async def _edit(skill: Skill, ctx: SkillContext, params: BaseModel | None) -> De
         before = ""
         if not new:
             try:
-                before = await asyncio.to_thread(Workspace(ctx.workspace).read_text, path)
+                ws = Workspace(ctx.workspace, protected=ctx.confinement.protected)
+                before = await asyncio.to_thread(ws.read_text, path)
             except SylkError as exc:
                 before = f"(the current file cannot be shown: {exc})\n"
         diff = unified_diff(shown, before, content, new=new)

@@ -128,7 +128,7 @@ async def _run(
 
 
 async def run_command(ctx: SkillContext, p: RunCommandParams) -> SkillResult:
-    ws = Workspace(ctx.workspace)
+    ws = Workspace(ctx.workspace, protected=ctx.confinement.protected)
     if is_dry_run(ctx):
         rel = ws.relative(ws.resolve(p.cwd))
         return SkillResult(result={"dry_run": True, "would_run": p.command, "cwd": rel})
@@ -140,7 +140,7 @@ async def run_command(ctx: SkillContext, p: RunCommandParams) -> SkillResult:
 
 
 async def run_tests(ctx: SkillContext, p: RunTestsParams) -> SkillResult:
-    ws = Workspace(ctx.workspace)
+    ws = Workspace(ctx.workspace, protected=ctx.confinement.protected)
     for path in p.paths:
         ws.resolve(path)  # confined, like everything else
     command = " ".join([p.command, *(shlex.quote(path) for path in p.paths)])
