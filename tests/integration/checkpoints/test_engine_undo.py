@@ -4,15 +4,18 @@ the same data dir still undoes."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from backend.checkpoints.records import TurnRunningError
 from backend.engine import Engine, EngineConfig
 from backend.messages import MessageType
 from tests.integration.checkpoints.conftest import files_of
+from tests.support.polling import finishes, until
 
 # `sylk run --yes`: the approval gate (where it is built) lets the scripted edits through.
 _YES: dict[str, Any] = {"assume_yes": True} if "assume_yes" in EngineConfig.model_fields else {}
@@ -106,5 +109,27 @@ async def test_undo_refuses_through_the_engine_when_the_user_edited_since(
         assert (project / "src" / "new.py").exists()
         with pytest.raises(Exception, match="takes no arguments"):
             await engine.route("/undo everything")
+    finally:
+        await engine.aclose()
+
+
+async def test_undo_waits_for_a_running_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data_dir: Path, project: Path
+) -> None:
+    script = tmp_path / "slow.json"
+    script.write_text(json.dumps({"turns": [{"text": "thinking " * 200}], "chunk_delay_s": 0.05}))
+    monkeypatch.setenv("SYLK_SCRIPT", str(script))
+    engine = _engine(EngineConfig(data_dir=data_dir, workspace=project, provider="scripted",
+                                  watch_files=False))  # fmt: skip
+    try:
+        session = await engine.ensure_session()
+        answer = asyncio.create_task(engine.submit(session.id, "@engineer think long"))
+        await until(lambda: engine.turn_running(session.id))
+        with pytest.raises(TurnRunningError):
+            await engine.undo(session.id)
+        refused = await _say(engine, session.id, "/undo")
+        assert refused.get("error") == "TurnRunningError"
+        engine.cancel_turn(session.id)
+        await finishes(answer, what="the cancelled turn")
     finally:
         await engine.aclose()
