@@ -58,7 +58,8 @@ async def test_allow_once_runs_and_asks_again_next_time(
         "command",
         "touch made",
     )
-    assert asked.sandbox.startswith("none") and asked.session_rules == ("touch *", "touch made")
+    assert asked.sandbox == engine_parts.approvals.gate.sandbox_words()
+    assert asked.session_rules == ("touch *", "touch made")
     await _run(engine_parts, session.id, workspace, "touch made")
     assert len(front_end.asked) == 2
 

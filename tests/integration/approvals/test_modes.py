@@ -47,6 +47,8 @@ async def test_approval_sets_the_sessions_mode_and_it_survives_a_restart(
         assert not (workspace / "a").exists()
         status = await _say(again, session.id, "/status")
         assert "approval mode read-only (set for this session)" in status
+        parts.approvals.gate.sandboxed = lambda: False  # as on a machine without one
+        status = await _say(again, session.id, "/status")
         assert "commands run unconfined: every command needs approval" in status
     finally:
         await again.aclose()
@@ -63,10 +65,30 @@ async def test_auto_edit_lets_edits_through_and_commands_still_ask(
     )
     assert out.ok and front_end.asked == []
     assert out.meta.approval is not None and out.meta.approval["by"] == "mode"
-    await _say(engine, session.id, "/approval auto")
-    # No sandbox confines commands here: auto asks for them anyway.
+    await _say(engine, session.id, "/approval auto-edit")
     run = await engine_parts.gateway.execute(ctx, SHELL, {"command": "true"}, dry_run=False)
-    assert run.ok and len(front_end.asked) == 1
+    assert len(front_end.asked) == 1 and run.meta.approval is not None
+    assert run.meta.approval["by"] == "user"
+
+
+async def test_auto_runs_sandboxed_commands_and_asks_where_none_confines_them(
+    engine: Engine, engine_parts: EngineParts, workspace: Path, front_end: FrontEnd
+) -> None:
+    session = await engine.create_session("s")
+    await _say(engine, session.id, "/approval auto")
+    ctx = context(session.id, workspace)
+    gate = engine_parts.approvals.gate
+    gate.sandboxed = lambda: True
+    run = await engine_parts.gateway.execute(ctx, "engineer.net.none", {}, dry_run=False)
+    assert run.meta.approval is None  # an unknown op never reaches the gate
+    confined = await engine_parts.gateway.execute(ctx, SHELL, {"command": "true"}, dry_run=False)
+    assert front_end.asked == [] and confined.meta.approval is not None
+    assert confined.meta.approval["by"] == "mode"
+    gate.sandboxed = lambda: False  # another OS, an old kernel: every command asks
+    loose = await engine_parts.gateway.execute(ctx, SHELL, {"command": "true"}, dry_run=False)
+    assert len(front_end.asked) == 1 and loose.meta.approval is not None
+    assert loose.meta.approval["by"] == "user"
+    assert front_end.asked[0].sandbox.startswith("none: commands run unconfined")
 
 
 async def test_the_run_mode_yes_and_deny_rules(data_dir: Path, workspace: Path) -> None:
