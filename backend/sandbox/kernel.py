@@ -122,8 +122,11 @@ def drop_privileges() -> None:
     if not sys.platform.startswith("linux"):
         return
     try:
-        with open("/proc/sys/kernel/cap_last_cap", encoding="ascii") as f:
-            last = int(f.read())
+        fd = os.open("/proc/sys/kernel/cap_last_cap", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            last = int(os.read(fd, 16))
+        finally:
+            os.close(fd)
     except (OSError, ValueError):
         last = 63
     for cap in range(last + 1):

@@ -68,10 +68,15 @@ def _exec_command(spec: dict[str, Any], ruleset: int | None) -> None:
     if ruleset is not None:
         kernel.restrict(ruleset)
     argv = spec["argv"]
-    try:
-        os.execvp(argv[0], argv)
-    except OSError as exc:
-        raise kernel.SetupFailure("exec", exc.errno or 0) from None
+    program, failure = argv[0], 2  # ENOENT unless a candidate says otherwise
+    dirs = [""] if "/" in program else os.environ.get("PATH", os.defpath).split(os.pathsep)
+    for directory in dirs:  # execvp's own search imports warnings: milliseconds
+        try:
+            os.execv(os.path.join(directory, program), argv)
+        except OSError as exc:
+            if exc.errno not in (2, 20):  # ENOENT, ENOTDIR: try the next directory
+                failure = exc.errno or 0
+    raise kernel.SetupFailure("exec", failure)
 
 
 def _exit_code(status: int) -> int:

@@ -1,8 +1,8 @@
 """The session's workspace: what an agent may touch, and how.
 
 - ``files``: reading, listing and writing files confined to the workspace root.
-- ``commands``: running a shell command there, bounded in time and output, its
-  process group killed whole on timeout or cancel.
+- ``commands``: running a shell command there through the sandbox
+  (:mod:`backend.sandbox`), bounded in time and output, killed whole on timeout or cancel.
 
-Sandboxed commands, approvals and git worktrees come next (see docs/ARCHITECTURE.md).
+Git worktrees per session come next (see docs/ARCHITECTURE.md).
 """
