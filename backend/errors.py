@@ -123,6 +123,52 @@ class ArchiveClosedError(ArchiveError):
     """A write was attempted after the archive was closed."""
 
 
+# Why the archive could not be written: what the user is told, and what to do about it.
+ARCHIVE_WRITE_REASONS: dict[str, tuple[str, str]] = {
+    "read_only": (
+        "it is read-only (the file, its folder or the file system)",
+        "make {folder} writable, or point --data-dir or SYLK_DATA_DIR at a writable folder",
+    ),
+    "full": (
+        "the disk is full (or the database reached its size limit)",
+        "free space on the disk that holds {folder}, then try again",
+    ),
+    "io": (
+        "the disk reported an I/O error",
+        "check the disk that holds {folder} (e.g. dmesg), then try again",
+    ),
+    "cannot_open": (
+        "the database file cannot be opened for writing",
+        "check that {folder} exists and is writable",
+    ),
+}
+
+
+class ArchiveWriteError(ArchiveError):
+    """The archive could not store something: the disk is full, the database or its
+    file system is read-only, or the disk failed. ``unsaved`` holds the messages that
+    were not stored (so a front end can still show them); nothing of the failed write
+    is in the archive."""
+
+    error_kind = ErrorKind.CONFLICT
+
+    def __init__(self, path: Any, reason: str, *, unsaved: tuple[Any, ...] = ()) -> None:
+        what, hint = ARCHIVE_WRITE_REASONS[reason]
+        folder = getattr(path, "parent", path)
+        super().__init__(
+            f"cannot write the archive {path}: {what}",
+            help_hint=hint.format(folder=folder),
+            details={"reason": f"archive_{reason}"},
+        )
+        self.path = path
+        self.reason = reason
+        self.unsaved = unsaved
+
+    def with_unsaved(self, unsaved: tuple[Any, ...]) -> ArchiveWriteError:
+        """The same error, naming what was not stored."""
+        return ArchiveWriteError(self.path, self.reason, unsaved=unsaved)
+
+
 class CommandError(SylkError):
     """A DSL command in the composer could not be parsed or carried out."""
 

@@ -30,6 +30,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.exc import DBAPIError
 
 from backend.archive.schema import (
     APPLICATION_ID,
@@ -47,7 +48,8 @@ from backend.archive.schema import (
     ensure_fts,
     probe,
 )
-from backend.archive.writer import ArchiveWriter, WriteFn
+from backend.archive.writer import ArchiveWriter, WriteFn, storage_failure
+from backend.errors import ArchiveWriteError
 from backend.messages import Message, message_text
 from backend.sessions.models import Session, SessionSnapshot
 
@@ -129,8 +131,17 @@ class Archive:
     """Sessions, transcripts and snapshots in one SQLite file."""
 
     def __init__(self, data_dir: Path) -> None:
-        data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.path = data_dir / DB_NAME
+        try:
+            self._open(data_dir)
+        except (OSError, DBAPIError) as exc:
+            typed = storage_failure(exc, self.path)
+            if typed is None:
+                raise
+            raise typed from None
+
+    def _open(self, data_dir: Path) -> None:
+        data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         found = probe(self.path)  # raises, touching nothing, on a bad file
         if found is None and not self.path.exists():
             # Private from the first byte: SQLite gives -wal and -shm the
@@ -138,21 +149,26 @@ class Archive:
             os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
         self._reader = _make_engine(self.path, "BEGIN")
         writer_engine = _make_engine(self.path, "BEGIN IMMEDIATE")
-        with writer_engine.begin() as conn:
-            # Tables added since a file was created appear here (additive only).
-            for table in TABLES:
-                table.create(conn, checkfirst=True)
-            ensure_fts(conn)
-            if found is None:
-                conn.exec_driver_sql(f"PRAGMA application_id={APPLICATION_ID}")
-                conn.execute(
-                    sqlite_insert(_meta)
-                    .values(key="version", value=str(SCHEMA_VERSION))
-                    .on_conflict_do_nothing()
-                )
+        try:
+            with writer_engine.begin() as conn:
+                # Tables added since a file was created appear here (additive only).
+                for table in TABLES:
+                    table.create(conn, checkfirst=True)
+                ensure_fts(conn)
+                if found is None:
+                    conn.exec_driver_sql(f"PRAGMA application_id={APPLICATION_ID}")
+                    conn.execute(
+                        sqlite_insert(_meta)
+                        .values(key="version", value=str(SCHEMA_VERSION))
+                        .on_conflict_do_nothing()
+                    )
+        except BaseException:
+            writer_engine.dispose()
+            self._reader.dispose()
+            raise
         if found is None:
             os.chmod(self.path, 0o600)  # an existing empty file may have had other modes
-        self._writer = ArchiveWriter(writer_engine)
+        self._writer = ArchiveWriter(writer_engine, path=self.path)
         self._writer_engine = writer_engine
 
     # -- lifecycle -----------------------------------------------------------
@@ -202,7 +218,10 @@ class Archive:
     def append_messages(self, messages: Iterable[Message[Any]]) -> None:
         batch = list(messages)
         if batch:
-            self.write(self._insert_messages(batch))
+            try:
+                self.write(self._insert_messages(batch))
+            except ArchiveWriteError as exc:
+                raise exc.with_unsaved(tuple(batch)) from None
 
     async def aappend_messages(
         self, messages: Iterable[Message[Any]], *, touched_at: datetime | None = None
@@ -212,6 +231,12 @@ class Archive:
         batch = list(messages)
         if not batch:
             return
+        try:
+            await self._append(batch, touched_at)
+        except ArchiveWriteError as exc:  # what was not stored travels with the error
+            raise exc.with_unsaved(tuple(batch)) from None
+
+    async def _append(self, batch: list[Message[Any]], touched_at: datetime | None) -> None:
         insert_fn = self._insert_messages(batch)
         if touched_at is None:
             await self.awrite(insert_fn)

@@ -4,21 +4,30 @@ Jobs queued while a transaction is being written are committed together in the
 next ``BEGIN IMMEDIATE`` transaction (group commit), each inside its own
 savepoint so a failing job rolls back alone and the others still commit. A
 job's future resolves only after its transaction has committed.
+
+A write the storage refuses (the disk is full, the database or its file system is
+read-only, the disk failed) fails its job with :class:`ArchiveWriteError`, which names
+the file and what to do, instead of the driver's bare ``OperationalError``; the writer
+serves on, so the next write succeeds once the cause is gone.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 import queue
+import sqlite3
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine
 
-from backend.errors import ArchiveClosedError
+from backend.errors import ArchiveClosedError, ArchiveWriteError
 
 log = logging.getLogger(__name__)
 
@@ -34,10 +43,54 @@ class _Job:
 
 _STOP = object()
 
+# SQLite's primary result codes (the low byte of an extended code) and errno values
+# that mean the storage, not the statement, refused the write.
+_SQLITE_REASONS = {
+    sqlite3.SQLITE_READONLY: "read_only",
+    sqlite3.SQLITE_PERM: "read_only",
+    sqlite3.SQLITE_FULL: "full",
+    sqlite3.SQLITE_IOERR: "io",
+    sqlite3.SQLITE_CANTOPEN: "cannot_open",
+}
+_ERRNO_REASONS = {
+    errno.EROFS: "read_only",
+    errno.EACCES: "read_only",
+    errno.EPERM: "read_only",
+    errno.ENOSPC: "full",
+    errno.EDQUOT: "full",
+    errno.EIO: "io",
+}
+
+
+def storage_failure(exc: BaseException, path: Path) -> ArchiveWriteError | None:
+    """``exc`` as the typed error for ``path`` if the storage refused a write, else None."""
+    if isinstance(exc, ArchiveWriteError):
+        return exc
+    cause = getattr(exc, "orig", None) or exc  # SQLAlchemy wraps the driver's error
+    reason = None
+    if isinstance(cause, sqlite3.Error):
+        code = getattr(cause, "sqlite_errorcode", None)
+        reason = _SQLITE_REASONS.get(code & 0xFF) if isinstance(code, int) else None
+    elif isinstance(cause, OSError) and cause.errno is not None:
+        reason = _ERRNO_REASONS.get(cause.errno)
+    if reason == "cannot_open" and _read_only_folder(path.parent):
+        reason = "read_only"  # SQLite cannot create its -wal or -shm file there
+    return None if reason is None else ArchiveWriteError(path, reason)
+
+
+def _read_only_folder(folder: Path) -> bool:
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY) or not os.access(folder, os.W_OK)
+    except OSError:
+        return False
+
 
 class ArchiveWriter:
-    def __init__(self, engine: Engine, name: str = "sylk-archive-writer") -> None:
+    def __init__(
+        self, engine: Engine, name: str = "sylk-archive-writer", *, path: Path | None = None
+    ) -> None:
         self._engine = engine
+        self.path = path or Path(str(engine.url.database))
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._closed = False
         self._lock = threading.Lock()
@@ -62,7 +115,15 @@ class ArchiveWriter:
         self._thread.join(timeout)
 
     def _run(self) -> None:
-        with self._engine.connect() as conn:
+        try:
+            conn = self._engine.connect()
+        except Exception as exc:  # the file went away or became unwritable since it opened
+            log.error("the archive writer cannot connect: %s", exc)
+            failure = self._typed(exc)
+            while (job := self._queue.get()) is not _STOP:
+                job.future.set_exception(failure)
+            return
+        with conn:
             stopping = False
             while not stopping:
                 first = self._queue.get()
@@ -80,8 +141,10 @@ class ArchiveWriter:
                     jobs.append(nxt)
                 self._commit_group(conn, jobs)
 
-    @staticmethod
-    def _commit_group(conn: Connection, jobs: list[_Job]) -> None:
+    def _typed(self, exc: BaseException) -> BaseException:
+        return storage_failure(exc, self.path) or exc
+
+    def _commit_group(self, conn: Connection, jobs: list[_Job]) -> None:
         outcomes: list[tuple[_Job, bool, Any]] = []
         try:
             with conn.begin():
@@ -96,22 +159,29 @@ class ArchiveWriter:
                     try:
                         value = job.fn(conn)
                     except Exception as exc:  # the job's own failure, reported to it
-                        raw.execute("ROLLBACK TO sylk_job")
-                        raw.execute("RELEASE sylk_job")
+                        try:
+                            raw.execute("ROLLBACK TO sylk_job")
+                            raw.execute("RELEASE sylk_job")
+                        except Exception:  # SQLite rolled the whole transaction back
+                            raise exc from None  # (a full disk, an I/O error): the group fails
                         outcomes.append((job, False, exc))
                     else:
                         raw.execute("RELEASE sylk_job")
                         outcomes.append((job, True, value))
         except Exception as exc:  # the commit itself failed: nothing was written
-            log.exception("archive commit failed")
+            typed = self._typed(exc)
+            if typed is exc:
+                log.exception("archive commit failed")
+            else:
+                log.error("archive commit failed: %s", typed)
             # Every job of the group, including those never started because
             # BEGIN IMMEDIATE itself failed (e.g. the busy timeout ran out).
             for job in jobs:
                 if not job.future.done():
-                    job.future.set_exception(exc)
+                    job.future.set_exception(typed)
             return
         for job, ok, value in outcomes:
             if ok:
                 job.future.set_result(value)
             else:
-                job.future.set_exception(value)
+                job.future.set_exception(self._typed(value))
