@@ -17,6 +17,10 @@ class Redactor:
     def __bool__(self) -> bool:
         return bool(self._secrets)
 
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        return tuple(self._secrets)
+
     def text(self, value: str) -> str:
         for secret in self._secrets:
             if secret in value:
@@ -34,6 +38,38 @@ class Redactor:
         if isinstance(value, list | tuple):
             return type(value)(self.data(v) for v in value)
         return value
+
+
+class StreamRedactor:
+    """Redacts text that arrives in pieces (a streamed answer), where a key may be split
+    between two pieces and each piece alone holds none of it: what could be the start of
+    a key is held back until the next piece (or :meth:`flush`) settles it."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        self.redactor = redactor
+        self._held = ""
+
+    def feed(self, piece: str) -> str:
+        """What of the text so far can be shown now, redacted."""
+        text = self.redactor.text(self._held + piece)
+        keep = self._possible_start(text)
+        self._held = text[len(text) - keep :] if keep else ""
+        return text[: len(text) - keep]
+
+    def flush(self) -> str:
+        """The rest: the stream ended, so what was held back is no key."""
+        rest, self._held = self._held, ""
+        return rest
+
+    def _possible_start(self, text: str) -> int:
+        """The length of the longest end of ``text`` that begins some key."""
+        longest = 0
+        for secret in self.redactor.secrets:
+            for size in range(min(len(secret) - 1, len(text)), longest, -1):
+                if text.endswith(secret[:size]):
+                    longest = size
+                    break
+        return longest
 
 
 class RedactingFilter(logging.Filter):

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from backend.config.approvals import MODE_NAMES
 from backend.config.settings import SylkConfig, load_config
-from backend.errors import SessionNotFoundError, SylkError
+from backend.errors import ArchiveWriteError, SessionNotFoundError, SylkError
 from backend.events import (
     AgentStepEvent,
     EngineEvent,
@@ -31,6 +31,7 @@ from backend.guide.routing.decision import describe_route
 from backend.messages import Message, MessageType
 from sylk_tui import checkpoint_cli, export, mcp_cli, paths
 from sylk_tui.logs import configure_logging
+from sylk_tui.run_output import EXIT_CODES, EXIT_NOT_SAVED, AnswerStream, report_not_saved
 
 if TYPE_CHECKING:  # the engine's modules load when a command needs an engine
     from backend.engine import Engine
@@ -81,7 +82,12 @@ def build_parser() -> argparse.ArgumentParser:
     _common(new, default=argparse.SUPPRESS)
     new.add_argument("name", metavar="NAME")
 
-    run = commands.add_parser("run", help="send one request through the engine, headless")
+    run = commands.add_parser(
+        "run",
+        help="send one request through the engine, headless",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     _common(run, default=argparse.SUPPRESS)
     run.add_argument("--session", metavar="NAME", help="session to use (created if missing)")
     run.add_argument(
@@ -135,6 +141,9 @@ async def _with_engine(args: argparse.Namespace, body: Callable[[Engine], Awaita
     engine = _engine(args)
     try:
         return await body(engine)
+    except SylkError as exc:  # said here, where the engine's redactor can scrub it
+        print(f"sylk: error: {engine.redactor.text(str(exc))}", file=sys.stderr)
+        return EXIT_NOT_SAVED if isinstance(exc, ArchiveWriteError) else EXIT_ERROR
     finally:
         await engine.aclose()
 
@@ -211,12 +220,13 @@ async def _run_session(engine: Engine, name: str | None) -> str:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     text = " ".join(args.text)
+    answer = AnswerStream()
 
     def show(event: EngineEvent) -> None:
         if args.json:
             print(event_to_json(event), flush=True)
         elif isinstance(event, AgentStepEvent) and event.step.kind == "text_delta":
-            print(event.step.data["text"], end="", flush=True)
+            answer.piece(event.step.data["text"])  # redacted also when a key is split
         elif isinstance(event, MessageAppended) and event.message.type is MessageType.USER_INPUT:
             # How the Guide routed it, on stderr: stdout stays the answer alone.
             route = event.message.payload.get("route")
@@ -233,7 +243,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
     async def body(engine: Engine) -> int:
         session_id = await _run_session(engine, args.session)
         engine.events.add_listener(show)
-        recorded = await engine.submit(session_id, text)
+        answer.use(engine.redactor)
+        try:
+            recorded = await engine.submit(session_id, text)
+        except ArchiveWriteError as exc:  # answered, maybe, but not stored: print and say so
+            answer.end()
+            return report_not_saved(
+                exc, engine.redactor, streamed=answer.printed, as_json=args.json
+            )
+        answer.end()
         return _finish(recorded[-1] if recorded else None, streamed=not args.json)
 
     return asyncio.run(_with_engine(args, body))
@@ -344,7 +362,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_tui(args)
     except SylkError as exc:
         print(f"sylk: error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return EXIT_NOT_SAVED if isinstance(exc, ArchiveWriteError) else EXIT_ERROR
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         print(f"sylk: error: {problems}", file=sys.stderr)
