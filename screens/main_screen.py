@@ -151,6 +151,24 @@ class MainScreen(Screen[None]):
             tooltip="Scroll the transcript down a page.",
         ),
         Binding(
+            "ctrl+o",
+            "toggle_block",
+            "Fold block",
+            show=False,
+            id="transcript.toggle-block",
+            tooltip="Fold or unfold the selected tool block of the transcript (else the newest).",
+            priority=True,
+        ),
+        Binding(
+            "alt+o",
+            "toggle_all_blocks",
+            "Fold all",
+            show=False,
+            id="transcript.toggle-all-blocks",
+            tooltip="Unfold every tool block of the transcript, or fold them all.",
+            priority=True,
+        ),
+        Binding(
             "escape",
             "interrupt",
             "Stop",
@@ -235,6 +253,13 @@ class MainScreen(Screen[None]):
             self.transcript.scroll_page_up(animate=False)
         else:
             self.transcript.scroll_page_down(animate=False)
+
+    def action_toggle_block(self) -> None:
+        if not self.transcript.toggle_selected():
+            self.notify("No tool block to fold here.", markup=False)
+
+    def action_toggle_all_blocks(self) -> None:
+        self.transcript.toggle_all_blocks()
 
     # -- the state, as it changes --------------------------------------------------
     def _sessions_changed(self, session: Session | None) -> None:

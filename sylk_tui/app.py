@@ -161,7 +161,7 @@ class SylkApp(App[None]):
 
     @on(AgentStepped)
     def _agent_stepped(self, stepped: AgentStepped) -> None:
-        self.state.step(stepped.session_id, stepped.role, stepped.kind, stepped.text)
+        self.state.step(stepped.session_id, stepped.role, stepped.kind, stepped.text, stepped.data)
 
     @on(IndexChanged)
     def _index_changed(self, changed: IndexChanged) -> None:

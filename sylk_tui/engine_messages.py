@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Generic, Literal, TypeVar, cast
 
@@ -83,12 +83,17 @@ class EngineNoticePosted(Message):
 
 @dataclass
 class AgentStepped(Message):
-    """A step of an agent's turn: a model call, streamed text, a tool call, the end."""
+    """A step of an agent's turn: a model call, streamed text, a tool call, the end.
+
+    ``data`` is the step's data for the steps of a tool call (``tool_call``,
+    ``tool_output``, ``tool_result``), which the draft turns into a block; else empty.
+    """
 
     session_id: str
     role: str
     kind: str
     text: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -154,11 +159,15 @@ def index_text(event: IndexProgress) -> str:
     return f"index updated ({event.changed} changed)"
 
 
+TOOL_STEPS = frozenset({"tool_call", "tool_output", "tool_result"})
+
+
 def _agent_stepped(event: AgentStepEvent, _by_hand: bool) -> AgentStepped:
     step = event.step
     text = step.data.get("text") if step.kind == "text_delta" else None
+    data = step.data if step.kind in TOOL_STEPS else {}
     return AgentStepped(
-        step.session_id, step.role, step.kind, text if isinstance(text, str) else ""
+        step.session_id, step.role, step.kind, text if isinstance(text, str) else "", data
     )
 
 

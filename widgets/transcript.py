@@ -1,43 +1,28 @@
-"""The transcript of the session on screen, drawn with Textual's line API.
+"""The transcript of the session on screen: its look, its keys and its tool blocks.
 
-Showing a session lays out only what the screen needs: the newest messages
-are wrapped at once (bottom up, until two screens are full), older ones get
-an estimated height and are wrapped a chunk per frame afterwards, keeping
-the view still. Blocks are cached per message and width, so coming back to
-a session, or appending a message, costs only what is new.
+Laying out and painting the messages is :class:`~widgets.transcript_layout.TranscriptLayout`'s
+work; this widget adds the styles (component classes, so themes decide), and what
+the user does with an answer's tool blocks: fold or unfold one (a click on its
+header, ``enter`` on the selected one, the screen's ``ctrl+o``) or all (``alt+o``),
+select the next or previous (``]``, ``[``) and copy one (``c``).
 """
 
 from __future__ import annotations
 
-import bisect
-from collections.abc import Iterable
-from datetime import tzinfo
-from functools import partial
-from itertools import accumulate
 from typing import ClassVar
 
-from rich.segment import Segment
-from rich.style import Style
-from textual import events
-from textual.cache import LRUCache
-from textual.geometry import Region, Size
-from textual.scroll_view import ScrollView
-from textual.strip import Strip
+from textual.binding import Binding, BindingType
+from textual.geometry import Region
 
-from widgets.transcript_blocks import (
-    EngineMessage,
-    block_key,
-    estimate_height,
-    render_block,
-)
+from widgets.diff_view import DIFF_CLASSES
+from widgets.tool_blocks import TOOL_CLASSES, TOOL_CSS, action_text
+from widgets.transcript_folds import Block, block_order
+from widgets.transcript_layout import CHUNK, WRAP_OLDER_DELAY, TranscriptLayout
 
-CHUNK = 100
-"""Older messages wrapped per step once the newest are on screen."""
-WRAP_OLDER_DELAY = 0.05
-"""Seconds after a session is shown before its older messages are wrapped."""
+__all__ = ["CHUNK", "WRAP_OLDER_DELAY", "Transcript"]
 
 
-class Transcript(ScrollView, can_focus=True):
+class Transcript(TranscriptLayout, can_focus=True):
     """Messages of one session, oldest first, the newest at the bottom."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -53,9 +38,23 @@ class Transcript(ScrollView, can_focus=True):
         "transcript--error",
         "transcript--agent-label",
         "transcript--agent",
+        *TOOL_CLASSES,
+        *DIFF_CLASSES,
     }
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("]", "select_block(1)", "Next block", show=False, id="transcript.next-block",
+                tooltip="Select the next tool block of the transcript."),
+        Binding("[", "select_block(-1)", "Previous block", show=False,
+                id="transcript.previous-block",
+                tooltip="Select the previous tool block of the transcript."),
+        Binding("enter,space", "toggle_selected", "Fold block", show=False,
+                id="transcript.fold-selected", tooltip="Fold or unfold the selected tool block."),
+        Binding("c", "copy_block", "Copy block", show=False, id="transcript.copy-block",
+                tooltip="Copy the selected tool block's text to the clipboard."),
+    ]  # fmt: skip
 
-    DEFAULT_CSS = """
+    DEFAULT_CSS = (
+        """
     Transcript {
         background: $surface;
         color: $foreground;
@@ -73,261 +72,71 @@ class Transcript(ScrollView, can_focus=True):
         & > .transcript--error { color: $text-error; }
         & > .transcript--agent-label { color: $secondary; text-style: bold; }
         & > .transcript--agent { color: $text; }
+    """
+        + TOOL_CSS
+        + """
     }
     """
+    )
 
-    def __init__(
-        self,
-        *,
-        tz: tzinfo | None = None,
-        name: str | None = None,
-        id: str | None = None,
-        classes: str | None = None,
-    ) -> None:
-        super().__init__(name=name, id=id, classes=classes)
-        self.tz = tz
-        """Time zone of the timestamps shown (``None``: the machine's local zone)."""
-        self.session_id: str | None = None
-        self.placeholder = ""
-        self.header = ""
-        self._messages: list[EngineMessage] = []
-        self._ids: set[str] = set()
-        self._blocks: list[list[Strip] | None] = []
-        self._heights: list[int] = []
-        self._starts: list[int] = []
-        self._height = 0
-        self._width = 0
-        self._first_exact = 0
-        self._generation = 0
-        self._cache: LRUCache[tuple[str, int, str], list[Strip]] = LRUCache(16384)
-        self._draft: EngineMessage | None = None
-        self._draft_lines: list[Strip] = []
-        self._base_style = Style()
+    # -- tool blocks ---------------------------------------------------------------------
+    def blocks(self) -> list[Block]:
+        """Every tool block shown, oldest first (the draft's last)."""
+        shown = [*self.messages, *([self.draft] if self.draft is not None else [])]
+        return block_order(shown, self.folds)
 
-    # -- state handed down -------------------------------------------------------
-    @property
-    def messages(self) -> tuple[EngineMessage, ...]:
-        return tuple(self._messages)
-
-    @property
-    def line_count(self) -> int:
-        return self._height
-
-    @property
-    def laid_out(self) -> bool:
-        """Whether every message shown has its real height (not an estimate) yet."""
-        return self._first_exact == 0
-
-    @property
-    def draft(self) -> EngineMessage | None:
-        """The answer being written, shown below the messages (``None``: none)."""
-        return self._draft
-
-    def show(
-        self,
-        session_id: str | None,
-        messages: Iterable[EngineMessage],
-        *,
-        placeholder: str = "",
-        header: str = "",
-    ) -> None:
-        """Replace what is shown with ``messages`` and scroll to the newest.
-
-        ``placeholder`` is shown when there are no messages, ``header`` above them.
-        """
-        self.session_id = session_id
-        self.placeholder = placeholder
-        self.header = header
-        self._messages = list(messages)
-        self._ids = {m.id for m in self._messages}
-        self._draft = None
-        self._layout()
-        self.scroll_end(animate=False, immediate=True, x_axis=False)
-        self.refresh()
-
-    def set_draft(self, draft: EngineMessage | None) -> None:
-        """Show (or, with ``None``, remove) an answer still being written, below the rest."""
-        if draft is None and self._draft is None:
+    def action_toggle_block(self, message_id: str, index: int) -> None:
+        """Fold or unfold one block (a click on its header) and select it."""
+        message = self.find(message_id)
+        if message is None:
             return
-        at_bottom = self.scroll_y >= self.max_scroll_y
-        self._draft = draft
-        self._draw_draft()
-        self._resize_virtual()
-        if at_bottom:
-            self.scroll_end(animate=False, immediate=True, x_axis=False)
-        self.refresh()
+        previous, self.folds.selection = self.folds.selection, (message_id, index)
+        self.folds.toggle(message, index)
+        self.relayout(message_id, *(previous or ())[:1])
 
-    def _draw_draft(self) -> None:
-        draft, width = self._draft, self._width
-        if draft is None or not width:
-            self._draft_lines = []
-            return
-        previous = self._messages[-1] if self._messages else None
-        self._draft_lines = render_block(
-            draft, previous, width, self.tz, self.get_component_rich_style
-        )
+    def action_toggle_selected(self) -> None:
+        self.toggle_selected()
 
-    def _resize_virtual(self) -> None:
-        self.virtual_size = Size(self._width, self._height + len(self._draft_lines))
-
-    def prepare(self, messages: list[EngineMessage]) -> None:
-        """Wrap the newest of ``messages`` ahead of time, so showing them is instant."""
-        width = self._width
-        if not width:
-            return
-        need, covered = self._screenful(), 0
-        for index in range(len(messages) - 1, -1, -1):
-            if covered >= need:
-                break
-            covered += len(self._block_at(messages, index, width))
-
-    def append(self, message: EngineMessage) -> None:
-        """Add one message of the session shown (others, and repeats, are ignored)."""
-        if message.session_id != self.session_id or message.id in self._ids:
-            return
-        at_bottom = self.scroll_y >= self.max_scroll_y
-        self._messages.append(message)
-        self._ids.add(message.id)
-        if not self._width:
-            return
-        block = self._block_at(self._messages, len(self._messages) - 1, self._width)
-        self._blocks.append(block)
-        self._heights.append(len(block))
-        self._starts.append(self._height)
-        self._height += len(block)
-        self._draw_draft()
-        self._resize_virtual()
-        if at_bottom:
-            self.scroll_end(animate=False, immediate=True, x_axis=False)
-        self.refresh()
-
-    # -- layout ------------------------------------------------------------------
-    def _screenful(self) -> int:
-        return 2 * max(self.scrollable_content_region.height, 20)
-
-    def _block_at(self, messages: list[EngineMessage], index: int, width: int) -> list[Strip]:
-        previous = messages[index - 1] if index else None
-        key = block_key(messages[index], previous, width, self.tz)
-        block = self._cache.get(key)
+    def toggle_selected(self) -> bool:
+        """Fold or unfold the selected block, else the newest; False: there is none."""
+        block = self.folds.selection
+        if block is None or self.find(block[0]) is None:
+            block = next(reversed(self.blocks()), None)
         if block is None:
-            style = self.get_component_rich_style
-            block = render_block(messages[index], previous, width, self.tz, style)
-            self._cache[key] = block
-        return block
+            return False
+        self.action_toggle_block(*block)
+        return True
 
-    def _layout(self) -> None:
-        """Wrap the newest messages now; estimate the rest and wrap them later."""
-        self._generation += 1
-        width = self._width = self.scrollable_content_region.width
-        messages = self._messages
-        count = len(messages)
-        self._blocks = [None] * count
-        self._heights = [0] * count
-        if not width:
-            self._reindex()
+    def toggle_all_blocks(self) -> bool:
+        """Unfold every block (or fold them all); returns whether they are now unfolded."""
+        unfolded = self.folds.toggle_all()
+        self.relayout_all()
+        return unfolded
+
+    def action_select_block(self, step: int) -> None:
+        """Select the block ``step`` blocks on (from the newest when none is selected)."""
+        blocks = self.blocks()
+        if not blocks:
             return
-        need, covered, index = self._screenful(), 0, count
-        while index > 0 and covered < need:
-            index -= 1
-            block = self._block_at(messages, index, width)
-            self._blocks[index] = block
-            self._heights[index] = len(block)
-            covered += len(block)
-        self._first_exact = index
-        for older in range(index):
-            previous = messages[older - 1] if older else None
-            self._heights[older] = estimate_height(messages[older], previous, width, self.tz)
-        self._reindex()
-        if index:
-            self.set_timer(WRAP_OLDER_DELAY, partial(self._wrap_older, self._generation))
+        here = self.folds.selection
+        at = blocks.index(here) + step if here in blocks else len(blocks) - (step > 0)
+        chosen = self.folds.selection = blocks[max(0, min(at, len(blocks) - 1))]
+        self.relayout(chosen[0], *(here or ())[:1])
+        line = self.header_line(chosen)
+        if line is not None:
+            self.scroll_to_region(Region(0, line, 1, 1), animate=False, immediate=True)
 
-    def _reindex(self) -> None:
-        sums = list(accumulate(self._heights, initial=1 if self.header else 0))
-        self._starts, self._height = sums[:-1], sums[-1]
-        self._draw_draft()
-        self._resize_virtual()
-
-    def _wrap_older(self, generation: int) -> None:
-        """Replace estimates by real blocks, a chunk at a time, the view held still."""
-        if generation != self._generation or not self._first_exact:
-            return
-        anchor = self._anchor()
-        stop = max(0, self._first_exact - CHUNK)
-        for index in range(self._first_exact - 1, stop - 1, -1):
-            block = self._block_at(self._messages, index, self._width)
-            self._blocks[index] = block
-            self._heights[index] = len(block)
-        self._first_exact = stop
-        self._reindex()
-        self._restore(anchor)
-        self.refresh()
-        if stop:
-            self.set_timer(WRAP_OLDER_DELAY, partial(self._wrap_older, generation))
-
-    def _anchor(self) -> tuple[int, int] | None:
-        """The block at the top of the view and the line within it (None: at the bottom)."""
-        if self.scroll_y >= self.max_scroll_y or not self._starts:
+    def selected_text(self) -> str | None:
+        """The selected block as plain text (``None``: nothing is selected)."""
+        selection = self.folds.selection
+        message = self.find(selection[0]) if selection is not None else None
+        if selection is None or message is None:
             return None
-        line = round(self.scroll_y)
-        block = max(0, bisect.bisect_right(self._starts, line) - 1)
-        return block, line - self._starts[block]
+        actions = self.folds.actions(message)
+        return action_text(actions[selection[1]]) if selection[1] < len(actions) else None
 
-    def _restore(self, anchor: tuple[int, int] | None) -> None:
-        if anchor is None:
-            self.scroll_end(animate=False, immediate=True, x_axis=False)
-            return
-        block, offset = anchor
-        line = self._starts[block] + min(offset, max(0, self._heights[block] - 1))
-        self.scroll_to(y=line, animate=False, immediate=True)
-
-    def _on_resize(self, _event: events.Resize) -> None:
-        if self.scrollable_content_region.width != self._width:
-            anchor = self._anchor()
-            self._layout()
-            self._restore(anchor)
-            self.refresh()
-
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        # Colours live in the cached blocks: a new theme means drawing them again.
-        self._cache.clear()
-        if self._width:
-            self._layout()
-
-    # -- painting ------------------------------------------------------------------
-    def render_lines(self, crop: Region) -> list[Strip]:
-        self._base_style = self.rich_style  # computed once per paint, not per line
-        return super().render_lines(crop)
-
-    def _text_line(self, text: str, width: int) -> Strip:
-        muted = self.get_component_rich_style("transcript--placeholder")
-        strip = Strip([Segment(text, muted)])
-        return strip.extend_cell_length(width).crop(0, width).apply_style(self._base_style)
-
-    def render_line(self, y: int) -> Strip:
-        line = self.scroll_offset.y + y
-        width = self.scrollable_content_region.width
-        if not self._messages and not self._draft_lines:
-            if line == 0 and self.placeholder:
-                return self._text_line(self.placeholder, width)
-            return Strip.blank(width, self._base_style)
-        if self.header and line == 0:
-            return self._text_line(self.header, width)
-        if line >= self._height:
-            draft = line - self._height
-            if draft < len(self._draft_lines):
-                return self._draft_lines[draft].apply_style(self._base_style)
-            return Strip.blank(width, self._base_style)
-        if not self._starts:
-            return Strip.blank(width, self._base_style)
-        index = bisect.bisect_right(self._starts, line) - 1
-        block = self._blocks[index]
-        if block is None:
-            # Scrolled up before the older messages were wrapped: draw this one
-            # now, within its estimated height, until its real height is known.
-            block = self._block_at(self._messages, index, self._width)
-        offset = line - self._starts[index]
-        if offset >= len(block):
-            return Strip.blank(width, self._base_style)
-        # Blocks are laid out at this width; the styled copy is cached by the strip.
-        return block[offset].apply_style(self._base_style)
+    def action_copy_block(self) -> None:
+        text = self.selected_text()
+        if text is not None:
+            self.app.copy_to_clipboard(text)
+            self.notify("Copied the tool block.", markup=False)

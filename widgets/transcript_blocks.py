@@ -2,24 +2,31 @@
 
 A block is a gutter (time and who spoke) and the wrapped text; a day rule
 opens the first message of each day and a blank line separates the user's
-turns. Styles come from the widget's component classes, so themes decide.
+turns. An answer's tool calls (``payload["actions"]``) are drawn where the
+agent made them, between its paragraphs (``widgets.tool_blocks``); which of
+them are unfolded, and which is selected, the transcript decides through an
+:class:`ActionView`. Styles come from the widget's component classes, so
+themes decide.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from datetime import date, tzinfo
-from typing import Any
+from typing import Any, Protocol
 
 from rich.cells import cell_len, chop_cells
 from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
+from backend.agents.tool_actions import ToolAction, answer_pieces
 from backend.guide.routing.decision import describe_route
 from backend.messages import Message, MessageType, message_text
+from widgets.diff_view import diff_lines
 from widgets.line_wrap import wrap_plain
 from widgets.markdown_reflow import list_indent, reflow_markdown
+from widgets.tool_blocks import Line, estimate_lines, render_action
 
 TIME_WIDTH = 5  # "14:03"
 LABEL_WIDTH = 9  # "you", "sylk", "architect"
@@ -28,6 +35,24 @@ MIN_BODY = 8
 
 EngineMessage = Message[dict[str, Any]]
 StyleOf = Callable[[str], Style]
+
+
+class ActionView(Protocol):
+    """What the transcript tells the renderer about a message's tool calls."""
+
+    def actions(self, message: EngineMessage) -> list[ToolAction]: ...
+
+    def expanded(self, message_id: str, index: int, action: ToolAction) -> bool: ...
+
+    def signature(self, message: EngineMessage) -> Hashable:
+        """Changes whenever how the message's actions are drawn changes."""
+        ...
+
+    def click(self, message_id: str, index: int) -> Style | None:
+        """The style that makes an action's header a toggle (and says which it is)."""
+        ...
+
+    def selected(self, message_id: str) -> int | None: ...
 
 
 def message_kind(message: EngineMessage) -> str:
@@ -58,8 +83,9 @@ def _preformatted(message: EngineMessage) -> bool:
     return isinstance(payload, dict) and bool(payload.get("preformatted"))
 
 
-def body_lines(message: EngineMessage, width: int) -> list[str]:
-    text = message_text(message).expandtabs(4)
+def body_lines(message: EngineMessage, width: int, text: str | None = None) -> list[str]:
+    """``text`` (by default the message's) wrapped as the message's kind wants it."""
+    text = (message_text(message) if text is None else text).expandtabs(4)
     if _preformatted(message):
         # Columns must stay aligned: fold over-long lines, never re-flow them.
         return [part for line in text.split("\n") for part in chop_cells(line, width) or [""]]
@@ -67,6 +93,44 @@ def body_lines(message: EngineMessage, width: int) -> list[str]:
         # Answers are markdown, often hard-wrapped narrower than the screen.
         return wrap_plain(reflow_markdown(text), width, hang=list_indent)
     return wrap_plain(text, width)
+
+
+def body_rows(
+    message: EngineMessage, width: int, style: StyleOf, view: ActionView | None
+) -> list[Line]:
+    """The message's body as screen lines ``width`` cells wide: text and tool blocks."""
+    body_style = style(f"transcript--{message_kind(message)}")
+    payload = message.payload
+    if isinstance(payload, dict) and payload.get("format") == "diff":
+        return [
+            ([Segment(t, st)], cell_len(t))
+            for t, st in diff_lines(message_text(message), width, style)
+        ]
+    actions = view.actions(message) if view is not None else []
+    if not actions:
+        return [
+            ([Segment(line, body_style)], cell_len(line)) for line in body_lines(message, width)
+        ]
+    assert view is not None
+    rows: list[Line] = []
+    selected = view.selected(message.id)
+    for piece in answer_pieces(message_text(message), actions):
+        if isinstance(piece, str):
+            lines = body_lines(message, width, piece)
+            rows.extend(([Segment(line, body_style)], cell_len(line)) for line in lines)
+            continue
+        index, action = piece
+        rows.extend(
+            render_action(
+                action,
+                width,
+                style,
+                expanded=view.expanded(message.id, index, action),
+                selected=selected == index,
+                click=view.click(message.id, index),
+            )
+        )
+    return rows
 
 
 def _spacer(message: EngineMessage, previous: EngineMessage | None, tz: tzinfo | None) -> str:
@@ -79,19 +143,31 @@ def _spacer(message: EngineMessage, previous: EngineMessage | None, tz: tzinfo |
 
 
 def estimate_height(
-    message: EngineMessage, previous: EngineMessage | None, width: int, tz: tzinfo | None
+    message: EngineMessage,
+    previous: EngineMessage | None,
+    width: int,
+    tz: tzinfo | None,
+    view: ActionView | None = None,
 ) -> int:
     """About the lines ``render_block`` makes (word breaks may add a few)."""
     body = max(MIN_BODY, width - GUTTER)
     lines = sum(max(1, -(-cell_len(line) // body)) for line in message_text(message).split("\n"))
+    if view is not None:
+        for index, action in enumerate(view.actions(message)):
+            lines += estimate_lines(action, view.expanded(message.id, index, action))
     routed = 1 if route_line(message) else 0
     return lines + routed + (1 if _spacer(message, previous, tz) else 0)
 
 
 def block_key(
-    message: EngineMessage, previous: EngineMessage | None, width: int, tz: tzinfo | None
-) -> tuple[str, int, str]:
-    return (message.id, width, _spacer(message, previous, tz))
+    message: EngineMessage,
+    previous: EngineMessage | None,
+    width: int,
+    tz: tzinfo | None,
+    view: ActionView | None = None,
+) -> tuple[str, int, str, Hashable]:
+    folds = view.signature(message) if view is not None else ()
+    return (message.id, width, _spacer(message, previous, tz), folds)
 
 
 def render_block(
@@ -100,6 +176,8 @@ def render_block(
     width: int,
     tz: tzinfo | None,
     style: StyleOf,
+    *,
+    view: ActionView | None = None,
 ) -> list[Strip]:
     local = message.timestamp.astimezone(tz)
     kind = message_kind(message)
@@ -121,11 +199,11 @@ def render_block(
         Segment(" "),
     ]
     indent = Segment(" " * GUTTER)
-    body_style = style(f"transcript--{kind}")
-    for n, line in enumerate(body_lines(message, max(MIN_BODY, width - GUTTER))):
-        text = Segment(line, body_style)
-        segments = [*head, text] if n == 0 else [indent, text]
-        strips.append(_line(segments, GUTTER + cell_len(line), width))
+    for n, (row, length) in enumerate(
+        body_rows(message, max(MIN_BODY, width - GUTTER), style, view)
+    ):
+        segments = [*head, *row] if n == 0 else [indent, *row]
+        strips.append(_line(segments, GUTTER + length, width))
     route = route_line(message)
     if route is not None:
         shown = chop_cells(route, max(MIN_BODY, width - GUTTER))[0]

@@ -155,6 +155,25 @@ def stored_actions(actions: Iterable[ToolAction]) -> list[dict[str, Any]]:
     return [a.stored() for a in actions]
 
 
+def answer_pieces(text: str, actions: list[ToolAction]) -> list[str | tuple[int, ToolAction]]:
+    """The answer's text cut where each tool call was made, ``(index, action)`` between.
+
+    Blank pieces are left out; an action's place is clamped into the text, so a text
+    changed since (a key redacted) still shows every action once, in order.
+    """
+    pieces: list[str | tuple[int, ToolAction]] = []
+    start = 0
+    for index, action in sorted(enumerate(actions), key=lambda pair: pair[1].at):
+        at = min(max(action.at, start), len(text))
+        if text[start:at].strip():
+            pieces.append(text[start:at].strip("\n"))
+        pieces.append((index, action))
+        start = at
+    if text[start:].strip() or not pieces:
+        pieces.append(text[start:].strip("\n") if pieces else text)
+    return pieces
+
+
 # -- reading the call ----------------------------------------------------------------
 def _op_and_args(tool: str, arguments: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     if tool == "execute":

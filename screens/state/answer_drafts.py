@@ -1,39 +1,97 @@
-"""Answers still being written: the text an agent has streamed so far, per session.
+"""Answers still being written: the text an agent has streamed so far, per session,
+and its tool calls as they run.
 
 Steps arrive as engine events; the recorded answer arrives a moment later as a
 transcript message. When the turn ends the draft stays on screen, no longer
 "answering", until that message replaces it, so the answer never blinks out.
+A tool call becomes a block the moment the model asks for it (``running…``),
+takes in its command's output as it streams, and its result when it ends: the
+same :class:`~backend.agents.tool_actions.ToolAction` the recorded answer
+carries, so the block looks the same before and after.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from backend.agents.tool_actions import (
+    ToolAction,
+    add_output,
+    begin_action,
+    finish_action,
+    stopped,
+    stored_actions,
+)
 from backend.messages import Message, MessageType
 
-TURN_ENDS = frozenset({"final", "interrupted", "step_limit", "cancelled", "error"})
+TURN_ENDS = frozenset({"final", "truncated", "interrupted", "step_limit", "cancelled", "error"})
 EngineMessage = Message[dict[str, Any]]
+
+
+@dataclass
+class _Draft:
+    role: str
+    text: str = ""
+    doing: str = ""
+    actions: dict[str, ToolAction] = field(default_factory=dict)
+    new_step: bool = False  # a model call began: its text is a new paragraph
 
 
 class AnswerDrafts:
     def __init__(self, clock: Callable[[], datetime]) -> None:
         self._clock = clock
-        self._drafts: dict[str, tuple[str, str, str]] = {}  # session -> role, text, doing
+        self._drafts: dict[str, _Draft] = {}
         self._ended: set[str] = set()  # turn over, recorded answer not shown yet
 
-    def step(self, session_id: str, role: str, kind: str, text: str) -> None:
+    def step(
+        self,
+        session_id: str,
+        role: str,
+        kind: str,
+        text: str,
+        data: Mapping[str, Any] | None = None,
+    ) -> None:
         if kind in TURN_ENDS:
-            if session_id in self._drafts:
+            draft = self._drafts.get(session_id)
+            if draft is not None:
                 self._ended.add(session_id)
+                draft.actions = {k: stopped(a) for k, a in draft.actions.items()}
             return
         if session_id in self._ended:  # a new turn begins
             self._ended.discard(session_id)
             self._drafts.pop(session_id, None)
-        _, so_far, _ = self._drafts.get(session_id, (role, "", ""))
-        doing = {"tool_call": "using a tool", "retry": "retrying"}.get(kind, "")
-        self._drafts[session_id] = (role, so_far + text, doing)
+        draft = self._drafts.setdefault(session_id, _Draft(role))
+        draft.doing = "retrying" if kind == "retry" else ""
+        if kind == "model_call":
+            draft.new_step = bool(draft.text)
+        elif text:
+            if draft.new_step:  # as the recorded answer joins its steps' texts
+                draft.text = draft.text.rstrip("\n") + "\n\n"
+                draft.new_step = False
+            draft.text += text
+        if data:
+            self._tool_step(draft, kind, data)
+
+    @staticmethod
+    def _tool_step(draft: _Draft, kind: str, data: Mapping[str, Any]) -> None:
+        call_id = str(data.get("id", ""))
+        if kind == "tool_call":
+            arguments = data.get("arguments")
+            args = arguments if isinstance(arguments, dict) else {}
+            at = len(draft.text)
+            draft.actions[call_id] = begin_action(call_id, str(data.get("name", "")), args, at)
+            return
+        action = draft.actions.get(call_id)
+        if action is None:
+            return
+        if kind == "tool_output":
+            draft.actions[call_id] = add_output(action, str(data.get("text", "")))
+        elif kind == "tool_result":
+            content = str(data.get("content", ""))
+            draft.actions[call_id] = finish_action(action, content, bool(data.get("is_error")))
 
     def answered(self, message: EngineMessage) -> bool:
         """A recorded message replaces a finished draft; True when one was dropped."""
@@ -48,20 +106,22 @@ class AnswerDrafts:
         """Who is answering in ``session_id`` (``None``: nobody)."""
         sid = session_id or ""
         draft = self._drafts.get(sid)
-        return draft[0] if draft and sid not in self._ended else None
+        return draft.role if draft and sid not in self._ended else None
 
     def message(self, session_id: str | None) -> EngineMessage | None:
         """The draft as a transcript message, for display only."""
         draft = self._drafts.get(session_id or "")
         if draft is None or session_id is None:
             return None
-        role, text, doing = draft
-        tail = "" if session_id in self._ended else f" … ({doing})" if doing else " …"
+        tail = "" if session_id in self._ended else f" … ({draft.doing})" if draft.doing else " …"
+        payload: dict[str, Any] = {"text": (draft.text + tail).lstrip()}
+        if draft.actions:
+            payload["actions"] = stored_actions(draft.actions.values())
         return EngineMessage(
             id=f"draft-{session_id}",
             session_id=session_id,
-            source=role,
+            source=draft.role,
             type=MessageType.AGENT_REPLY,
-            payload={"text": (text + tail).lstrip()},
+            payload=payload,
             timestamp=self._clock(),
         )

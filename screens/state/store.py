@@ -8,7 +8,7 @@ talks to the engine or touches a widget.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -167,11 +167,20 @@ class UiState:
             # Recorded: the line is safe in the transcript, even if an answer takes long.
             self._settle_line(accepted=True)
 
-    def step(self, session_id: str, role: str, kind: str, text: str) -> None:
+    def step(
+        self,
+        session_id: str,
+        role: str,
+        kind: str,
+        text: str,
+        data: Mapping[str, Any] | None = None,
+    ) -> None:
         was_working = self.drafts.working(session_id)
-        self.drafts.step(session_id, role, kind, text)
+        self.drafts.step(session_id, role, kind, text, data)
         turn_edge = was_working != self.drafts.working(session_id)
-        self.draft_signal.publish(DraftChanged(session_id, at_once=turn_edge))
+        # A tool call starting or ending shows at once; streamed text and output may wait.
+        at_once = turn_edge or kind in ("tool_call", "tool_result")
+        self.draft_signal.publish(DraftChanged(session_id, at_once=at_once))
 
     def view(self, session_id: str) -> bool:
         """Ask to see ``session_id``; True when it is on screen at once, from memory."""
