@@ -42,6 +42,7 @@ class Scene:
     outside: Path  # a directory beside the workspace: must stay untouched
     inner_secret: Path  # Sylk's data dir, inside the workspace
     outer_secret: Path  # Sylk's config dir, outside it
+    secret_file: Path  # a protected file (a config file) inside the workspace
     level: SandboxLevel
     confinement: Confinement
 
@@ -75,7 +76,9 @@ def scene(tmp_path: Path, level: SandboxLevel) -> Iterator[Scene]:
     outer = tmp_path / "config" / "sylk"
     outer.mkdir(parents=True)
     (outer / "config.toml").write_text(f'api_key = "{SECRET}-key"\n')
+    secret_file = workspace / "sylk.toml"
+    secret_file.write_text(f'api_key = "{SECRET}-file"\n')
     outside = tmp_path / "outside"
     outside.mkdir()
-    confinement = Confinement.of(workspace, inner, outer)
-    yield Scene(tmp_path, workspace, outside, inner, outer, level, confinement)
+    confinement = Confinement.of(workspace, inner, outer, secret_file)
+    yield Scene(tmp_path, workspace, outside, inner, outer, secret_file, level, confinement)
