@@ -30,7 +30,9 @@ def checkpoint_hook() -> Hook:
         except SylkError as exc:
             data.warnings.append(f"no checkpoint for this turn (cannot undo it): {exc}")
 
-    return Hook("checkpoint_before_change", HookKind.PRE_TOOL, before_change, HookPriority.LAST)
+    # After every other pre-tool hook (the approval gate runs at LAST too).
+    after_all = HookPriority.LAST + 10
+    return Hook("checkpoint_before_change", HookKind.PRE_TOOL, before_change, after_all)
 
 
 def install_checkpoints(config: EngineConfig, gateway: Gateway) -> Checkpoints:

@@ -11,6 +11,9 @@ import pytest
 
 from backend.checkpoints.git_process import GitMissingError, run_git
 from backend.checkpoints.service import Checkpoints
+from backend.config.approvals import ApprovalMode
+from backend.engine import EngineConfig
+from backend.engine.build import build
 from backend.engine.checkpoint_work import checkpoint_hook
 from backend.skills.builtin.catalog import agent_context, build_gateway
 from backend.skills.envelopes import Envelope
@@ -74,3 +77,20 @@ async def test_without_git_the_change_happens_and_says_it_cannot_be_undone(
     assert wrote.ok and (project / "c.txt").read_text() == "3"
     assert any("no checkpoint for this turn" in w for w in wrote.meta.warnings)
     assert turn.recorded is None
+
+
+async def test_a_call_the_approval_gate_refuses_costs_no_snapshot(
+    data_dir: Path, project: Path
+) -> None:
+    config = EngineConfig(data_dir=data_dir, workspace=project, watch_files=False,
+                          approval_mode=ApprovalMode.READ_ONLY)  # fmt: skip
+    parts = build(config)
+    try:
+        async with parts.checkpoints.turn(SESSION, "engineer", project) as turn:
+            refused = await _run(
+                parts.gateway, project, "engineer.file.write", False, path="d.txt", content="4"
+            )
+        assert not refused.ok and not (project / "d.txt").exists()
+        assert turn.before is None  # the gate ran first: no snapshot for a refused call
+    finally:
+        await parts.aclose()

@@ -17,8 +17,8 @@ from backend.messages import MessageType
 from tests.integration.checkpoints.conftest import files_of
 from tests.support.polling import finishes, until
 
-# `sylk run --yes`: the approval gate (where it is built) lets the scripted edits through.
-_YES: dict[str, Any] = {"assume_yes": True} if "assume_yes" in EngineConfig.model_fields else {}
+# As `sylk run --yes`: the approval gate lets the scripted edits through.
+_YES: dict[str, Any] = {"assume_yes": True}
 
 
 def _call(op: str, **args: str) -> dict[str, Any]:
