@@ -256,7 +256,7 @@ class TurnCheckpoint:
         try:
             # Shielded: a second cancel must not lose the record of what the turn changed.
             await asyncio.shield(self.finish())
-        except SylkError as error:
+        except (SylkError, OSError) as error:  # the turn's answer stands without one
             log.warning("no checkpoint for turn %s: %s", self.turn_id, error)
 
 

@@ -27,7 +27,7 @@ def checkpoint_hook() -> Hook:
             return
         try:
             await turn.before_change()
-        except SylkError as exc:
+        except (SylkError, OSError) as exc:
             data.warnings.append(f"no checkpoint for this turn (cannot undo it): {exc}")
 
     # After every other pre-tool hook (the approval gate runs at LAST too).
