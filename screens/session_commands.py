@@ -64,12 +64,40 @@ def palette_entries(screen: MainScreen) -> list[PaletteEntry]:
             partial(_send, screen, "/diff"),
         ),
     ]
+    entries += _approval_entries(screen)
     for number, session in enumerate(screen.state.sessions.values(), 1):
         entries.append(
             PaletteEntry(
                 f"Switch to session {session.name}",
                 f"#{number} · {session.state.value} · {session.short_id}",
                 partial(screen.switch_to, session.id),
+            )
+        )
+    return entries
+
+
+# What each approval mode lets agents do without asking (the policy: backend.approvals).
+APPROVAL_MODES = {
+    "read-only": "Edits and commands are refused",
+    "ask": "Edits and commands ask first",
+    "auto-edit": "Edits go ahead, commands ask",
+    "auto": "Edits and sandboxed commands go ahead",
+}
+
+
+def _approval_entries(screen: MainScreen) -> list[PaletteEntry]:
+    """The session's approval mode and network switch, sent as /approval and /network."""
+    entries = [
+        PaletteEntry(f"Approval mode: {mode}", f"{meaning} (/approval {mode})",
+                     partial(_send, screen, f"/approval {mode}"))
+        for mode, meaning in APPROVAL_MODES.items()
+    ]  # fmt: skip
+    for state, meaning in (("on", "may"), ("off", "may not")):
+        entries.append(
+            PaletteEntry(
+                f"Network for commands: {state}",
+                f"This session's commands {meaning} reach the network (/network {state})",
+                partial(_send, screen, f"/network {state}"),
             )
         )
     return entries

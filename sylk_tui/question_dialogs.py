@@ -16,7 +16,10 @@ from typing import Any
 from textual.app import App
 
 from backend.questions import ChoiceQuestion
+from screens.approval import ApprovalScreen
 from screens.choice import ChoiceScreen
+
+Dialog = ChoiceScreen | ApprovalScreen
 
 
 @dataclass(frozen=True)
@@ -30,7 +33,7 @@ class QuestionDialogs:
     def __init__(self, app: App[Any]) -> None:
         self._app = app
         self._waiting: deque[_Asked] = deque()
-        self._open: tuple[_Asked, ChoiceScreen] | None = None
+        self._open: tuple[_Asked, Dialog] | None = None
 
     @property
     def open_question(self) -> str | None:
@@ -57,7 +60,12 @@ class QuestionDialogs:
             asked = self._waiting.popleft()
             if asked.answer.done():
                 continue
-            dialog = ChoiceScreen(asked.question)
+            # An approval (edit, command, outside tool) gets its own modal: y/a/n/d/Esc.
+            dialog: Dialog = (
+                ApprovalScreen(asked.question)
+                if asked.question.approval is not None
+                else ChoiceScreen(asked.question)
+            )
             self._open = (asked, dialog)
 
             def answered(value: str | None, asked: _Asked = asked) -> None:
