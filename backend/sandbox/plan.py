@@ -167,7 +167,9 @@ def build_plan(
     workspace, home = workspace.resolve(), home.resolve()
     if level == "none":
         return SandboxPlan(level, network=True)
-    hidden = tuple(p for p in protected if os.path.lexists(p))
+    present = [p for p in protected if os.path.lexists(p)]
+    # One inside another (the archive file in the data dir) is hidden with it.
+    hidden = tuple(p for p in present if not any(q in p.parents for q in present))
     gits = git_paths(workspace)
     if level == "full":
         shm = (Path("/dev/shm"),) if os.path.isdir("/dev/shm") else ()

@@ -80,5 +80,5 @@ def scene(tmp_path: Path, level: SandboxLevel) -> Iterator[Scene]:
     secret_file.write_text(f'api_key = "{SECRET}-file"\n')
     outside = tmp_path / "outside"
     outside.mkdir()
-    confinement = Confinement.of(workspace, inner, outer, secret_file)
+    confinement = Confinement.of(workspace, inner, inner / "sylk.db", outer, secret_file)
     yield Scene(tmp_path, workspace, outside, inner, outer, secret_file, level, confinement)

@@ -155,25 +155,30 @@ async def test_shell_runs_a_real_subprocess_in_the_workspace(
 
 
 async def test_shell_timeout_kills_the_process_group(gateway: Gateway, ws: Path) -> None:
-    # The child outlives the test: only the timeout can end the command.
+    # The child outlives the test: only the timeout can end the command. It is found
+    # by its command line (a pid namespace gives it another pid inside the sandbox).
+    mark = f"3600.{os.getpid()}{id(ws) % 10**6}"
     env = await finishes(
         run(gateway, ws, "engineer.shell.run", dry_run=False, timeout_s=0.5,
-            command="echo started; sleep 3600 & echo $! > child.pid; wait"),
+            command=f"echo started; sleep {mark} & wait"),
         what="the shell timeout",
     )  # fmt: skip
     assert env.code is ErrorCode.INTERNAL and env.error
     assert env.error.details["reason"] == "timeout" and "started" in env.error.details["stdout"]
-    child = int((ws / "child.pid").read_text())
-    await until(lambda: not _alive(child), what="the child in the process group to die")
+    await until(lambda: not _alive(mark), what="the child in the process group to die")
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as stat:  # a zombie is dead for our purposes
-        return stat.read().split()[2] != "Z"
+def _alive(mark: str) -> bool:
+    """A live (not zombie) process whose command line carries ``mark``."""
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if mark.encode() in cmdline and state != "Z":
+            return True
+    return False
 
 
 async def test_tester_runs_tests_and_reports_failure(gateway: Gateway, ws: Path) -> None:

@@ -108,6 +108,9 @@ def test_the_full_plan_mounts_instead_of_carving(tmp_path: Path) -> None:
     assert got[Path("/dev/null")] >= {"write_file", "truncate"}
     assert plan.readonly == (ws / ".git",) and plan.hidden == (secret,)
     assert not plan.network
+    (secret / "sylk.db").write_text("archive")  # protected twice: the dir hides it
+    nested = build_plan("full", workspace=ws, home=home, protected=(secret / "sylk.db", secret))
+    assert nested.hidden == (secret,)
 
 
 def test_the_landlock_plan_carves_and_none_plans_nothing(tmp_path: Path) -> None:
