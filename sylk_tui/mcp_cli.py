@@ -14,6 +14,8 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from backend.config.approvals import MODE_NAMES
+
 if TYPE_CHECKING:
     from backend.engine import Engine
 
@@ -37,6 +39,15 @@ def add_parser(commands: Any, common: Common) -> None:
     common(serve, default=argparse.SUPPRESS)
     serve.add_argument(
         "--allow-write", action="store_true", help="let the client run ops that change things"
+    )
+    serve.add_argument(
+        "--approval",
+        choices=MODE_NAMES,
+        metavar="MODE",
+        help="with --allow-write, what the client may do, as no one is there to ask: "
+        "ask (edits and commands are refused), auto-edit (edits go ahead) or auto "
+        "(sandboxed commands too); default: [approvals] mode; without --allow-write: "
+        "read-only",
     )
     serve.add_argument(
         "--session",
