@@ -37,10 +37,9 @@ import heapq
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from contextlib import AbstractAsyncContextManager, nullcontext
 from functools import partial
 
-from backend.orchestration.node_attempt import HeldSlot, RunNode, attempt_once
+from backend.orchestration.node_attempt import Deadlines, RunNode, attempt_once
 from backend.orchestration.records import (
     DagOutcome,
     DagStatus,
@@ -53,6 +52,7 @@ from backend.orchestration.state_store import DagStateStore
 from backend.plans import ValidatedPlan
 
 log = logging.getLogger(__name__)
+_PASSED, _PENDING = NodeStatus.PASSED, NodeStatus.PENDING  # looked up per node: kept at hand
 
 Listener = Callable[[NodeEvent], None]
 Sleep = Callable[[float], Awaitable[None]]
@@ -85,7 +85,6 @@ class DagScheduler:
         self._limit = max_concurrency or plan.policy.max_concurrency
         self._sleep = sleep
         self._clock = clock
-        self._position = {node_id: i for i, node_id in enumerate(plan.nodes)}
         self._records: dict[str, NodeRecord] = {}
         self._waiting: dict[str, int] = {}
         self._ready: list[tuple[int, int, int, str]] = []
@@ -94,6 +93,7 @@ class DagScheduler:
         self._stopping: DagStatus | None = None
         self._fatal: BaseException | None = None
         self._finished: asyncio.Future[None] | None = None
+        self._deadlines: Deadlines | None = None
         self._started = False
 
     async def run(self) -> DagOutcome:
@@ -102,10 +102,11 @@ class DagScheduler:
             raise RuntimeError("a DagScheduler runs its DAG once; make a new one to resume")
         self._started = True
         self._finished = asyncio.get_running_loop().create_future()
-        await self._restore()
-        self._fill()
-        self._check_finished()
+        self._deadlines = Deadlines()
         try:
+            await self._restore()
+            self._fill()
+            self._check_finished()
             await self._finished
         except asyncio.CancelledError:
             self._stop(DagStatus.CANCELLED)
@@ -113,6 +114,8 @@ class DagScheduler:
                 await asyncio.wait(list(self._running.values()))
             await self._save_unsaved(quiet=True)
             raise
+        finally:
+            self._deadlines.close()
         await self._save_unsaved(quiet=False)
         if self._fatal is not None:
             raise self._fatal
@@ -134,30 +137,26 @@ class DagScheduler:
 
     # -- start and resume ---------------------------------------------------------------
     async def _restore(self) -> None:
-        saved = await self._store.load(self.dag_id) if self._store is not None else {}
-        for layer in self.plan.layers:
-            for node_id in layer:
-                digest = self._digest(node_id) if self._store is not None else ""
-                record = saved.get(node_id)
-                resumed = (
-                    record is not None
-                    and record.status is NodeStatus.PASSED
-                    and record.digest == digest
-                    and all(self._passed(dep) for dep in self.plan.dependencies[node_id])
+        store = self._store
+        saved = await store.load(self.dag_id) if store is not None else {}
+        trusted = self._trusted(saved) if saved else set()
+        pending = NodeRecord(NodeStatus.PENDING)
+        for node_id in self.plan.nodes:
+            if node_id in trusted:
+                record = self._records[node_id] = saved[node_id]
+                self._emit(
+                    node_id,
+                    NodeStatus.PASSED,
+                    record.attempts,
+                    duration_s=record.duration_s,
+                    resumed=True,
                 )
-                if resumed and record is not None:
-                    self._records[node_id] = record
-                    duration = record.duration_s
-                    self._emit(
-                        node_id,
-                        NodeStatus.PASSED,
-                        record.attempts,
-                        duration_s=duration,
-                        resumed=True,
-                    )
-                else:
-                    self._records[node_id] = NodeRecord(NodeStatus.PENDING, digest=digest)
-        self._records = {n: self._records[n] for n in self.plan.nodes}  # plan order
+            elif store is not None:
+                self._records[node_id] = NodeRecord(
+                    NodeStatus.PENDING, digest=self._digest(node_id)
+                )
+            else:
+                self._records[node_id] = pending
         stopped = self._stopping is not None
         for node_id in self.plan.nodes:
             if self._passed(node_id):
@@ -169,11 +168,27 @@ class DagScheduler:
                 self._emit(node_id, NodeStatus.CANCELLED)
                 self._unsaved.append(node_id)
                 continue
-            waiting = sum(1 for dep in self.plan.dependencies[node_id] if not self._passed(dep))
+            deps = self.plan.dependencies[node_id]
+            waiting = len(deps) - sum(map(self._passed, deps)) if saved else len(deps)
             self._waiting[node_id] = waiting
             self._emit(node_id, NodeStatus.PENDING)
             if waiting == 0:
                 self._push_ready(node_id)
+
+    def _trusted(self, saved: Mapping[str, NodeRecord]) -> set[str]:
+        """Nodes that passed before, as planned now, with everything upstream passed too."""
+        trusted: set[str] = set()
+        for layer in self.plan.layers:
+            for node_id in layer:
+                record = saved.get(node_id)
+                if (
+                    record is not None
+                    and record.status is NodeStatus.PASSED
+                    and record.digest == self._digest(node_id)
+                    and all(dep in trusted for dep in self.plan.dependencies[node_id])
+                ):
+                    trusted.add(node_id)
+        return trusted
 
     def _digest(self, node_id: str) -> str:
         text = self.plan.nodes[node_id].model_dump_json()
@@ -181,43 +196,46 @@ class DagScheduler:
 
     # -- scheduling ---------------------------------------------------------------------
     def _push_ready(self, node_id: str) -> None:
-        key = (-self.plan.priority_rank(node_id), self.plan.layer_of[node_id])
-        heapq.heappush(self._ready, (*key, self._position[node_id], node_id))
+        heapq.heappush(self._ready, (*self.plan.ready_key[node_id], node_id))
 
     def _fill(self) -> None:
-        loop = asyncio.get_running_loop()
-        while self._ready and len(self._running) < self._limit and self._stopping is None:
-            node_id = heapq.heappop(self._ready)[3]
-            task = loop.create_task(self._attempts(node_id), name=f"dag {self.dag_id} {node_id}")
-            self._running[node_id] = task
+        ready, running = self._ready, self._running
+        if not ready or len(running) >= self._limit or self._stopping is not None:
+            return
+        create_task = asyncio.get_running_loop().create_task
+        while ready and len(running) < self._limit:
+            node_id = heapq.heappop(ready)[3]
+            task = create_task(self._attempts(node_id), name=node_id)
+            running[node_id] = task
             task.add_done_callback(partial(self._on_done, node_id))
 
     def _on_done(self, node_id: str, task: asyncio.Task[NodeRecord]) -> None:
         del self._running[node_id]
-        if task.cancelled():
+        try:
+            record = task.result()
+        except asyncio.CancelledError:
             self._finish(node_id, NodeStatus.CANCELLED, error="cancelled")
             self._unsaved.append(node_id)
             if self._stopping is None:  # the runner cancelled itself: the node did not pass
                 self._after_failure(node_id)
-        elif (exc := task.exception()) is not None:
+        except Exception as exc:
             log.error("DAG %s: node %s broke the scheduler", self.dag_id, node_id, exc_info=exc)
             self._fatal = self._fatal or exc
             self._finish(node_id, NodeStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
             self._stop(DagStatus.FAILED)
         else:
-            record = task.result()
-            if record.status is NodeStatus.PASSED:
+            if record.status is _PASSED:
+                waiting, records = self._waiting, self._records
                 for child in self.plan.dependants[node_id]:
-                    self._waiting[child] -= 1
-                    if (
-                        self._waiting[child] == 0
-                        and self._records[child].status is NodeStatus.PENDING
-                    ):
-                        self._push_ready(child)
+                    waiting[child] -= 1
+                    if waiting[child] == 0 and records[child].status is _PENDING:
+                        heapq.heappush(self._ready, (*self.plan.ready_key[child], child))
             else:
                 self._after_failure(node_id)
-        self._fill()
-        self._check_finished()
+        if self._ready:
+            self._fill()
+        if not self._running:
+            self._check_finished()
 
     def _after_failure(self, node_id: str) -> None:
         if self.plan.policy.fail_fast:
@@ -267,23 +285,32 @@ class DagScheduler:
     # -- one node -----------------------------------------------------------------------
     async def _attempts(self, node_id: str) -> NodeRecord:
         """Run the node until it passes or runs out of attempts; its final record."""
-        plan = self.plan
+        plan, records, store, deadlines = self.plan, self._records, self._store, self._deadlines
+        assert deadlines is not None
         node = plan.nodes[node_id]
         retry = plan.retry_for(node_id)
         tries = retry.max + 1
-        timeout = plan.timeout_s(node_id)
-        upstream = {dep: self._records[dep].output for dep in plan.upstream_of(node_id)}
-        digest = self._records[node_id].digest
+        timeout = node.metadata.timeout_ms / 1000
+        upstream = {dep: records[dep].output for dep in plan.upstream[node_id]}
+        digest = records[node_id].digest
         total = 0.0
         attempt = 0
         while True:
             attempt += 1
-            async with self._slot():
+            if self._slots is not None:
+                await self._slots.acquire(self._owner)
+            try:
                 started = self._clock()
-                await self._record(node_id, NodeRecord(NodeStatus.RUNNING, attempt, digest=digest))
+                record = NodeRecord(NodeStatus.RUNNING, attempt, digest=digest)
+                records[node_id] = record
+                if store is not None:
+                    await store.save(self.dag_id, node_id, record)
                 self._emit(node_id, NodeStatus.RUNNING, attempt)
-                result = await attempt_once(self._run_node, node, upstream, timeout)
+                result = await attempt_once(self._run_node, node, upstream, timeout, deadlines)
                 elapsed = self._clock() - started
+            finally:
+                if self._slots is not None:
+                    self._slots.release()
             total += elapsed
             if result.ok:
                 record = NodeRecord(NodeStatus.PASSED, attempt, result.output, None, total, digest)
@@ -291,7 +318,7 @@ class DagScheduler:
                 record = NodeRecord(NodeStatus.FAILED, attempt, None, result.error, total, digest)
             else:
                 delay = retry.delay_s(attempt)
-                self._records[node_id] = NodeRecord(
+                records[node_id] = NodeRecord(
                     NodeStatus.RETRYING, attempt, None, result.error, total, digest
                 )
                 self._emit(
@@ -304,19 +331,11 @@ class DagScheduler:
                 )
                 await self._sleep(delay)
                 continue
-            await self._record(node_id, record)
+            records[node_id] = record
+            if store is not None:
+                await store.save(self.dag_id, node_id, record)
             self._emit(node_id, record.status, attempt, duration_s=total, error=record.error)
             return record
-
-    def _slot(self) -> AbstractAsyncContextManager[None]:
-        if self._slots is None:
-            return nullcontext()
-        return HeldSlot(self._slots, self._owner)
-
-    async def _record(self, node_id: str, record: NodeRecord) -> None:
-        self._records[node_id] = record
-        if self._store is not None:
-            await self._store.save(self.dag_id, node_id, record)
 
     def _finish(self, node_id: str, status: NodeStatus, *, error: str) -> None:
         """A final status set outside the node's own task (skipped, cancelled, broken)."""

@@ -28,6 +28,10 @@ class ValidatedPlan:
     dependencies: Mapping[str, tuple[str, ...]]
     dependants: Mapping[str, tuple[str, ...]]
     layer_of: Mapping[str, int]
+    upstream: Mapping[str, tuple[str, ...]]
+    """Whose outputs each node is given: its dependencies, then the ancestors it names."""
+    ready_key: Mapping[str, tuple[int, int, int]]
+    """Which ready node starts first: higher priority, then earlier layer, then plan order."""
 
     @classmethod
     def build(
@@ -37,13 +41,24 @@ class ValidatedPlan:
         for node_id, deps in edges.items():
             for dep in deps:
                 dependants[dep].append(node_id)
+        layer_of = {n: i for i, layer in enumerate(layers) for n in layer}
+        upstream: dict[str, tuple[str, ...]] = {}
+        ready_key: dict[str, tuple[int, int, int]] = {}
+        for position, node in enumerate(plan.nodes):
+            direct = tuple(edges[node.id])
+            named = node.context.upstream_outputs
+            upstream[node.id] = direct + tuple(n for n in dict.fromkeys(named) if n not in direct)
+            rank = PRIORITY_RANK[node.metadata.priority]
+            ready_key[node.id] = (-rank, layer_of[node.id], position)
         return cls(
             plan=plan,
             layers=tuple(tuple(layer) for layer in layers),
             nodes=MappingProxyType({node.id: node for node in plan.nodes}),
             dependencies=MappingProxyType({k: tuple(v) for k, v in edges.items()}),
             dependants=MappingProxyType({k: tuple(v) for k, v in dependants.items()}),
-            layer_of=MappingProxyType({n: i for i, layer in enumerate(layers) for n in layer}),
+            layer_of=MappingProxyType(layer_of),
+            upstream=MappingProxyType(upstream),
+            ready_key=MappingProxyType(ready_key),
         )
 
     @property
@@ -62,16 +77,6 @@ class ValidatedPlan:
     def timeout_s(self, node_id: str) -> float:
         """The time limit of one attempt of the node, in seconds."""
         return self.nodes[node_id].metadata.timeout_ms / 1000
-
-    def priority_rank(self, node_id: str) -> int:
-        """Higher runs first among ready nodes (low 0 ... critical 3)."""
-        return PRIORITY_RANK[self.nodes[node_id].metadata.priority]
-
-    def upstream_of(self, node_id: str) -> tuple[str, ...]:
-        """Whose outputs the node is given: its dependencies, then the ancestors it names."""
-        deps = self.dependencies[node_id]
-        named = self.nodes[node_id].context.upstream_outputs
-        return deps + tuple(n for n in dict.fromkeys(named) if n not in deps)
 
     def document(self) -> dict[str, Any]:
         """The plan as a JSON-ready document with its ``execution_order`` filled in."""

@@ -47,7 +47,7 @@ async def test_a_second_run_skips_what_passed_and_feeds_its_saved_outputs_on() -
     assert again.upstream["c"] == {"a": "out-a"}  # from the store: a did not run again
     assert again.upstream["d"] == {"b": "out-b", "c": "out-c"}
     resumed = [(e.node_id, e.status.value) for e in events if e.resumed]
-    assert resumed == [("a", "passed"), ("e", "passed"), ("b", "passed")]
+    assert resumed == [("a", "passed"), ("b", "passed"), ("e", "passed")]
 
 
 async def test_a_node_changed_since_it_passed_runs_again_and_so_does_what_follows() -> None:

@@ -32,7 +32,7 @@ def test_the_seed_example_is_valid_and_its_layers_are_its_execution_order() -> N
     checked = load_plan(seed_example())
     assert checked.layers == (("t1",), ("t2", "t3"), ("t4",))
     assert checked.dependants["t1"] == ("t2", "t3")
-    assert checked.upstream_of("t4") == ("t2", "t3", "t1")  # direct deps, then named ancestors
+    assert checked.upstream["t4"] == ("t2", "t3", "t1")  # direct deps, then named ancestors
     assert checked.document()["execution_order"] == [["t1"], ["t2", "t3"], ["t4"]]
 
 
@@ -42,6 +42,7 @@ def test_layers_are_computed_when_absent_in_document_order_within_a_layer() -> N
     )
     assert checked.layers == (("z", "a"), ("b", "c"), ("m",))
     assert checked.layer_of == {"z": 0, "a": 0, "b": 1, "c": 1, "m": 2}
+    assert checked.ready_key["m"] == (-1, 2, 3)  # normal priority, layer 2, fourth in the plan
 
 
 def test_a_long_chain_is_layered_without_recursion() -> None:
