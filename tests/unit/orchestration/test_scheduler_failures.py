@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 from collections.abc import AsyncIterator
 from typing import Any
@@ -231,3 +232,34 @@ async def test_cancel_before_run_starts_nothing() -> None:
     scheduler.cancel()
     outcome = await scheduler.run()
     assert (outcome.status, runner.started) == (DagStatus.CANCELLED, [])
+
+
+async def test_time_limits_of_different_lengths_each_hold() -> None:
+    plan = make_plan(
+        node("long", metadata={"timeout_ms": 60_000}),
+        node("short", metadata={"timeout_ms": 20, "retry": {"max": 0}}),
+        node("after_long", "long", metadata={"timeout_ms": 30_000}),
+        fail_fast=False,
+    )
+    runner = ScriptedRunner()
+    runner.gate("long")
+    runner.hang.add("short")
+    run = asyncio.create_task(DagScheduler(plan, runner).run())
+    await until(lambda: runner.cancelled == ["short"])  # the later, shorter limit struck first
+    assert runner.running == 1  # long still runs: its limit is a minute away
+    runner.open("long")
+    outcome = await finishes(run, what="the DAG")
+    assert outcome.with_status(NodeStatus.PASSED) == ["long", "after_long"]
+    assert outcome.records["short"].error == "timed out after 0.02 s"
+
+
+async def test_a_runner_that_swallows_its_timeout_is_still_timed_out() -> None:
+    async def run_node(node: PlanNode, upstream: object) -> NodeResult:
+        with contextlib.suppress(asyncio.CancelledError):  # an untrusted runner ignoring it
+            await asyncio.Event().wait()
+        return NodeResult.passed("late")
+
+    plan = make_plan(node("a", metadata={"timeout_ms": 10, "retry": {"max": 0}}), node("b", "a"))
+    outcome = await finishes(DagScheduler(plan, run_node).run(), what="the DAG")
+    assert outcome.records["a"].error == "timed out after 0.01 s"
+    assert outcome.records["b"].status is NodeStatus.SKIPPED
