@@ -257,6 +257,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return asyncio.run(_with_engine(args, body))
 
 
+APPROVAL_REFUSALS = ("approval_required", "read_only", "deny_rule")
+
+
 def approval_refusal(content: object) -> str | None:
     """The approval policy's refusal in a tool result, said on stderr: the model reads
     it too, but the person running the script decides what to allow."""
@@ -265,12 +268,10 @@ def approval_refusal(content: object) -> str | None:
     except ValueError:
         return None
     error = envelope.get("error") if isinstance(envelope, dict) else None
-    details = error.get("details") if isinstance(error, dict) else None
-    if not isinstance(details, dict) or details.get("reason") not in (
-        "approval_required",
-        "read_only",
-        "deny_rule",
-    ):
+    if not isinstance(error, dict):
+        return None
+    details = error.get("details")
+    if not isinstance(details, dict) or details.get("reason") not in APPROVAL_REFUSALS:
         return None
     return str(error.get("message", "")) or None
 
