@@ -14,7 +14,12 @@ import re
 from datetime import datetime
 from typing import Any, Literal
 
-from backend.agents.tool_actions import ToolAction, actions_from_payload, answer_pieces
+from backend.agents.tool_actions import (
+    ToolAction,
+    actions_from_payload,
+    answer_pieces,
+    terminal_text,
+)
 from backend.guide.routing.decision import describe_route
 from backend.messages import Message, MessageType, message_text
 from backend.sessions.models import Session
@@ -68,7 +73,7 @@ def action_markdown(action: ToolAction) -> list[str]:
 
 
 def _body(message: Message[dict[str, Any]]) -> list[str]:
-    text = message_text(message)
+    text = terminal_text(message_text(message))  # a document to read, never to run
     # Fence command output so Markdown renders it as it was shown.
     if message.payload.get("preformatted"):
         return _fenced(text, "diff" if message.payload.get("format") == "diff" else "")

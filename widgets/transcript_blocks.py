@@ -20,7 +20,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
-from backend.agents.tool_actions import ToolAction, answer_pieces
+from backend.agents.tool_actions import ToolAction, answer_pieces, terminal_text
 from backend.guide.routing.decision import describe_route
 from backend.messages import Message, MessageType, message_text
 from widgets.diff_view import diff_lines
@@ -85,7 +85,8 @@ def _preformatted(message: EngineMessage) -> bool:
 
 def body_lines(message: EngineMessage, width: int, text: str | None = None) -> list[str]:
     """``text`` (by default the message's) wrapped as the message's kind wants it."""
-    text = (message_text(message) if text is None else text).expandtabs(4)
+    # What an agent or a tool wrote may carry escape sequences: they are dropped, not sent.
+    text = terminal_text(message_text(message) if text is None else text).expandtabs(4)
     if _preformatted(message):
         # Columns must stay aligned: fold over-long lines, never re-flow them.
         return [part for line in text.split("\n") for part in chop_cells(line, width) or [""]]
@@ -104,7 +105,7 @@ def body_rows(
     if isinstance(payload, dict) and payload.get("format") == "diff":
         return [
             ([Segment(t, st)], cell_len(t))
-            for t, st in diff_lines(message_text(message), width, style)
+            for t, st in diff_lines(terminal_text(message_text(message)), width, style)
         ]
     actions = view.actions(message) if view is not None else []
     if not actions:

@@ -37,6 +37,9 @@ from widgets.transcript_folds import ActionFolds, header_offset
 
 CHUNK = 100
 """Older messages wrapped per step once the newest are on screen."""
+CHUNK_LINES = 800
+"""And at most about this many lines per step: answers with unfolded tool blocks (a
+diff, a command's output) run to dozens of lines each, and every line costs."""
 WRAP_OLDER_DELAY = 0.05
 """Seconds after a session is shown before its older messages are wrapped."""
 
@@ -225,11 +228,15 @@ class TranscriptLayout(ScrollView):
         if generation != self._generation or not self._first_exact:
             return
         anchor = self._anchor()
-        stop = max(0, self._first_exact - CHUNK)
+        stop, lines = max(0, self._first_exact - CHUNK), 0
         for index in range(self._first_exact - 1, stop - 1, -1):
             block = self._block_at(self._messages, index, self._width)
             self._blocks[index] = block
             self._heights[index] = len(block)
+            lines += len(block)
+            if lines >= CHUNK_LINES:
+                stop = index
+                break
         self._first_exact = stop
         self._reindex()
         self._restore(anchor)

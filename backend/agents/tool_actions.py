@@ -16,6 +16,7 @@ last ones, a title and a summary one short line each, whatever the tool returned
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
@@ -37,6 +38,15 @@ _VERBS = frozenset({"search", "describe", "execute", "batch"})
 _RESERVED_ARGS = frozenset({"dry_run", "idempotency_key"})
 # The argument that says what a call is about, in the order they are looked for.
 _KEY_ARGS = ("path", "command", "query", "pattern", "op", "name", "uri", "text", "id")
+# What a terminal would act on rather than show: CSI (colours, cursor moves), OSC (titles,
+# OSC 52 clipboard writes, hyperlinks), other escapes, and the 8-bit CSI.
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC, to BEL or ST
+    r"|\x1b[@-Z\\-_]?"  # any other escape, or a lone ESC
+    r"|\x9b[0-?]*[ -/]*[@-~]"  # the 8-bit CSI
+)
+_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _LIST_KEYS = ("results", "hits", "matches", "files", "entries", "items", "ops")
 
 
@@ -177,13 +187,13 @@ def answer_pieces(text: str, actions: list[ToolAction]) -> list[str | tuple[int,
 # -- reading the call ----------------------------------------------------------------
 def _op_and_args(tool: str, arguments: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     if tool == "execute":
-        op = str(arguments.get("op") or "execute").strip().replace("__", ".")
+        op = _one_line(str(arguments.get("op") or "execute")).replace("__", ".")
         args = arguments.get("args")
         return op, dict(args) if isinstance(args, dict) else {}
     if tool in _VERBS:
         return tool, dict(arguments)
     args = {k: v for k, v in arguments.items() if k not in _RESERVED_ARGS}
-    return tool.replace("__", "."), args
+    return _one_line(tool).replace("__", "."), args
 
 
 def _title(op: str, args: Mapping[str, Any]) -> str:
@@ -232,6 +242,8 @@ def _summary(op: str, result: Any) -> str | None:
     if result.get("dry_run") is True:
         would = result.get("would_run") or result.get("would") or "change nothing"
         return _line(f"would {would}" if result.get("would") else f"would run {would}")
+    if "exit_code" in result:
+        return None  # a command: its exit code and output say it
     if op == "batch" and isinstance(result.get("summary"), dict):
         counts = result["summary"]
         return f"{counts.get('ok', 0)} ok, {counts.get('failed', 0)} failed"
@@ -284,8 +296,25 @@ def _was_refused(meta: Any) -> bool:
 
 
 # -- bounding text ---------------------------------------------------------------------
+def terminal_text(text: str) -> str:
+    """``text`` safe to draw on a terminal, as a terminal would have shown it.
+
+    Whatever a tool or a model returns is untrusted: escape sequences are dropped
+    (a test's colours, but also a title change or an OSC 52 write to the user's
+    clipboard), a line rewritten with carriage returns keeps its last version (a
+    progress bar), and any other control character shows as U+FFFD.
+    """
+    text = _ESCAPES.sub("", text)
+    if "\r" in text:
+        text = "\n".join(line.rstrip("\r").rsplit("\r", 1)[-1] for line in text.split("\n"))
+    return _CONTROLS.sub("\ufffd", text)
+
+
 def _output_tail(stdout: Any, stderr: Any) -> str | None:
-    parts = [p for p in (stdout, stderr) if isinstance(p, str) and p.strip()]
+    texts = (
+        terminal_text(p[-MAX_OUTPUT_CHARS * 2 :]) for p in (stdout, stderr) if isinstance(p, str)
+    )
+    parts = [p for p in texts if p.strip()]
     if not parts:
         return None
     return _tail("\n".join(p.rstrip("\n") for p in parts))
@@ -293,7 +322,7 @@ def _output_tail(stdout: Any, stderr: Any) -> str | None:
 
 def _tail(text: str) -> str:
     """The last lines of ``text``; a final newline is kept, so streamed chunks join up."""
-    text = text[-MAX_OUTPUT_CHARS:]
+    text = terminal_text(text[-MAX_OUTPUT_CHARS * 2 :])[-MAX_OUTPUT_CHARS:]
     ended = text.endswith("\n")
     lines = text.split("\n")[:-1] if ended else text.split("\n")
     kept = "\n".join(lines[-OUTPUT_TAIL_LINES:])
@@ -301,6 +330,7 @@ def _tail(text: str) -> str:
 
 
 def _head(diff: str) -> str:
+    diff = terminal_text(diff)
     lines = diff[:MAX_DIFF_CHARS].split("\n")
     if len(lines) > MAX_DIFF_LINES or len(diff) > MAX_DIFF_CHARS:
         more = diff.count("\n") + 1 - min(len(lines), MAX_DIFF_LINES)
@@ -309,7 +339,7 @@ def _head(diff: str) -> str:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    return " ".join(terminal_text(text).split())
 
 
 def _line(text: str) -> str:

@@ -222,3 +222,27 @@ async def test_a_running_command_streams_into_its_block_then_the_answer_keeps_it
         assert any("engineer.shell.run" in t and "exit 0" in t for t in texts)
         assert any(t.endswith("two") for t in texts)
         assert texts[-1].endswith("It printed two lines.")
+
+
+async def test_a_diff_notice_is_coloured_and_escapes_never_reach_the_screen() -> None:
+    notice = Message[dict[str, Any]](
+        id="n1",
+        session_id="s1",
+        source="sylk",
+        type=MessageType.SYSTEM_NOTICE,
+        payload={"text": DIFF, "preformatted": True, "format": "diff"},
+        timestamp=NOW,
+    )
+    hostile = reply("m2").model_copy(
+        update={"payload": {"text": "Done \x1b]52;c;cm0gLXJmIH4=\x07here.\x1b[2J"}}
+    )
+    app = _TranscriptApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = app.query_one(Transcript)
+        transcript.show("s1", [notice, hostile])
+        await pilot.pause()
+        style = transcript.get_component_rich_style
+        added = _line(transcript, "+x = 2")
+        assert _style_of(added, "+x = 2").color == style("transcript--diff-add").color
+        text = "".join(s.text for s in transcript.lines())
+        assert "Done here." in text and "\x1b" not in text and "\x07" not in text

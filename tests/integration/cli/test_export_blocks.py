@@ -81,7 +81,10 @@ def test_a_command_block_keeps_exit_code_and_output_and_no_output_breaks_its_fen
         session_id=session.id,
         source="engineer",
         type=MessageType.AGENT_REPLY,
-        payload={"text": "Run.\n\nIt failed.\n\n(stopped)", "actions": [action.stored()]},
+        payload={
+            "text": "Run.\n\nIt \x1b]52;c;cm0=\x07failed.\n\n(stopped)",
+            "actions": [action.stored()],
+        },
     )
     md = export.to_markdown(session, [message])
     assert "> **engineer.shell.run** `` make `x` `` · exit 2 · 2.5s · allowed by you" in md
@@ -89,6 +92,7 @@ def test_a_command_block_keeps_exit_code_and_output_and_no_output_breaks_its_fen
     assert f"{fence}text\n{hostile}\n{fence}" in md
     assert md.index("Run.") < md.index("engineer.shell.run") < md.index("It failed.")
     assert md.rstrip().endswith("(stopped)")
+    assert "It failed." in md and "\x1b" not in md and "\x07" not in md
     document = json.loads(export.to_json(session, [message]))
     [stored] = document["messages"][0]["payload"]["actions"]
     assert stored["exit_code"] == 2 and stored["output"].endswith("last line")

@@ -144,3 +144,23 @@ def test_stored_actions_read_back_and_bad_entries_are_skipped() -> None:
     payload = {"actions": [action.stored(), {"nonsense": True}, "x"]}
     assert actions_from_payload(payload) == [action]
     assert actions_from_payload({"actions": "no"}) == []
+
+
+def test_nothing_a_tool_returns_can_drive_the_terminal() -> None:
+    """Escape sequences from a tool or a model (colours, a title, an OSC 52 clipboard
+    write) are dropped, a progress bar keeps its last state, other controls show as U+FFFD."""
+    clipboard = "\x1b]52;c;cm0gLXJmIH4=\x07"
+    call = {"op": f"engineer.shell.run{clipboard}", "args": {"command": f"make{clipboard} test"}}
+    action = begin_action("x", "execute", call)
+    assert action.op == "engineer.shell.run" and action.title == "make test"
+    stdout = "\x1b[31mFAILED\x1b[0m t.py\n10%\r55%\r100%\n\x1b]0;pwned\x1b\\bell\x07\x9b2J\n"
+    result = {"exit_code": 1, "stdout": stdout, "stderr": clipboard}
+    done = finish_action(action, _ok(result), False)
+    assert done.output == "FAILED t.py\n100%\nbell\ufffd"
+    streamed = add_output(begin_action("y", "engineer__shell__run", {"command": "x"}), stdout)
+    assert streamed.output == "FAILED t.py\n100%\nbell\ufffd\n"
+    edit = finish_action(action, _ok({"diff": f"+{clipboard}x\n"}), False)
+    assert edit.diff == "+x\n"
+    for shown in (done, streamed, edit):
+        fields = [v for v in shown.stored().values() if isinstance(v, str)]
+        assert not any(c in "".join(fields) for c in "\x1b\x07\x9b\r"), fields
