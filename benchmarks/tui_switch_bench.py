@@ -14,8 +14,11 @@ just shown).
 Start-up (spawn to first frame and to the sessions on screen, against a minimal
 Textual app) is ``benchmarks/startup_bench.py``'s.
 
+With ``--tool-calls N`` each agent reply carries N tool blocks (a folded read, an
+edit with a 30-line diff, a command with a 20-line output tail, in turn).
+
 Usage: python benchmarks/tui_switch_bench.py [--sessions 200] [--messages 500]
-       [--switches 40]. Prints one JSON object.
+       [--switches 40] [--tool-calls 0]. Prints one JSON object.
 """
 
 from __future__ import annotations
@@ -84,7 +87,30 @@ def _sentence(rng: random.Random, low: int, high: int) -> str:
     return " ".join(words).capitalize() + "."
 
 
-def _payload(rng: random.Random, kind: str) -> dict[str, Any]:
+def _actions(rng: random.Random, count: int, text: str) -> list[dict[str, Any]]:
+    """``count`` tool calls as an agent turn stores them: a read (folded), an edit with
+    a 30-line diff and a command with a 20-line output tail (unfolded), in turn."""
+    made: list[dict[str, Any]] = []
+    for n in range(count):
+        path = f"src/{rng.choice(WORDS)}_{n}.py"
+        base = {"id": f"call_{n}", "tool": "execute", "status": "ok", "at": len(text) // 2}
+        if n % 3 == 0:
+            made.append({**base, "op": "engineer.file.read", "title": path, "kind": "other",
+                         "summary": "120 lines"})  # fmt: skip
+        elif n % 3 == 1:
+            hunk = [f"-{_sentence(rng, 3, 8)}\n+{_sentence(rng, 3, 8)}" for _ in range(14)]
+            diff = f"--- a/{path}\n+++ b/{path}\n@@ -1,14 +1,14 @@\n" + "\n".join(hunk)
+            made.append({**base, "op": "engineer.file.edit", "title": path, "kind": "edit",
+                         "diff": diff, "summary": "1 replacement(s)"})  # fmt: skip
+        else:
+            output = "\n".join(_sentence(rng, 4, 12) for _ in range(20))
+            made.append({**base, "op": "engineer.shell.run", "title": "pytest -q",
+                         "kind": "command", "exit_code": 1, "output": output,
+                         "duration_ms": 2400.0})  # fmt: skip
+    return made
+
+
+def _payload(rng: random.Random, kind: str, tool_calls: int = 0) -> dict[str, Any]:
     if kind == "user":
         return {"text": " ".join(_sentence(rng, 4, 18) for _ in range(rng.randint(1, 3)))}
     if kind == "agent":
@@ -92,14 +118,19 @@ def _payload(rng: random.Random, kind: str) -> dict[str, Any]:
             " ".join(_sentence(rng, 6, 20) for _ in range(rng.randint(1, 4)))
             for _ in range(rng.randint(1, 3))
         ]
-        return {"text": "\n\n".join(paragraphs)}
+        text = "\n\n".join(paragraphs)
+        if tool_calls:
+            return {"text": text, "actions": _actions(rng, tool_calls, text)}
+        return {"text": text}
     if rng.random() < 0.2:
         rows = [f"  {n:>2}  {rng.getrandbits(32):08x}  suspended  bench" for n in range(8)]
         return {"text": "\n".join(rows), "preformatted": True}
     return {"text": _sentence(rng, 8, 30)}
 
 
-async def build_archive(data_dir: Path, workspace: Path, sessions: int, messages: int) -> None:
+async def build_archive(
+    data_dir: Path, workspace: Path, sessions: int, messages: int, tool_calls: int = 0
+) -> None:
     from backend.engine import Engine, EngineConfig
     from backend.engine.build import build
     from backend.messages import Message, MessageType
@@ -123,7 +154,7 @@ async def build_archive(data_dir: Path, workspace: Path, sessions: int, messages
                         session_id=session.id,
                         source={"user": "user", "agent": "architect"}.get(kind, "sylk"),
                         type=kinds.get(kind, MessageType.SYSTEM_NOTICE),
-                        payload=_payload(rng, kind),
+                        payload=_payload(rng, kind, tool_calls),
                         timestamp=start + timedelta(minutes=n * 8),
                     )
                 )
@@ -272,6 +303,9 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=200, help="sessions in the archive")
     parser.add_argument("--messages", type=int, default=500, help="messages per session")
     parser.add_argument("--switches", type=int, default=40, help="switches of each kind")
+    parser.add_argument(
+        "--tool-calls", type=int, default=0, help="tool blocks in each agent reply (0: none)"
+    )
     args = parser.parse_args()
     if args.sessions < 4 * args.switches + 2:
         parser.error("need --sessions >= 4 * --switches + 2 (cold jumps must not meet)")
@@ -283,7 +317,9 @@ def main() -> None:
         data_dir, workspace = Path(tmp, "data"), Path(tmp, "workspace")
         workspace.mkdir()
         started = time.perf_counter()
-        asyncio.run(build_archive(data_dir, workspace, args.sessions, args.messages))
+        asyncio.run(
+            build_archive(data_dir, workspace, args.sessions, args.messages, args.tool_calls)
+        )
         build_s = time.perf_counter() - started
         switching = asyncio.run(measure_switching(data_dir, workspace, args.switches))
     print(
@@ -294,6 +330,7 @@ def main() -> None:
                 "data": {
                     "sessions": args.sessions,
                     "messages_per_session": args.messages,
+                    "tool_calls_per_reply": args.tool_calls,
                     "transcript_limit": TRANSCRIPT_LIMIT,
                     "terminal": list(SIZE),
                     "build_seconds": round(build_s, 1),
