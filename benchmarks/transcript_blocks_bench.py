@@ -14,7 +14,13 @@ builds them). Two figures per variant, caches emptied before each round:
 
 Rounds alternate between the variants, so load on the machine hits both alike.
 
-Usage: python benchmarks/transcript_blocks_bench.py [--rounds 30] [--tool-calls 3].
+Then the live output relay: a real shell printing ``--flood-mb`` MiB of 80-column
+lines as fast as it can, read in 64 KiB chunks into ``OutputRelay`` (what an agent's
+command does): how many chunks arrived, how many batches (``tool_output`` events) were
+sent and how many characters they carried.
+
+Usage: python benchmarks/transcript_blocks_bench.py [--rounds 30] [--tool-calls 3]
+       [--flood-mb 50].
 Prints one JSON object.
 """
 
@@ -117,14 +123,47 @@ async def measure(rounds: int, tool_calls: int) -> dict[str, Any]:
     }
 
 
+async def relay_flood(megabytes: int) -> dict[str, Any]:
+    from backend.agents.command_output import OutputRelay
+
+    sent = {"batches": 0, "chars": 0}
+
+    async def emit(batch: dict[str, Any]) -> None:
+        sent["batches"] += 1
+        sent["chars"] += len(batch["text"])
+
+    command = f"head -c {megabytes * 1024 * 1024} /dev/zero | tr '\\0' x | fold -w 80"
+    started = time.perf_counter()
+    relay = OutputRelay(emit)
+    proc = await asyncio.create_subprocess_shell(command, stdout=asyncio.subprocess.PIPE)
+    assert proc.stdout is not None
+    read = 0
+    while chunk := await proc.stdout.read(65536):
+        read += len(chunk)
+        relay("stdout", chunk.decode())
+    await proc.wait()
+    await relay.aclose()
+    seconds = time.perf_counter() - started
+    return {
+        "printed_bytes": read,
+        "seconds": round(seconds, 2),
+        "chunks": relay.chunks,
+        "batches_sent": sent["batches"],
+        "chars_sent": sent["chars"],
+        "batches_per_second": round(sent["batches"] / seconds, 1),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--tool-calls", type=int, default=3, help="tool blocks per agent reply")
+    parser.add_argument("--flood-mb", type=int, default=50, help="output of the relay's flood")
     args = parser.parse_args()
     import textual
 
     result = asyncio.run(measure(args.rounds, args.tool_calls))
+    relay = asyncio.run(relay_flood(args.flood_mb))
     print(
         json.dumps(
             {
@@ -132,6 +171,7 @@ def main() -> None:
                 "machine": machine_info.machine(textual=textual.__version__),
                 "data": {"messages": MESSAGES, "terminal": list(SIZE), "rounds": args.rounds},
                 "layout_ms": result,
+                "relay_flood": relay,
             }
         )
     )
