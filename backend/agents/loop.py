@@ -22,7 +22,13 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, Field
 
 from backend.agents.command_output import OutputRelay
-from backend.agents.tool_actions import ToolAction, begin_action, finish_action, stopped
+from backend.agents.tool_actions import (
+    ToolAction,
+    add_output,
+    begin_action,
+    finish_action,
+    stopped,
+)
 from backend.agents.tools import ToolExecutor, ToolOutcome
 from backend.events import AgentStep, StepKind
 from backend.llm.errors import ProviderError
@@ -167,6 +173,7 @@ class AgentLoop:
             return ToolOutcome(content=f"no tools are available to {self.role}", is_error=True)
 
         async def relay_batch(batch: dict[str, Any]) -> None:
+            state.output(call.id, batch["text"])  # a stopped command keeps what it printed
             await state.emit("tool_output", id=call.id, **batch)
 
         relay = OutputRelay(relay_batch)
@@ -204,6 +211,9 @@ class _TurnState:
 
     def begin(self, call: ToolCall) -> None:
         self._actions[call.id] = begin_action(call.id, call.name, call.arguments, len(self.text))
+
+    def output(self, call_id: str, text: str) -> None:
+        self._actions[call_id] = add_output(self._actions[call_id], text)
 
     def finish(self, call_id: str, outcome: ToolOutcome) -> None:
         self._actions[call_id] = finish_action(

@@ -213,18 +213,25 @@ async def test_a_command_stopped_midway_is_shown_stopped(data_dir: Path, workspa
         _allow_every_approval(engine)
         session = await engine.ensure_session()
         calls: list[str] = []
+        printed: list[str] = []
 
         def watch(event: EngineEvent) -> None:
             if isinstance(event, AgentStepEvent) and event.step.kind == "tool_call":
                 calls.append(event.step.data["id"])
+            if isinstance(event, AgentStepEvent) and event.step.kind == "tool_output":
+                printed.append(event.step.data["text"])
 
         engine.events.add_listener(watch)
         turn = asyncio.create_task(engine.submit(session.id, "@engineer wait"))
         await until(lambda: calls, what="the command to start")
+        if _runner_streams():
+            await until(lambda: printed, what="the command's first line")
         assert engine.cancel_turn(session.id)
         reply = (await finishes(turn, what="the stopped turn"))[-1]
         [action] = actions_from_payload(reply.payload)
         assert action.status == "stopped" and action.kind == "command"
+        if _runner_streams():  # what it printed before it was stopped is kept
+            assert action.output == "busy\n"
         assert reply.payload["text"] == "Cancelled before any answer arrived."
     finally:
         await engine.aclose()
