@@ -31,7 +31,7 @@ _PROBE_TIMEOUT_S = 20.0
 _FULL = (
     "commands run sandboxed: Landlock ABI {abi} in user, mount and pid namespaces "
     "(writes only in the workspace and a temp dir, .git read-only, Sylk's own files "
-    "hidden, no network unless allowed, no process outlives its call)"
+    "hidden, no IP network unless allowed, no process outlives its call)"
 )
 _LANDLOCK = (
     "commands run under Landlock ABI {abi} without namespaces ({why}): writes only in "
