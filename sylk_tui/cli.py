@@ -29,7 +29,7 @@ from backend.events import (
 )
 from backend.guide.routing.decision import describe_route
 from backend.messages import Message, MessageType
-from sylk_tui import checkpoint_cli, export, mcp_cli, paths
+from sylk_tui import checkpoint_cli, export, mcp_cli, paths, plan_cli
 from sylk_tui.logs import configure_logging
 from sylk_tui.run_output import EXIT_CODES, EXIT_NOT_SAVED, AnswerStream, report_not_saved
 
@@ -117,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
     checkpoint_cli.add_parsers(verbs, _common)
     mcp_cli.add_parser(commands, _common)
+    plan_cli.add_parser(commands)
     return parser
 
 
@@ -360,6 +361,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_route(args)
         if args.command == "mcp":
             return mcp_cli.run(args, _engine)
+        if args.command == "plan":
+            return plan_cli.run(args)
         return _run_tui(args)
     except SylkError as exc:
         print(f"sylk: error: {exc}", file=sys.stderr)
