@@ -212,6 +212,11 @@ def _prepare(
     return call_dir, plan
 
 
+def _discard_prepared(done: asyncio.Future[tuple[Path, SandboxPlan]]) -> None:
+    if not done.cancelled() and done.exception() is None:
+        _remove(done.result()[0])
+
+
 async def run_sandboxed(
     argv: Sequence[str],
     *,
@@ -225,7 +230,14 @@ async def run_sandboxed(
     """Run ``argv`` (no shell) in ``cwd`` confined to ``workspace``; see the module doc."""
     chosen = choose_level(level)
     started = time.perf_counter()
-    call_dir, plan = await asyncio.to_thread(_prepare, chosen, cwd, workspace, confinement)
+    pending = asyncio.ensure_future(
+        asyncio.to_thread(_prepare, chosen, cwd, workspace, confinement)
+    )
+    try:
+        call_dir, plan = await asyncio.shield(pending)
+    except asyncio.CancelledError:
+        pending.add_done_callback(_discard_prepared)  # the thread still makes the dir
+        raise
     read_fd, write_fd = os.pipe()
     try:
         spec_file = call_dir / "spec"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,7 @@ from backend.sandbox import (
 from backend.sandbox import runner as runner_module
 from backend.sandbox.support import probe_support
 from backend.skills.envelopes import ErrorCode, code_for
+from tests.support.polling import until
 
 
 async def run(tmp_path: Path, *argv: str, **kw: object) -> runner_module.SandboxRun:
@@ -85,3 +88,18 @@ def test_support_says_what_it_confines() -> None:
     if best.level != "none":
         assert best.landlock_abi >= 1 and f"ABI {best.landlock_abi}" in best.detail
         assert probe_support("landlock").level == "landlock"
+
+
+async def test_a_call_cancelled_while_it_is_set_up_leaves_no_temp_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))  # this test's calls only
+    for _ in range(5):  # cancelled at once: while the thread makes the call's dir
+        task = asyncio.create_task(run(tmp_path, "true"))
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    await until(lambda: not any(temp.iterdir()), what="the cancelled calls' dirs to go")
