@@ -196,7 +196,8 @@ class Engine:
             answer, tabular = await run_command(self, guide, session_id, decision)
         except SylkError as exc:
             return [entry, await sessions.notice(session_id, str(exc), error=type(exc).__name__)]
-        return [entry, await sessions.notice(session_id, answer, preformatted=tabular)]
+        shape = {"format": "diff"} if (decision.command or {}).get("verb") == "diff" else {}
+        return [entry, await sessions.notice(session_id, answer, preformatted=tabular, **shape)]
 
     async def route(self, text: str, target: str | None = None) -> RouteDecision:
         """The Guide's decision for ``text`` (sent to ``target`` if named), not carried out."""

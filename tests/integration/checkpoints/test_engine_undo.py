@@ -70,6 +70,7 @@ async def test_undo_and_diff_through_the_engine_survive_a_restart(
         assert second["stop"] == "final", second
         diff = await _say(engine, session.id, "/diff")
         assert diff["type"] is MessageType.SYSTEM_NOTICE and diff.get("preformatted")
+        assert diff.get("format") == "diff"  # the transcript colours it, exports fence it
         assert "3 files changed since this session's start" in diff["text"]
         assert "+    return 2" in diff["text"] and "+X = 2" in diff["text"]
         undone = await _say(engine, session.id, "/undo")
