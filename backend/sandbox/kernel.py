@@ -81,6 +81,24 @@ class _PathBeneath(ctypes.Structure):
     _fields_ = (("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32))
 
 
+def open_no_links(path: str) -> int:
+    """An ``O_PATH`` fd of ``path``, walked from ``/`` without following any link.
+
+    The plan names real paths; a component swapped for a link since then (by a
+    command still running in the same workspace) must not move a grant onto the
+    link's target. A link as the last component gives the link's own fd (the
+    caller skips it); one in the middle ends the walk with ENOTDIR.
+    """
+    fd = os.open("/", os.O_PATH | os.O_CLOEXEC | os.O_DIRECTORY)
+    for part in (p for p in path.split("/") if p):
+        try:
+            step = os.open(part, os.O_PATH | os.O_CLOEXEC | os.O_NOFOLLOW, dir_fd=fd)
+        finally:
+            os.close(fd)
+        fd = step
+    return fd
+
+
 def build_ruleset(rules: list[list[Any]], network: bool) -> int:
     """A Landlock ruleset fd: every fs right handled, only the plan's rules allowed."""
     abi = landlock_abi()
@@ -95,13 +113,16 @@ def build_ruleset(rules: list[list[Any]], network: bool) -> int:
                 "landlock_create_ruleset")  # fmt: skip
     for path, names in rules:
         try:
-            target = os.open(path, os.O_PATH | os.O_CLOEXEC | os.O_NOFOLLOW)
+            target = open_no_links(path)
         except OSError:
-            continue  # gone since the plan was made: a rule only ever grants
+            continue  # gone or a link somewhere since the plan was made: grant nothing
         try:
-            mode = os.fstat(target).st_mode
+            info = os.fstat(target)
+            mode = info.st_mode
             if stat.S_ISLNK(mode):
                 continue  # swapped for a link: its target is ruled by its own path
+            if not stat.S_ISDIR(mode) and info.st_nlink > 1:
+                continue  # a rule holds the inode: it would grant the file's other names too
             wanted = names if stat.S_ISDIR(mode) else [n for n in names if n in FILE_RIGHTS]
             beneath = _PathBeneath(fs_mask(abi, wanted), target)
             if beneath.allowed_access:

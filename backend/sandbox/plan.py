@@ -17,12 +17,19 @@ The costs, which :mod:`backend.sandbox.support` states in its ``detail``:
 - entries created after the plan was made get only what their parent grants.
 
 With namespaces (level ``full``) none of that is needed: ``.git`` is mounted
-read-only and protected paths are hidden under empty mounts, so the rules stay four.
+read-only and protected paths are hidden under empty mounts.
+
+Reads are not granted beneath ``/`` either: a command reads the system
+(:data:`SYSTEM_ROOTS`), the installations its ``PATH`` names (an entry ``.../bin``
+gives its prefix, so a pyenv or nvm install under ``$HOME`` works), Sylk's own
+Python, the workspace and its private temp dir; the rest of the user's files
+(``~/.ssh``, other projects, ``/tmp``) stay out of reach.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -151,6 +158,29 @@ def git_paths(workspace: Path) -> list[Path]:
     return found
 
 
+# Where programs and their libraries, config and devices live.
+SYSTEM_ROOTS = (
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
+    "/proc", "/sys", "/dev", "/nix", "/snap", "/run/systemd/resolve",
+)  # fmt: skip
+
+
+def read_roots(workspace: Path, path_env: str) -> list[Path]:
+    """What a command may read beneath: the system, its PATH's installs, Sylk's Python."""
+    wanted = [Path(p) for p in SYSTEM_ROOTS]
+    for entry in path_env.split(os.pathsep):
+        if not entry or not os.path.isabs(entry):
+            continue  # a relative PATH entry names nothing fixed
+        where = Path(entry).resolve()
+        wanted.append(where.parent if where.name in ("bin", "sbin", "shims") else where)
+    wanted += [Path(sys.prefix), Path(sys.base_prefix), workspace]
+    roots: list[Path] = []
+    for path in sorted({p.resolve() for p in wanted if p.exists()}, key=lambda p: len(p.parts)):
+        if path != Path("/") and not any(r in path.parents for r in roots):
+            roots.append(path)
+    return roots
+
+
 def _devices() -> list[PathRule]:
     return [PathRule(Path(d), DEVICE) for d in DEVICES if os.path.exists(d)]
 
@@ -162,9 +192,12 @@ def build_plan(
     home: Path,
     protected: Sequence[Path] = (),
     network: bool = False,
+    path_env: str | None = None,
 ) -> SandboxPlan:
-    """What a command may touch: read beneath ``/``, write in the workspace and ``home``."""
+    """What a command may touch: read :func:`read_roots`, write the workspace and ``home``."""
     workspace, home = workspace.resolve(), home.resolve()
+    path_env = os.environ.get("PATH", os.defpath) if path_env is None else path_env
+    readable = read_roots(workspace, path_env)
     if level == "none":
         return SandboxPlan(level, network=True)
     present = [p for p in protected if os.path.lexists(p)]
@@ -173,12 +206,13 @@ def build_plan(
     gits = git_paths(workspace)
     if level == "full":
         shm = (Path("/dev/shm"),) if os.path.isdir("/dev/shm") else ()
-        rules = [PathRule(Path("/"), READ), PathRule(workspace, ALL), PathRule(home, ALL),
+        rules = [*(PathRule(r, READ) for r in readable), PathRule(workspace, ALL),
+                 PathRule(home, ALL),
                  *(PathRule(p, ALL) for p in shm), *_devices()]  # fmt: skip
         return SandboxPlan(level, tuple(rules), tuple(gits), hidden, shm, network)
     exclusions = [*(Exclusion(p, ALL) for p in hidden), *(Exclusion(p, WRITE) for p in gits)]
     rules = [
-        *carve(Path("/"), READ, exclusions),
+        *(rule for root in readable for rule in carve(root, READ, exclusions)),
         *carve(workspace, ALL, exclusions),
         *carve(home, ALL, exclusions),
         *_devices(),

@@ -161,3 +161,26 @@ async def test_the_calls_temp_dir_is_gone_after_the_call(scene: Scene) -> None:
     home = Path(result["stdout"].strip())
     assert home.name == "home" and home.parent.name.startswith("sylk-run-")
     assert not home.parent.exists()
+
+
+async def test_files_beside_the_workspace_are_not_readable(scene: Scene) -> None:
+    """Reads reach the system and the tools' installs, not the user's other files."""
+    private = scene.outside / "id_rsa"
+    private.write_text(SECRET + "-outside\n")
+    result = await scene.run(f"cat {private}; cat ../outside/id_rsa; ls {scene.outside}")
+    assert SECRET not in result["stdout"] + result["stderr"]
+    assert "Permission denied" in result["stderr"]
+    tools = await scene.run(f"{sys.executable} -c 'import json; print(json.dumps(1))'; ls /usr")
+    assert tools["exit_code"] == 0, tools["stderr"]
+
+
+async def test_a_hard_link_in_the_workspace_opens_no_other_name(scene: Scene) -> None:
+    """Landlock rules hold inodes: a file rule on a hard-linked name would grant its other
+    names, so such files get no rule (found by the escape corpus at the landlock level)."""
+    original = scene.outside / "secret.txt"
+    original.write_text(SECRET + "-linked\n")
+    (scene.workspace / "src" / "linked.txt").hardlink_to(original)
+    (scene.workspace / "rootlinked.txt").hardlink_to(original)
+    result = await scene.run(f"cat {original}; echo pwned >> {original}")
+    assert SECRET not in result["stdout"]
+    assert original.read_text() == SECRET + "-linked\n"

@@ -16,6 +16,7 @@ from backend.sandbox.plan import (
     build_plan,
     carve,
     git_paths,
+    read_roots,
 )
 
 
@@ -104,7 +105,8 @@ def test_the_full_plan_mounts_instead_of_carving(tmp_path: Path) -> None:
     secret.mkdir()
     plan = build_plan("full", workspace=ws, home=home, protected=(secret, tmp_path / "missing"))
     got = rights_of(plan.rules)
-    assert got[Path("/")] == READ and got[ws] == ALL and got[home] == ALL
+    assert Path("/") not in got and got[Path("/usr")] == READ
+    assert got[ws] == ALL and got[home] == ALL
     assert got[Path("/dev/null")] >= {"write_file", "truncate"}
     assert plan.readonly == (ws / ".git",) and plan.hidden == (secret,)
     assert not plan.network
@@ -140,3 +142,38 @@ def test_rights_are_masked_to_the_kernels_abi() -> None:
     assert fs_mask(5) == fs_mask(7) == (1 << 16) - 1
     assert fs_mask(1, ["refer", "read_file"]) == 4
     assert set(FS_RIGHTS) == ALL and READ | WRITE == ALL and FILE_RIGHTS < ALL
+
+
+def test_reads_reach_the_system_and_the_paths_installs_not_the_users_other_files(
+    tmp_path: Path,
+) -> None:
+    ws = repo(tmp_path)
+    tool = tmp_path / "tools" / "node-20"
+    (tool / "bin").mkdir(parents=True)
+    (tool / "lib").mkdir()
+    path_env = os.pathsep.join([str(tool / "bin"), "relative/bin", "", "/usr/bin"])
+    roots = read_roots(ws, path_env)
+    assert tool in roots and tool / "bin" not in roots  # the prefix, once
+    assert Path("/usr") in roots and Path("/usr/bin") not in roots
+    assert Path("/") not in roots and tmp_path not in roots
+    assert ws in roots
+    plan = build_plan("full", workspace=ws, home=tmp_path / "h", path_env=path_env)
+    readable = {r.path for r in plan.rules if "read_file" in r.rights}
+    assert not any(tmp_path / "secrets" == p or p in (tmp_path / "secrets").parents
+                   for p in readable)  # fmt: skip
+
+
+def test_a_rule_path_with_a_link_in_it_opens_nothing(tmp_path: Path) -> None:
+    """A component swapped for a link after the plan was made must not carry a grant."""
+    from backend.sandbox.kernel import open_no_links
+
+    (tmp_path / "real" / "sub").mkdir(parents=True)
+    (tmp_path / "swapped").symlink_to(tmp_path / "real")
+    fd = open_no_links(str(tmp_path / "real" / "sub"))
+    os.close(fd)
+    try:
+        open_no_links(str(tmp_path / "swapped" / "sub"))
+    except NotADirectoryError:
+        pass
+    else:
+        raise AssertionError("walked through a link")
