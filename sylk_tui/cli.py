@@ -29,9 +29,12 @@ from backend.events import (
 )
 from backend.guide.routing.decision import describe_route
 from backend.messages import Message, MessageType
-from sylk_tui import checkpoint_cli, export, mcp_cli, paths, plan_cli
+from sylk_tui import export, paths
+from sylk_tui.commands import checkpoints as checkpoint_cli
+from sylk_tui.commands import mcp as mcp_cli
+from sylk_tui.commands import plan as plan_cli
+from sylk_tui.commands.run_output import EXIT_CODES, EXIT_NOT_SAVED, AnswerStream, report_not_saved
 from sylk_tui.logs import configure_logging
-from sylk_tui.run_output import EXIT_CODES, EXIT_NOT_SAVED, AnswerStream, report_not_saved
 
 if TYPE_CHECKING:  # the engine's modules load when a command needs an engine
     from backend.engine import Engine

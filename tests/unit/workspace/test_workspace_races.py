@@ -146,7 +146,8 @@ def test_writes_of_a_swapped_file_never_write_outside(tree: tuple[Workspace, Pat
     ws, outside = tree
     _race(lambda i: ws.write_text("f.txt", f"v{i}"), Swapper(ws.root / "f.txt", outside / "f.txt"))
     assert (outside / "f.txt").read_text() == "OUTSIDE"
-    assert (ws.root / "f.txt").read_text().startswith("v")
+    kept = (ws.root / "f.txt").read_text()  # the last write that won, or none did
+    assert kept == "inside" or kept.startswith("v")
 
 
 def test_a_hard_link_to_an_outside_file_is_neither_read_nor_written(tmp_path: Path) -> None:
