@@ -30,12 +30,13 @@ _PROBE_TIMEOUT_S = 20.0
 
 _FULL = (
     "commands run sandboxed: Landlock ABI {abi} in user, mount and pid namespaces "
-    "(writes only in the workspace and a temp dir, .git read-only, Sylk's own files "
-    "hidden, no IP network unless allowed, no process outlives its call)"
+    "(reads only the system, its tools and the workspace; writes only in the workspace "
+    "and a temp dir, .git read-only, Sylk's own files hidden, no IP network unless "
+    "allowed, no process outlives its call)"
 )
 _LANDLOCK = (
-    "commands run under Landlock ABI {abi} without namespaces ({why}): writes only in "
-    "the workspace and a temp dir, .git read-only, Sylk's files unreadable (their names "
+    "commands run under Landlock ABI {abi} without namespaces ({why}): reads only the "
+    "system, its tools and the workspace; writes only in the workspace and a temp dir, .git read-only, Sylk's files unreadable (their names "
     "still listable); no file can be added directly in a folder that holds .git or a "
     "protected path (the workspace root, usually); {net}"
 )
