@@ -264,13 +264,16 @@ class SylkApp(App[None]):
         if changed.state is not WorkerState.ERROR:
             return
         error = changed.worker.error
+        engine = self.bridge.engine
+        # A provider's error may quote the key it was sent: never on screen or in the log.
+        shown = engine.redactor.text if engine is not None else str
         if isinstance(error, SylkError):
             # Engine messages carry usage like "[NAME]": show them verbatim.
-            self.notify(str(error), severity="error", markup=False)
+            self.notify(shown(str(error)), severity="error", markup=False)
         else:
-            self.log.error(f"{changed.worker.description} failed: {error!r}")
+            self.log.error(shown(f"{changed.worker.description} failed: {error!r}"))
             self.notify(
-                f"Could not {changed.worker.description}: {error!r}",
+                shown(f"Could not {changed.worker.description}: {error!r}"),
                 title="Unexpected error",
                 severity="error",
                 markup=False,

@@ -263,3 +263,33 @@ async def test_restart_shows_the_same_sessions_and_transcript(engine_config: Eng
             assert "remember this line" in before
     finally:
         await second_engine.aclose()
+
+
+async def test_an_error_that_quotes_a_key_is_shown_redacted(
+    engine_config: EngineConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A provider's error may echo the key it was sent; the toast never shows it."""
+    from pydantic import SecretStr
+
+    from backend.config.settings import ProviderSettings, SylkConfig
+    from backend.errors import SylkError
+
+    key = "sk-tui-leak-0123456789abcdef"
+    provider = ProviderSettings(kind="openai", api_key=SecretStr(key))
+    settings = SylkConfig(providers={"openai": provider})
+    engine = Engine.from_parts(build(engine_config, settings))
+
+    async def failing(session_id: str, text: str) -> object:
+        raise SylkError(f"401 from the provider: invalid key {key}")
+
+    monkeypatch.setattr(engine, "submit", failing)
+    app = RecordingApp(engine)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await send_line(pilot, "hello")
+            await wait_for(pilot, lambda: app.notices, "the error's toast")
+            assert all(key not in message for _, message in app.notices)
+            assert any("invalid key" in message for _, message in app.notices)
+    finally:
+        await engine.aclose()
