@@ -10,6 +10,7 @@ notification.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping
 from datetime import datetime, tzinfo
 from functools import partial
@@ -112,6 +113,21 @@ class SylkApp(App[None]):
     def _engine_ready(self, engine: Engine) -> None:
         self._unsubscribe = engine.events.add_listener(self._on_engine_event)
         self._detach_questions = engine.attach_questions()
+        self.run_worker(self._warn_if_unconfined(), group="sandbox", exit_on_error=False)
+
+    async def _warn_if_unconfined(self) -> None:
+        """Where no sandbox confines commands, say so once, up front (and /status says why)."""
+        from backend.sandbox import sandbox_support  # probed once, off the UI thread
+
+        support = await asyncio.to_thread(sandbox_support)
+        if not support.confined:
+            self.notify(
+                f"No sandbox on this machine: {support.detail}. See /status.",
+                title="Commands run unconfined",
+                severity="warning",
+                timeout=20,
+                markup=False,
+            )
 
     @property
     def startup_error(self) -> Exception | None:

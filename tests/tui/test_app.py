@@ -293,3 +293,22 @@ async def test_an_error_that_quotes_a_key_is_shown_redacted(
             assert any("invalid key" in message for _, message in app.notices)
     finally:
         await engine.aclose()
+
+
+async def test_a_machine_without_a_sandbox_is_told_up_front(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from backend.sandbox import sandbox_support
+
+    monkeypatch.setenv("SYLK_SANDBOX", "none")
+    sandbox_support.cache_clear()
+    app = RecordingApp(engine)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await wait_for(pilot, lambda: app.notices, "the sandbox warning")
+            severity, message = app.notices[-1]
+            assert severity == "warning" and "No sandbox on this machine" in message
+            assert "every command needs approval" in message
+    finally:
+        sandbox_support.cache_clear()
