@@ -8,6 +8,7 @@ happen inside the client, so they add no rows).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,7 +19,8 @@ from backend.archive.store import Archive
 from backend.checkpoints.service import Checkpoints
 from backend.clock import utc_now
 from backend.config.settings import SylkConfig
-from backend.events import STREAMED_STEPS, AgentStep, AgentStepEvent, EventStream
+from backend.errors import ArchiveWriteError
+from backend.events import STREAMED_STEPS, AgentStep, AgentStepEvent, EngineNotice, EventStream
 from backend.llm.accounting import cost_usd
 from backend.llm.provider import Provider
 from backend.llm.selection import ModelChoice, build_provider, choose_model
@@ -45,6 +47,8 @@ DEFAULT_PROMPT = (
     "`search` finds skills, `describe` explains one, `execute` runs one, `batch` runs "
     "several. Be concise."
 )
+
+log = logging.getLogger("sylk.agents")
 
 
 def session_brief(session: Session) -> str:
@@ -85,6 +89,7 @@ class TurnRunner:
         self._provider_override = provider_override
         self._model_override = model_override
         self._confine = confine  # what a session's workspace keeps from its agents
+        self._unrecorded_turns: set[str] = set()  # turns told the archive refused a step
         self._checkpoints = checkpoints  # a turn that changes files leaves one
         self._providers: dict[str, Provider] = {}
         self._clients: dict[str, ModelClient] = {}
@@ -158,10 +163,24 @@ class TurnRunner:
         step = step.model_copy(update={"data": self._redactor.data(step.data)})
         if step.kind not in STREAMED_STEPS:
             now = utc_now().isoformat()
-            await self._archive.arecord_steps([_step_row(step, now)])
-            if step.kind == "usage":
-                await self._archive.arecord_usage([self._usage_row(step, now)])
+            try:
+                await self._archive.arecord_steps([_step_row(step, now)])
+                if step.kind == "usage":
+                    await self._archive.arecord_usage([self._usage_row(step, now)])
+            except ArchiveWriteError as exc:
+                # A full disk or read-only archive does not stop the turn half-way (its
+                # edits would be done and its answer lost): the turn finishes, and storing
+                # its answer then fails the same way, so the front end says it was not saved.
+                self._unrecorded(step, exc)
         self._events.publish(AgentStepEvent(session_id=step.session_id, step=step))
+
+    def _unrecorded(self, step: AgentStep, exc: ArchiveWriteError) -> None:
+        if step.turn_id in self._unrecorded_turns:
+            return
+        self._unrecorded_turns.add(step.turn_id)
+        log.warning("steps of turn %s not recorded: %s", step.turn_id, exc)
+        text = f"The {step.role}'s steps are not being saved: {exc}"
+        self._events.publish(EngineNotice(session_id=step.session_id, level="error", text=text))
 
     def _usage_row(self, step: AgentStep, at: str) -> dict[str, Any]:
         usage = Usage.model_validate(step.data["usage"])
