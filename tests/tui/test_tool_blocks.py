@@ -17,6 +17,7 @@ from backend.engine import Engine, EngineConfig
 from backend.events import EngineEvent, QuestionAsked
 from backend.messages import Message, MessageType
 from sylk_tui.app import SylkApp
+from tests.support.scripted import execute
 from tests.tui.support import main_screen, settle, wait_for
 from widgets.transcript import Transcript
 
@@ -162,10 +163,6 @@ async def test_the_app_keys_fold_blocks_from_the_composer(
         assert "▾ engineer.file.read  app.py  ok" in texts and "2 lines" in texts
 
 
-def _execute(op: str, **args: Any) -> dict[str, Any]:
-    return {"name": "execute", "arguments": {"op": op, "args": args, "dry_run": False}}
-
-
 LIVE = "printf 'one\\n'; for i in $(seq 1500); do [ -e go ] && break; sleep 0.02; done; echo two"
 
 
@@ -185,7 +182,7 @@ async def test_a_running_command_streams_into_its_block_then_the_answer_keeps_it
     (workspace / "app.py").write_text("x = 1\n")
     script = {
         "turns": [
-            {"text": "Running.", "tool_calls": [_execute("engineer.shell.run", command=LIVE)]},
+            {"text": "Running.", "tool_calls": [execute("engineer.shell.run", command=LIVE)]},
             {"text": "It printed two lines."},
         ]
     }

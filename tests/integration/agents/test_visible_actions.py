@@ -23,6 +23,7 @@ from backend.engine import Engine, EngineConfig, EngineParts
 from backend.engine.build import build
 from backend.events import AgentStepEvent, EngineEvent, QuestionAsked
 from tests.support.polling import finishes, until
+from tests.support.scripted import execute, read_then_edit
 
 COMMAND = "printf 'one\\n'; printf 'two\\n' >&2; exit 3"
 # Prints, then waits (a bounded while) until the test has seen the first line live.
@@ -32,22 +33,10 @@ LIVE_COMMAND = (
 )
 
 
-def _execute(op: str, **args: Any) -> dict[str, Any]:
-    return {"name": "execute", "arguments": {"op": op, "args": args, "dry_run": False}}
-
-
 SCRIPT = {
     "turns": [
-        {"text": "Reading.", "tool_calls": [_execute("engineer.file.read", path="app.py")]},
-        {
-            "text": "Editing.",
-            "tool_calls": [
-                _execute(
-                    "engineer.file.edit", path="app.py", old_content="x = 1", new_content="x = 2"
-                )
-            ],
-        },
-        {"tool_calls": [_execute("engineer.shell.run", command=COMMAND, timeout_s=60)]},
+        *read_then_edit("app.py", "x = 1", "x = 2", said="")[:2],
+        {"tool_calls": [execute("engineer.shell.run", command=COMMAND, timeout_s=60)]},
         {"text": "Done: x is 2 and the check exits 3."},
     ]
 }
@@ -127,7 +116,7 @@ def _runner_streams() -> bool:
 async def test_a_running_commands_output_arrives_while_it_runs(
     data_dir: Path, workspace: Path
 ) -> None:
-    run = _execute("engineer.shell.run", command=LIVE_COMMAND, timeout_s=60)
+    run = execute("engineer.shell.run", command=LIVE_COMMAND, timeout_s=60)
     script = {"turns": [{"tool_calls": [run]}, {"text": "Ran it."}]}
     engine, parts = await _engine(data_dir, workspace, script)
     steps: list[tuple[str, dict[str, Any]]] = []
@@ -189,7 +178,7 @@ async def test_a_truncated_answer_says_so_and_runs_no_cut_tool_call(
     (workspace / "app.py").write_text("x = 1\n")
     cut = {
         "text": "The answer begins",
-        "tool_calls": [_execute("engineer.file.write", path="app.py", content="gone")],
+        "tool_calls": [execute("engineer.file.write", path="app.py", content="gone")],
         "stop_reason": "max_tokens",
     }
     engine, parts = await _engine(data_dir, workspace, {"turns": [cut]})
@@ -207,7 +196,7 @@ async def test_a_truncated_answer_says_so_and_runs_no_cut_tool_call(
 
 
 async def test_a_command_stopped_midway_is_shown_stopped(data_dir: Path, workspace: Path) -> None:
-    wait = _execute("engineer.shell.run", command="printf 'busy\\n'; sleep 30", timeout_s=60)
+    wait = execute("engineer.shell.run", command="printf 'busy\\n'; sleep 30", timeout_s=60)
     engine, _ = await _engine(data_dir, workspace, {"turns": [{"tool_calls": [wait]}]})
     try:
         _allow_every_approval(engine)

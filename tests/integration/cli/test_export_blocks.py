@@ -14,26 +14,9 @@ from backend.engine.build import build
 from backend.messages import Message, MessageType
 from backend.sessions.models import Session
 from sylk_tui import export
+from tests.support.scripted import read_then_edit
 
-
-def _execute(op: str, **args: Any) -> dict[str, Any]:
-    return {"name": "execute", "arguments": {"op": op, "args": args, "dry_run": False}}
-
-
-SCRIPT = {
-    "turns": [
-        {"text": "Reading.", "tool_calls": [_execute("engineer.file.read", path="app.py")]},
-        {
-            "text": "Editing.",
-            "tool_calls": [
-                _execute(
-                    "engineer.file.edit", path="app.py", old_content="x = 1", new_content="x = 2"
-                )
-            ],
-        },
-        {"text": "x is 2 now."},
-    ]
-}
+SCRIPT = {"turns": read_then_edit("app.py", "x = 1", "x = 2", said="x is 2 now.")}
 
 
 async def test_a_real_turns_blocks_are_exported_where_they_happened(
