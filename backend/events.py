@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from backend.clock import utc_now
 from backend.messages import Message
 from backend.sessions.models import Session, SessionState
+from backend.sessions.phases import SessionPhase
 
 StepKind = Literal[
     "model_call",
@@ -75,6 +76,18 @@ class SessionChanged(_Event):
     session: Session
     operation: str
     old_state: SessionState | None = None
+
+
+class SessionPhaseChanged(_Event):
+    """A session's phase moved from ``old_phase`` to ``phase``; ``session`` is its new
+    value (a reader that keeps sessions from ``SessionChanged`` keeps this one too)."""
+
+    kind: Literal["session.phase"] = "session.phase"
+    session: Session
+    old_phase: SessionPhase
+    phase: SessionPhase
+    reason: str
+    approval: str | None = None
 
 
 class ActiveSessionChanged(_Event):
@@ -178,6 +191,7 @@ class IndexProgress(_Event):
 EngineEvent = Annotated[
     SessionCreated
     | SessionChanged
+    | SessionPhaseChanged
     | ActiveSessionChanged
     | MessageAppended
     | EngineNotice

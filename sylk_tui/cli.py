@@ -164,6 +164,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
                     "id": s.id,
                     "name": s.name,
                     "state": s.state.value,
+                    "phase": s.phase.value,
                     "active": active is not None and s.id == active.id,
                     "created_at": s.created_at.isoformat(),
                     "last_active_at": s.last_active_at.isoformat(),

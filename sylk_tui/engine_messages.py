@@ -28,6 +28,7 @@ from backend.events import (
     QuestionSettled,
     SessionChanged,
     SessionCreated,
+    SessionPhaseChanged,
 )
 from backend.messages import Message as EngineMessage
 from backend.questions import ChoiceQuestion
@@ -194,6 +195,7 @@ EVENT_MESSAGES: Mapping[str, Rule[Any]] = _table(
     Rule(MessageAppended, lambda e, _: TranscriptAppended(e.message)),
     Rule(SessionCreated, lambda e, _: SessionAdded(e.session)),
     Rule(SessionChanged, lambda e, _: SessionUpdated(e.session, e.operation, e.old_state)),
+    Rule(SessionPhaseChanged, lambda e, _: SessionUpdated(e.session, "phase", e.session.state)),
     Rule(
         ActiveSessionChanged,
         lambda e, by_hand: ForegroundChanged(e.session_id, e.previous_id, follow=not by_hand),

@@ -95,6 +95,7 @@ def to_markdown(session: Session, transcript: list[Message[dict[str, Any]]]) -> 
         "",
         f"- id: `{session.id}`",
         f"- state: {session.state.value}",
+        f"- phase: {session.phase.value}",
         f"- workspace: `{session.workspace}`",
         f"- created: {_stamp(session.created_at)}",
         f"- last active: {_stamp(session.last_active_at)}",

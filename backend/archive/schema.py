@@ -15,7 +15,10 @@ from sqlmodel import Field, SQLModel
 
 from backend.errors import ArchiveCorruptError, ArchiveVersionError
 
-SCHEMA_VERSION = 1
+# 1: the first archive. 2: sessions carry their phase (in ``data``; a row of 1 reads
+# as idle) and ``session_phases`` logs its moves. A file is migrated on open
+# (``migration``); a Sylk that reads only 1 refuses a 2 instead of misreading it.
+SCHEMA_VERSION = 2
 # PRAGMA application_id marks the file as a Sylk archive ("SYLK" in ASCII).
 APPLICATION_ID = 0x53594C4B
 
@@ -102,6 +105,21 @@ class PreferenceRow(SQLModel, table=True):
     updated_at: str
 
 
+class SessionPhaseRow(SQLModel, table=True):
+    """One move of a session's phase (``backend.sessions.phases.PhaseChange``); the
+    session's row holds the phase it is in, this log how and why it got there."""
+
+    __tablename__ = "session_phases"
+    __table_args__ = (Index("ix_session_phases_session_seq", "session_id", "seq"),)
+    seq: int | None = Field(default=None, primary_key=True)
+    session_id: str
+    old: str
+    new: str
+    reason: str
+    approval: str | None = None
+    at: str
+
+
 class ChronicleEntryRow(SQLModel, table=True):
     """One entry of the Archivalist's chronicle ("what was done"), written by one session.
 
@@ -154,7 +172,17 @@ TABLES = [
     PreferenceRow.__table__,  # type: ignore[attr-defined]
     ChronicleEntryRow.__table__,  # type: ignore[attr-defined]
     ChronicleFileRow.__table__,  # type: ignore[attr-defined]
+    SessionPhaseRow.__table__,  # type: ignore[attr-defined]
 ]
+
+SESSION_OWNED = [
+    TranscriptRow.__table__,  # type: ignore[attr-defined]
+    SnapshotRow.__table__,  # type: ignore[attr-defined]
+    ChronicleFileRow.__table__,  # type: ignore[attr-defined]
+    SessionPhaseRow.__table__,  # type: ignore[attr-defined]
+]
+"""Tables whose rows belong to one session (``session_id``) and go when it is deleted;
+the chronicle's entries are not among them (promoted ones outlive their session)."""
 
 # Full-text indexes over the chronicle and the conversation. External-content
 # FTS5 tables store only the index; triggers keep them in step with their rows.

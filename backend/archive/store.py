@@ -32,20 +32,16 @@ from sqlalchemy import (
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import DBAPIError
 
+from backend.archive.migration import migrate
 from backend.archive.schema import (
-    APPLICATION_ID,
-    SCHEMA_VERSION,
-    TABLES,
+    SESSION_OWNED,
     ChronicleEntryRow,
-    ChronicleFileRow,
     PreferenceRow,
-    SchemaMeta,
     SessionRow,
     SnapshotRow,
     StepRow,
     TranscriptRow,
     UsageRow,
-    ensure_fts,
     probe,
 )
 from backend.archive.writer import ArchiveWriter, WriteFn, storage_failure
@@ -60,12 +56,10 @@ BUSY_TIMEOUT_MS = 10_000
 _sessions = SessionRow.__table__  # type: ignore[attr-defined]
 _transcript = TranscriptRow.__table__  # type: ignore[attr-defined]
 _snapshots = SnapshotRow.__table__  # type: ignore[attr-defined]
-_meta = SchemaMeta.__table__  # type: ignore[attr-defined]
 _steps = StepRow.__table__  # type: ignore[attr-defined]
 _usage = UsageRow.__table__  # type: ignore[attr-defined]
 _prefs = PreferenceRow.__table__  # type: ignore[attr-defined]
 _chronicle = ChronicleEntryRow.__table__  # type: ignore[attr-defined]
-_chronicle_files = ChronicleFileRow.__table__  # type: ignore[attr-defined]
 ReadFn = Callable[[Connection], T]
 
 
@@ -151,17 +145,7 @@ class Archive:
         writer_engine = _make_engine(self.path, "BEGIN IMMEDIATE")
         try:
             with writer_engine.begin() as conn:
-                # Tables added since a file was created appear here (additive only).
-                for table in TABLES:
-                    table.create(conn, checkfirst=True)
-                ensure_fts(conn)
-                if found is None:
-                    conn.exec_driver_sql(f"PRAGMA application_id={APPLICATION_ID}")
-                    conn.execute(
-                        sqlite_insert(_meta)
-                        .values(key="version", value=str(SCHEMA_VERSION))
-                        .on_conflict_do_nothing()
-                    )
+                migrate(conn, found)  # tables added since the file was made, its version
         except BaseException:
             writer_engine.dispose()
             self._reader.dispose()
@@ -186,7 +170,8 @@ class Archive:
         return await asyncio.wrap_future(self._writer.submit(fn))
 
     @staticmethod
-    def _upsert_sessions(sessions: list[Session]) -> WriteFn:
+    def upsert_sessions(sessions: list[Session]) -> WriteFn:
+        """The write that stores ``sessions`` (for a caller's transaction, e.g. the phase log)."""
         rows = [_session_values(s) for s in sessions]
 
         def fn(conn: Connection) -> None:
@@ -208,12 +193,12 @@ class Archive:
     def save_sessions(self, sessions: Iterable[Session]) -> None:
         batch = list(sessions)
         if batch:
-            self.write(self._upsert_sessions(batch))
+            self.write(self.upsert_sessions(batch))
 
     async def asave_sessions(self, sessions: Iterable[Session]) -> None:
         batch = list(sessions)
         if batch:
-            await self.awrite(self._upsert_sessions(batch))
+            await self.awrite(self.upsert_sessions(batch))
 
     def append_messages(self, messages: Iterable[Message[Any]]) -> None:
         batch = list(messages)
@@ -306,7 +291,7 @@ class Archive:
 
     def delete_session(self, session_id: str) -> None:
         def fn(conn: Connection) -> None:
-            for table in (_transcript, _snapshots, _sessions, _chronicle_files):
+            for table in (*SESSION_OWNED, _sessions):
                 key = table.c.id if table is _sessions else table.c.session_id
                 conn.execute(delete(table).where(key == session_id))
             # Promoted entries are shared knowledge and outlive the session that wrote them.

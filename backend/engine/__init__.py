@@ -39,6 +39,7 @@ from backend.llm.accounting import UsageSummary, summarise
 from backend.messages import Message
 from backend.redaction import Redactor
 from backend.sessions.models import Session, SessionContext, SessionState
+from backend.sessions.phases import PhaseChange, SessionPhase, parse_phase
 from backend.skills.gateway.gateway import Gateway
 from backend.workspace.confinement import Confinement
 
@@ -168,6 +169,25 @@ class Engine:
 
     async def close_session(self, ref: str) -> Session:
         return await self._sessions.close_session(ref)
+
+    # -- the session's phase ------------------------------------------------------
+    def session_phase(self, ref: str) -> SessionPhase:
+        """Where the session's planned work stands (``backend.sessions.phases``)."""
+        return self._sessions.resolve(ref).phase
+
+    async def set_phase(
+        self, ref: str, phase: SessionPhase | str, reason: str, *, approval: str | None = None
+    ) -> Session:
+        """Move the session's phase along a legal transition, for ``reason``; entering
+        execution names the user's approval of the plan (``approval``). Committed with
+        its log entry, then announced as a ``SessionPhaseChanged``. Asking for the
+        phase it is in changes nothing."""
+        target = parse_phase(phase)
+        return await self._sessions.set_phase(ref, target, reason, approval=approval)
+
+    async def phase_history(self, ref: str) -> list[PhaseChange]:
+        """The session's phase moves, oldest first, as the archive keeps them."""
+        return await self._sessions.phase_history(ref)
 
     # -- requests --------------------------------------------------------------
     async def submit(self, session_id: str, text: str) -> Transcript:

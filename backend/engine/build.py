@@ -137,6 +137,7 @@ class EngineParts:
             ),
             caches=cache_lines(self.knowledge.cache_stats(workspace)),
             approvals=self.approvals.status_lines(session_id),
+            phase=self.sessions.get(session_id).phase,
         )
 
     def describe_sessions(self) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from backend.archive.phase_log import phase_history, sessions_with_phase_moves
 from backend.archive.store import Archive
 from backend.clock import utc_now
 from backend.errors import CommandError
@@ -22,12 +23,14 @@ from backend.events import (
     MessageAppended,
     SessionChanged,
     SessionCreated,
+    SessionPhaseChanged,
 )
 from backend.guide.routing.decision import RouteDecision
 from backend.messages import Message, MessageType
 from backend.redaction import Redactor
 from backend.sessions.manager import SessionChange, SessionManager
 from backend.sessions.models import Session, SessionContext, SessionSnapshot
+from backend.sessions.phases import PhaseChange, SessionPhase
 
 Transcript = list[Message[dict[str, Any]]]
 Release = Callable[[str], Awaitable[None]]
@@ -100,7 +103,11 @@ class SessionService:
         if not changes:
             return
         latest = {c.session.id: c.session for c in changes}
-        await self._archive.asave_sessions(latest.values())
+        moves = [c.phase for c in changes if c.phase is not None]
+        if moves:  # the phase and its log in one transaction
+            await self._archive.awrite(sessions_with_phase_moves(latest.values(), moves))
+        else:
+            await self._archive.asave_sessions(latest.values())
         for change in changes:
             self._publish_change(change)
 
@@ -109,14 +116,27 @@ class SessionService:
         if change.operation == "create":
             self._events.publish(SessionCreated(session_id=session.id, session=session))
             return
-        self._events.publish(
-            SessionChanged(
-                session_id=session.id,
-                session=session,
-                operation=change.operation,
-                old_state=change.old,
+        if change.operation != "phase":  # a phase move is announced by its own event
+            self._events.publish(
+                SessionChanged(
+                    session_id=session.id,
+                    session=session,
+                    operation=change.operation,
+                    old_state=change.old,
+                )
             )
-        )
+        if change.phase is not None:
+            moved = change.phase
+            self._events.publish(
+                SessionPhaseChanged(
+                    session_id=session.id,
+                    session=session,
+                    old_phase=moved.old,
+                    phase=moved.new,
+                    reason=moved.reason,
+                    approval=moved.approval,
+                )
+            )
 
     async def _run(self, op: Callable[[], Session]) -> Session:
         async with self._lock:
@@ -222,6 +242,22 @@ class SessionService:
         """Keep ``value`` in the session's metadata under ``key``, committed then announced."""
         target = self._manager.resolve(ref).id
         return await self._run(lambda: self._manager.set_metadata(target, key, value))
+
+    async def set_phase(
+        self, ref: str, phase: SessionPhase, reason: str, *, approval: str | None = None
+    ) -> Session:
+        """Move the session's phase (``SessionManager.set_phase``), committed then announced.
+        The reason and approval are stored and shown, so configured secrets are redacted."""
+        target = self._manager.resolve(ref).id
+        if self._redactor:
+            reason = self._redactor.text(reason)
+            approval = self._redactor.text(approval) if approval else approval
+        return await self._run(
+            lambda: self._manager.set_phase(target, phase, reason, approval=approval)
+        )
+
+    async def phase_history(self, ref: str) -> list[PhaseChange]:
+        return await phase_history(self._archive, self._manager.resolve(ref).id)
 
     async def snapshot(self, ref: str) -> SessionSnapshot:
         session = self._manager.resolve(ref)

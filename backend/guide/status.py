@@ -12,6 +12,7 @@ from backend.guide.guide import Guide
 from backend.llm.accounting import UsageSummary
 from backend.llm.selection import ModelChoice
 from backend.sessions.models import Session
+from backend.sessions.phases import SessionPhase, describe_next
 
 
 def _ms(us: float | None) -> str:
@@ -45,11 +46,12 @@ def render_status(
     search_line: str | None = None,
     caches: Sequence[str] = (),
     approvals: Sequence[str] = (),
+    phase: SessionPhase | None = None,
 ) -> str:
-    lines = [
-        "Sessions:",
-        sessions_text,
-        "",
+    lines = ["Sessions:", sessions_text, ""]
+    if phase is not None:
+        lines.append(phase_line(phase))
+    lines += [
         f"Model: {model_line}",
         f"Usage: {usage.status_line()}",
     ]
@@ -87,14 +89,21 @@ def render_status(
     return "\n".join(lines)
 
 
+def phase_line(phase: SessionPhase) -> str:
+    """The session's phase in /status, and where it may go next."""
+    return f"Phase: {phase.value} (next: {describe_next(phase)})"
+
+
 def describe_sessions(sessions: Sequence[Session], active_id: str | None) -> str:
-    """One numbered line per session, the active one marked with ``*``."""
+    """One numbered line per session (state, then phase), the active one marked with ``*``."""
     if not sessions:
         return "no sessions"
     lines = []
     for n, s in enumerate(sessions, 1):
         mark = "*" if s.id == active_id else " "
-        lines.append(f"{mark}{n:>2}  {s.short_id}  {s.state.value:<9}  {s.name}")
+        lines.append(
+            f"{mark}{n:>2}  {s.short_id}  {s.state.value:<9}  {s.phase.value:<10}  {s.name}"
+        )
     return "\n".join(lines)
 
 

@@ -8,12 +8,15 @@ from backend.sessions.models import (
     SessionSnapshot,
     SessionState,
 )
+from backend.sessions.phases import PhaseChange, SessionPhase
 
 __all__ = [
+    "PhaseChange",
     "Session",
     "SessionConfig",
     "SessionContext",
     "SessionManager",
+    "SessionPhase",
     "SessionSnapshot",
     "SessionState",
 ]

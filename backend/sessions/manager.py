@@ -28,15 +28,27 @@ from backend.sessions.models import (
     SessionState,
     allowed_operations,
 )
+from backend.sessions.phases import (
+    APPROVAL_MAX,
+    REASON_MAX,
+    PhaseChange,
+    PhaseRequestError,
+    PhaseTransitionError,
+    SessionPhase,
+    check_move,
+    one_line,
+)
 
 
 @dataclass(frozen=True)
 class SessionChange:
-    """One session changed: ``operation`` took it from ``old`` to its state now."""
+    """One session changed: ``operation`` took it from ``old`` to its state now;
+    ``phase`` is set when the change moved its phase."""
 
     session: Session
     operation: str
     old: SessionState | None
+    phase: PhaseChange | None = None
 
 
 Listener = Callable[[SessionChange], None]
@@ -61,8 +73,14 @@ class SessionManager:
     def add_listener(self, listener: Listener) -> None:
         self._listeners.append(listener)
 
-    def _emit(self, session: Session, operation: str, old: SessionState | None) -> None:
-        change = SessionChange(session.model_copy(deep=True), operation, old)
+    def _emit(
+        self,
+        session: Session,
+        operation: str,
+        old: SessionState | None,
+        phase: PhaseChange | None = None,
+    ) -> None:
+        change = SessionChange(session.model_copy(deep=True), operation, old, phase)
         for listener in list(self._listeners):
             listener(change)
 
@@ -243,6 +261,37 @@ class SessionManager:
         self._emit(session, "metadata", session.state)
         return session.model_copy(deep=True)
 
+    def set_phase(
+        self, session_id: str, phase: SessionPhase, reason: str, *, approval: str | None = None
+    ) -> Session:
+        """Move the session's phase along a legal transition (``phases.PHASE_TRANSITIONS``).
+
+        ``reason`` says why (kept in the phase log); ``approval`` names the user's
+        approval of the plan, which entering execution requires. Asking for the phase
+        the session is already in changes nothing, so a caller resumed after a restart
+        may repeat its last move. A finished or closed session's phase is final.
+        """
+        session = self._live(session_id)
+        if session.phase is phase:
+            return session.model_copy(deep=True)
+        why = one_line(reason, REASON_MAX)
+        if not why:
+            raise PhaseRequestError("a phase change needs a reason", help_hint="say why it moves")
+        if session.closed_at is not None or session.is_terminal:
+            final = "closed" if session.closed_at else session.state.value
+            raise PhaseTransitionError(
+                session.id, session.phase, phase, why=f"the session is {final}", allowed=[]
+            )
+        approved = one_line(approval, APPROVAL_MAX) if approval else None
+        check_move(session.id, session.phase, phase, approved)
+        change = PhaseChange(
+            session_id=session.id, old=session.phase, new=phase, reason=why, approval=approved
+        )
+        session.phase = phase
+        session.last_active_at = change.at
+        self._emit(session, "phase", session.state, change)
+        return session.model_copy(deep=True)
+
     def touch(self, session_id: str, at: datetime | None = None) -> None:
         """Record activity (a message) without changing state."""
         session = self._live(session_id)
@@ -256,10 +305,12 @@ class SessionManager:
         )
 
     def restore(self, snapshot: SessionSnapshot) -> Session:
-        """Bring back a session's context, config and metadata from a snapshot.
+        """Bring back a session's context, config, metadata and phase from a snapshot.
 
         An existing session keeps its lifecycle state (state only moves through
-        the legal transitions); a session unknown here comes back suspended.
+        the legal transitions); a session unknown here comes back suspended. The
+        phase comes back as it was, whatever the transition table says: a restore
+        undoes moves, and the phase log records it as one move of its own.
         """
         saved = snapshot.session.model_copy(deep=True)
         current = self._sessions.get(saved.id)
@@ -275,7 +326,14 @@ class SessionManager:
         current.config = saved.config
         current.metadata = saved.metadata
         current.last_active_at = utc_now()
-        self._emit(current, "restore", current.state)
+        moved = None
+        if current.phase is not saved.phase and not current.is_terminal:
+            reason = f"restored from snapshot {snapshot.id[:8]}"
+            moved = PhaseChange(
+                session_id=current.id, old=current.phase, new=saved.phase, reason=reason
+            )
+            current.phase = saved.phase
+        self._emit(current, "restore", current.state, moved)
         return current.model_copy(deep=True)
 
     def stats(self) -> dict[str, int]:

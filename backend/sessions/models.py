@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from backend.clock import utc_now
 from backend.messages import new_id
+from backend.sessions.phases import SessionPhase
 
 
 class SessionState(StrEnum):
@@ -96,6 +97,8 @@ class Session(_Model):
     id: str = Field(default_factory=new_id)
     name: str = Field(min_length=1, max_length=120)
     state: SessionState = SessionState.CREATED
+    # Where its planned work stands (``phases``); archives written before phases read as idle.
+    phase: SessionPhase = SessionPhase.IDLE
     workspace: str
     created_at: datetime = Field(default_factory=utc_now)
     activated_at: datetime | None = None

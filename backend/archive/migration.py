@@ -1,0 +1,32 @@
+"""Bringing an archive file to this Sylk's schema, in the writer's first transaction.
+
+Every change so far is additive: tables and full-text indexes that are missing are
+created (each new index back-filled), and the recorded version moves up. Rows are
+never rewritten; a field a newer model added reads as its default from an older row
+(a session written before phases existed is ``idle``). :func:`schema.probe` has
+already refused a file that is damaged, foreign or newer than this Sylk.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Connection
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from backend.archive.schema import APPLICATION_ID, SCHEMA_VERSION, TABLES, SchemaMeta, ensure_fts
+
+_meta = SchemaMeta.__table__  # type: ignore[attr-defined]
+
+
+def migrate(conn: Connection, found: int | None) -> None:
+    """Bring the database on ``conn`` from version ``found`` (``None``: a new file)
+    to :data:`SCHEMA_VERSION`."""
+    for table in TABLES:
+        table.create(conn, checkfirst=True)
+    ensure_fts(conn)
+    if found is None:
+        conn.exec_driver_sql(f"PRAGMA application_id={APPLICATION_ID}")
+    if found is None or found < SCHEMA_VERSION:
+        stmt = sqlite_insert(_meta).values(key="version", value=str(SCHEMA_VERSION))
+        conn.execute(
+            stmt.on_conflict_do_update(index_elements=["key"], set_={"value": stmt.excluded.value})
+        )
