@@ -70,9 +70,13 @@ NEEDS_APPROVAL: frozenset[SessionPhase] = frozenset({P.EXECUTION})
 
 
 def next_phases(current: SessionPhase) -> list[SessionPhase]:
-    """The phases ``current`` may move to, in the seed's order."""
+    """The phases ``current`` may move to: forward first, then back, nearest first."""
+    order = list(SessionPhase)
+    here = order.index(current)
     allowed = PHASE_TRANSITIONS[current]
-    return [phase for phase in SessionPhase if phase in allowed]
+    ahead = [p for p in order[here + 1 :] if p in allowed]
+    behind = [p for p in reversed(order[:here]) if p in allowed]
+    return ahead + behind
 
 
 def describe_next(current: SessionPhase) -> str:
