@@ -22,11 +22,24 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from backend.sessions.models import Session, SessionState
+from backend.sessions.phases import SessionPhase
 
 Clock = Callable[[], datetime]
 
 STATE_WIDTH = 9  # "completed", "suspended"
+PHASE_WIDTH = 4  # "plan", "exec"
 AGO_WIDTH = 7  # "59m ago"
+
+PHASE_MARKS: dict[SessionPhase, str] = {
+    SessionPhase.IDLE: "",  # no planned work: nothing to say
+    SessionPhase.RESEARCH: "rsch",
+    SessionPhase.PLANNING: "plan",
+    SessionPhase.EXECUTION: "exec",
+    SessionPhase.INSPECTION: "insp",
+    SessionPhase.TESTING: "test",
+    SessionPhase.COMPLETE: "done",
+}
+"""The phase as a row shows it: four letters beside the name."""
 
 
 def ago(then: datetime, now: datetime) -> str:
@@ -60,13 +73,14 @@ def _fit(text: str, width: int) -> str:
 
 
 class SessionList(ScrollView, can_focus=True):
-    """Every visible session: number, name, state and last activity."""
+    """Every visible session: number, name, phase, state and last activity."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "session-list--cursor",
         "session-list--dim",
         "session-list--foreground",
         "session-list--marker",
+        "session-list--phase",
         "session-list--state-created",
         "session-list--state-active",
         "session-list--state-suspended",
@@ -86,6 +100,7 @@ class SessionList(ScrollView, can_focus=True):
         & > .session-list--dim { color: $text-muted; }
         & > .session-list--foreground { text-style: bold; }
         & > .session-list--marker { color: $success; text-style: bold; }
+        & > .session-list--phase { color: $accent; }
         & > .session-list--state-created { color: $text-muted; }
         & > .session-list--state-active { color: $success; }
         & > .session-list--state-suspended { color: $warning; }
@@ -290,11 +305,13 @@ class SessionList(ScrollView, can_focus=True):
         foreground = session.id == self._foreground_id
         name_style = style("session-list--foreground") if foreground else Style()
         dim = style("session-list--dim")
-        # Narrow lists drop the last-activity column first, then the state.
-        show_state, show_when = True, True
-        name_width = width - (4 + 2 + 1 + STATE_WIDTH + 1 + AGO_WIDTH)
+        # Narrow lists drop the last-activity column first, then the phase, then the state.
+        show_state, show_phase, show_when = True, True, True
+        name_width = width - (4 + 2 + 1 + PHASE_WIDTH + 1 + STATE_WIDTH + 1 + AGO_WIDTH)
         if name_width < 10:
-            show_when, name_width = False, width - (4 + 2 + 1 + STATE_WIDTH)
+            show_when, name_width = False, width - (4 + 2 + 1 + PHASE_WIDTH + 1 + STATE_WIDTH)
+        if name_width < 10:
+            show_phase, name_width = False, width - (4 + 2 + 1 + STATE_WIDTH)
         if name_width < 8:
             show_state, name_width = False, width - 6
         segments = [
@@ -302,6 +319,12 @@ class SessionList(ScrollView, can_focus=True):
             Segment("● " if foreground else "  ", style("session-list--marker")),
             Segment(_fit(session.name, name_width), name_style),
         ]
+        if show_phase:
+            mark = PHASE_MARKS[session.phase]
+            segments += [
+                Segment(" "),
+                Segment(_fit(mark, PHASE_WIDTH), style("session-list--phase")),
+            ]
         if show_state:
             state = session.state
             segments += [

@@ -13,6 +13,7 @@ from textual.pilot import Pilot
 from backend.archive.store import Archive
 from backend.messages import Message, MessageType
 from backend.sessions.models import Session, SessionState
+from backend.sessions.phases import SessionPhase
 from screens.main_screen import MainScreen
 from sylk_tui.app import SylkApp
 from tests.support.polling import until
@@ -88,21 +89,22 @@ def seed_archive(data_dir: Path, workspace: Path) -> list[Session]:
     """Four sessions and a short conversation, every timestamp fixed."""
     base = FROZEN_NOW - timedelta(hours=3)
     specs = [
-        ("api-refactor", SessionState.SUSPENDED, timedelta(hours=2)),
-        ("docs sweep", SessionState.COMPLETED, timedelta(days=2)),
-        ("flaky tests", SessionState.ACTIVE, timedelta(minutes=4)),
-        ("release 1.2", SessionState.CREATED, timedelta(minutes=40)),
+        ("api-refactor", SessionState.SUSPENDED, SessionPhase.EXECUTION, timedelta(hours=2)),
+        ("docs sweep", SessionState.COMPLETED, SessionPhase.COMPLETE, timedelta(days=2)),
+        ("flaky tests", SessionState.ACTIVE, SessionPhase.PLANNING, timedelta(minutes=4)),
+        ("release 1.2", SessionState.CREATED, SessionPhase.IDLE, timedelta(minutes=40)),
     ]
     sessions = [
         Session(
             id=f"{n:02d}" + "a" * 30,
             name=name,
             state=state,
+            phase=phase,
             workspace=str(workspace),
             created_at=base + timedelta(minutes=n),
             last_active_at=FROZEN_NOW - idle,
         )
-        for n, (name, state, idle) in enumerate(specs, 1)
+        for n, (name, state, phase, idle) in enumerate(specs, 1)
     ]
     active = sessions[2]
     lines: list[tuple[MessageType, str, dict[str, Any]]] = [
