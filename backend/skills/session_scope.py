@@ -31,6 +31,7 @@ def session_summary(session: Session, messages: int) -> dict[str, Any]:
         "id": session.id,
         "name": session.name,
         "state": session.state.value,
+        "phase": session.phase.value,
         "workspace": session.workspace,
         "created_at": session.created_at.isoformat(),
         "last_active_at": session.last_active_at.isoformat(),

@@ -60,7 +60,7 @@ def session_skills(archive: Archive) -> list[Skill]:
         Skill(
             op="sessions.list",
             agent="archivalist",
-            description="List Sylk sessions with their state, workspace and message count "
+            description="List Sylk sessions with their state, phase, workspace and message count "
             "(yours, or all with the cross-session scope).",
             params=ListParams,
             handler=list_sessions,

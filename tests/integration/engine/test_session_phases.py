@@ -16,7 +16,7 @@ import pytest
 
 from backend.config.settings import load_config
 from backend.engine import Engine, EngineConfig
-from backend.engine.build import build
+from backend.engine.build import EngineParts, build
 from backend.errors import ErrorKind
 from backend.events import EngineEvent, SessionChanged, SessionPhaseChanged
 from backend.sessions.phases import (
@@ -24,6 +24,7 @@ from backend.sessions.phases import (
     PhaseTransitionError,
     SessionPhase,
 )
+from backend.skills.builtin.catalog import agent_context
 
 P = SessionPhase
 ROOT = Path(__file__).resolve().parents[3]
@@ -149,6 +150,19 @@ async def test_status_and_the_session_list_show_the_phase(engine: Engine) -> Non
     listing = await engine.submit(session.id, "/session list")
     row = next(line for line in str(listing[-1].payload["text"]).splitlines() if "shown" in line)
     assert row.split() == ["*", "1", session.short_id, "active", "planning", "shown"]
+
+
+async def test_the_sessions_op_tells_a_model_the_phase(
+    engine: Engine, engine_parts: EngineParts, workspace: Path
+) -> None:
+    session = await engine.create_session("told")
+    await engine.set_phase(session.id, P.RESEARCH, "how do rate limiters work?")
+    ctx = agent_context("architect", session.id, workspace)
+    env = await engine_parts.gateway.execute(ctx, "sessions.list", {})
+    assert env.ok, env.error
+    assert isinstance(env.result, dict)
+    [row] = env.result["sessions"]
+    assert (row["id"], row["state"], row["phase"]) == (session.id, "active", "research")
 
 
 async def test_a_reason_holding_a_configured_secret_is_stored_redacted(
