@@ -186,3 +186,19 @@ def test_a_manager_built_from_stored_sessions_keeps_their_phases() -> None:
     manager, sid = _manager_in(P.INSPECTION)
     again = SessionManager(manager.list_all())
     assert again.get(sid).phase is P.INSPECTION
+
+
+def test_the_phase_event_travels_as_json_and_back() -> None:
+    """``sylk run --json`` prints it and an export keeps it: it must round-trip."""
+    from backend.events import EVENT_ADAPTER, SessionPhaseChanged, event_to_json
+
+    manager, sid = _manager_in(P.PLANNING)
+    event = SessionPhaseChanged(
+        session_id=sid,
+        session=manager.get(sid),
+        old_phase=P.IDLE,
+        phase=P.PLANNING,
+        reason="a change request",
+    )
+    again = EVENT_ADAPTER.validate_json(event_to_json(event))
+    assert again == event and again.kind == "session.phase"
