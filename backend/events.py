@@ -145,11 +145,25 @@ class ApprovalRequest:
 
 
 @dataclass(frozen=True)
+class PlanReview:
+    """What a plan review shows (see :mod:`backend.plans.review`): the plan's id and
+    version, the plan as text (layers, nodes with agent and prompt, policy) and, after
+    the user asked why, the Architect's answer. Answers: ``approve``, ``modify:TEXT``,
+    ``why:TEXT``; ``None`` decides later."""
+
+    plan_id: str
+    version: int
+    text: str
+    explanation: str = ""
+
+
+@dataclass(frozen=True)
 class ChoiceQuestion:
     title: str
     prompt: str
     options: list[ChoiceOption] = field(default_factory=list)
     approval: ApprovalRequest | None = None  # set when the question is an approval
+    plan: PlanReview | None = None  # set when the question is a plan review
 
 
 class QuestionAsked(_Event):
@@ -175,6 +189,28 @@ class QuestionSettled(_Event):
     withdrawn: bool = False
 
 
+class PlanChanged(_Event):
+    """A plan was stored or its status moved (draft, awaiting_approval, approved,
+    rejected, superseded); ``supersedes`` is the version a modification replaced."""
+
+    kind: Literal["plan.changed"] = "plan.changed"
+    plan_id: str
+    version: int
+    status: str
+    old_status: str | None = None
+    supersedes: int | None = None
+
+
+class PlanApproved(_Event):
+    """The user approved a plan: the Orchestrator's cue to run ``document``."""
+
+    kind: Literal["plan.approved"] = "plan.approved"
+    plan_id: str
+    version: int
+    document: dict[str, Any]
+    by: str
+
+
 class IndexProgress(_Event):
     """The code index of a workspace: building (done/total files), ready, updated."""
 
@@ -198,7 +234,9 @@ EngineEvent = Annotated[
     | AgentStepEvent
     | IndexProgress
     | QuestionAsked
-    | QuestionSettled,
+    | QuestionSettled
+    | PlanChanged
+    | PlanApproved,
     Field(discriminator="kind"),
 ]
 EVENT_ADAPTER: TypeAdapter[EngineEvent] = TypeAdapter(EngineEvent)

@@ -9,6 +9,7 @@ happen inside the client, so they add no rows).
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,7 @@ from backend.llm.types import ChatMessage, ChatOptions, Usage
 from backend.redaction import Redactor
 from backend.sessions.models import Session
 from backend.skills.builtin.catalog import agent_context
+from backend.skills.call_flags import TURN_KEY
 from backend.skills.gateway.gateway import Gateway
 from backend.workspace.confinement import Confinement
 
@@ -138,7 +140,13 @@ class TurnRunner:
         if stage is not None:
             stage.start_warming()  # ready by the time the model first searches, mostly
         workspace = Path(session.workspace)
-        context = agent_context(role, session.id, workspace, confinement=self._confine(workspace))
+        context = agent_context(
+            role,
+            session.id,
+            workspace,
+            confinement=self._confine(workspace),
+            extra={TURN_KEY: uuid.uuid4().hex},  # the turn's calls share it (call_flags)
+        )
         tools = GatewayToolExecutor(self.gateway, context, agent=role)
         loop = AgentLoop(
             role=role,

@@ -120,6 +120,29 @@ class SessionPhaseRow(SQLModel, table=True):
     at: str
 
 
+class PlanRow(SQLModel, table=True):
+    """One version of a plan the Architect (or a client) proposed in a session, with
+    its status; a modification is a new version that supersedes the one before.
+    Added without a version bump: an older Sylk of schema 2 leaves the table alone."""
+
+    __tablename__ = "plans"
+    __table_args__ = (
+        Index("ux_plans_session_plan_version", "session_id", "plan_id", "version", unique=True),
+    )
+    seq: int | None = Field(default=None, primary_key=True)
+    session_id: str
+    plan_id: str
+    version: int
+    status: str
+    supersedes: int | None = None  # the version this one replaced
+    source: str  # who submitted it: an agent, or "mcp"
+    feedback: str = ""  # the user's words that led to this version
+    document: str  # JSON, with execution_order filled in
+    created_at: str
+    updated_at: str
+    decided_by: str | None = None
+
+
 class ChronicleEntryRow(SQLModel, table=True):
     """One entry of the Archivalist's chronicle ("what was done"), written by one session.
 
@@ -173,6 +196,7 @@ TABLES = [
     ChronicleEntryRow.__table__,  # type: ignore[attr-defined]
     ChronicleFileRow.__table__,  # type: ignore[attr-defined]
     SessionPhaseRow.__table__,  # type: ignore[attr-defined]
+    PlanRow.__table__,  # type: ignore[attr-defined]
 ]
 
 SESSION_OWNED = [
@@ -180,6 +204,7 @@ SESSION_OWNED = [
     SnapshotRow.__table__,  # type: ignore[attr-defined]
     ChronicleFileRow.__table__,  # type: ignore[attr-defined]
     SessionPhaseRow.__table__,  # type: ignore[attr-defined]
+    PlanRow.__table__,  # type: ignore[attr-defined]
 ]
 """Tables whose rows belong to one session (``session_id``) and go when it is deleted;
 the chronicle's entries are not among them (promoted ones outlive their session)."""

@@ -22,12 +22,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from backend.archive.plan_book import StoredPlan
 from backend.archive.records import SessionRecords
 from backend.checkpoints.records import SessionDiff, TurnRunningError, UndoOutcome
 from backend.config.approvals import ApprovalMode
 from backend.config.settings import SylkConfig
 from backend.engine.build import EngineParts, build
 from backend.engine.config import EngineConfig
+from backend.engine.plan_work import plan_command
 from backend.errors import CommandError, SessionNotActiveError, SylkError
 from backend.events import EventStream, QuestionAsked
 from backend.guide.commands import run_command
@@ -246,6 +248,16 @@ class Engine:
         """``/network [on|off]``: may the session's commands reach the network?"""
         self._sessions.get(session_id)
         return await self._parts.approvals.network(session_id, state)
+
+    # -- plans -----------------------------------------------------------------
+    async def plan_command(self, session_id: str, args: dict[str, str]) -> str:
+        """``/plan [show|approve|reject ID]``: the session's plans, and deciding one."""
+        self._sessions.get(session_id)
+        return await plan_command(self._parts.plans, session_id, args)
+
+    async def plans(self, session_id: str) -> list[StoredPlan]:
+        """Every version of every plan of the session, oldest first, with its status."""
+        return await self._parts.plans.plans(self._sessions.get(session_id).id)
 
     def turn_running(self, session_id: str) -> bool:
         return self._parts.dispatcher.running(session_id)

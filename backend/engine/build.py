@@ -28,11 +28,12 @@ from backend.engine.checkpoint_work import install_checkpoints
 from backend.engine.config import EngineConfig
 from backend.engine.hook_work import HookWork
 from backend.engine.knowledge_services import KnowledgeServices
+from backend.engine.plan_work import plan_desk, plan_wiring
 from backend.engine.session_service import SessionService
 from backend.errors import SessionNotFoundError
 from backend.events import EventStream
 from backend.guide.guide import Guide
-from backend.guide.routing.decision import RouteDecision
+from backend.guide.routing.decision import RouteDecision, Target
 from backend.guide.routing.model_tier import ModelClassifier
 from backend.guide.routing.patterns import classify as classify_text
 from backend.guide.routing.router import Router
@@ -47,9 +48,11 @@ from backend.llm.accounting import summarise
 from backend.mcp.client.as_skills import attach_skills
 from backend.mcp.client.hub import McpHub
 from backend.messages import Message
+from backend.plans.desk import PlanDesk
 from backend.questions import QuestionBoard
 from backend.redaction import Redactor
 from backend.sandbox import sandbox_support
+from backend.skills.builtin.architect import PlanWiring
 from backend.skills.builtin.catalog import build_gateway
 from backend.skills.builtin.guide import GuideWiring
 from backend.skills.builtin.sessions import session_skills
@@ -106,6 +109,7 @@ class EngineParts:
     answers: AnswerPipeline
     checkpoints: Checkpoints
     approvals: ApprovalCommands
+    plans: PlanDesk
     closed: bool = field(default=False)
 
     async def aclose(self) -> None:
@@ -188,6 +192,13 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
         switch_session=sessions.switch_session,
         session_context=sessions.get_context,
     )
+    questions = QuestionBoard(events.publish)
+    plans = plan_desk(archive, events, questions, assume_yes=config.assume_yes)
+
+    async def plan_request(session_id: str, text: str) -> object:
+        decision = RouteDecision(target=Target.ARCHITECT, confidence=1.0, tier="dsl", text=text)
+        return await answers.answer(session_id, decision)
+
     gateway = _gateway(
         knowledge=knowledge,
         archive=archive,
@@ -195,9 +206,14 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
         settings=settings,
         hook_work=hook_work,
         wiring=wiring,
+        plans=plan_wiring(
+            plans,
+            events,
+            has_model=lambda: not turns.choice("architect").offline,
+            plan_request=plan_request,
+        ),
     )
     read_guard = install_read_guard(gateway)  # edits need a (fresh) read of the file first
-    questions = QuestionBoard(events.publish)
     approvals = _approvals(config, settings, sessions, questions, gateway)
     librarian_answers = LibrarianAnswers(knowledge.code, archive)
     mcp = McpHub(settings.mcp_servers, cwd=config.workspace)
@@ -266,6 +282,7 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
         answers=answers,
         checkpoints=checkpoints,
         approvals=approvals,
+        plans=plans,
     )
     return parts
 
@@ -278,12 +295,14 @@ def _gateway(
     settings: SylkConfig,
     hook_work: HookWork,
     wiring: GuideWiring,
+    plans: PlanWiring,
 ) -> Gateway:
     """Every built-in wired to the engine's services, the seed's hooks installed."""
     gateway = build_gateway(
         knowledge=knowledge.wiring(),
         embedding=semantic_stage(settings.search.semantic),
         wiring=wiring,
+        plans=plans,
     )
     gateway.registry.register_all(session_skills(archive))
     hooks = gateway.hooks

@@ -44,6 +44,7 @@ class SessionOps(Protocol):
     async def session_diff(self, session_id: str) -> SessionDiff: ...
     async def approval_command(self, session_id: str, mode: str | None) -> str: ...
     async def network_command(self, session_id: str, state: str | None) -> str: ...
+    async def plan_command(self, session_id: str, args: dict[str, str]) -> str: ...
 
 
 Answer = tuple[str, bool]  # (text, laid out in columns)
@@ -74,6 +75,8 @@ async def run_command(
         return await ops.approval_command(session_id, args.get("mode")), False
     if verb == "network":
         return await ops.network_command(session_id, args.get("state")), False
+    if verb == "plan":
+        return await ops.plan_command(session_id, args), args.get("action") == "list"
     return GREETING + dsl.help_text(None), True
 
 

@@ -19,6 +19,10 @@ function ``(stream, chunk) -> None`` (stream ``"stdout"`` or ``"stderr"``, chunk
 decoded text as it arrives) that must return at once. The agent loop sets it, per
 tool call, to a relay that shows the output live (``backend.agents.command_output``);
 without it nothing is relayed.
+
+Turn. An agent turn's calls share ``ctx.extra[TURN_KEY]`` (an id the turn runner sets
+once per turn), so an op can tell a retry in the same turn from a new turn (the
+Architect's plan gets one correction per turn); other callers have none.
 """
 
 from __future__ import annotations
@@ -28,10 +32,24 @@ from backend.skills.models import SkillContext
 DRY_RUN_KEY = "dry_run"
 IDEMPOTENCY_KEY = "idempotency_key"
 COMMAND_OUTPUT_KEY = "command_output"
+TURN_KEY = "turn"
 
 
 def is_dry_run(ctx: SkillContext) -> bool:
     return bool(ctx.extra.get(DRY_RUN_KEY, False))
 
 
-__all__ = ["COMMAND_OUTPUT_KEY", "DRY_RUN_KEY", "IDEMPOTENCY_KEY", "is_dry_run"]
+def turn_of(ctx: SkillContext) -> str | None:
+    """The agent turn making the call, or None for a caller outside a turn."""
+    turn = ctx.extra.get(TURN_KEY)
+    return turn if isinstance(turn, str) else None
+
+
+__all__ = [
+    "COMMAND_OUTPUT_KEY",
+    "DRY_RUN_KEY",
+    "IDEMPOTENCY_KEY",
+    "TURN_KEY",
+    "is_dry_run",
+    "turn_of",
+]

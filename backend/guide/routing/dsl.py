@@ -5,6 +5,7 @@
     /remember [decision|insight|pattern|failure|todo|note] TEXT   (or "decision: TEXT")
     @agent MESSAGE          send straight to one agent
     /help [TOPIC]   /status   /approval [MODE]   /network [on|off]
+    /plan [show|approve|reject ID]
 
 Parsing is pure; a malformed command raises :class:`CommandError` whose hint is
 the usage line of what was meant.
@@ -100,6 +101,14 @@ class SettingCommand:
     value: str | None = None
 
 
+@dataclass(frozen=True)
+class PlanCommand:
+    """``/plan`` (the session's plans), ``/plan show|approve|reject ID``."""
+
+    verb: Literal["list", "show", "approve", "reject"]
+    plan_id: str | None = None
+
+
 DslCommand = (
     SessionCommand
     | TaskCommand
@@ -111,6 +120,7 @@ DslCommand = (
     | ToolsCommand
     | CheckpointCommand
     | SettingCommand
+    | PlanCommand
 )
 TOOL_CATEGORIES = ("linter", "formatter", "type_checker", "test_framework", "lsp")
 TOOLS_USAGE = (
@@ -119,6 +129,7 @@ TOOLS_USAGE = (
 )
 APPROVAL_USAGE = "/approval [" + "|".join(MODE_NAMES) + "]"
 NETWORK_USAGE = "/network [on|off]"
+PLAN_USAGE = "/plan · /plan show|approve|reject ID"
 DEAD_LETTER_USAGE = "/deadletters [list] · /deadletters replay ID · /deadletters purge"
 
 _MENTION = re.compile(r"^@([A-Za-z_]+)[\s,:]*(.*)$", re.DOTALL)
@@ -143,6 +154,7 @@ HELP_TOPICS: dict[str, str] = {
     "session": session_commands.HELP_TEXT,
     "task": "Steer a running pipeline:\n  " + TASK_USAGE,
     "agents": "Address one agent directly:\n  " + MENTION_USAGE,
+    "plan": "The Architect's plans in this session, and deciding one:\n  " + PLAN_USAGE,
     "tools": "Which linters, formatters, type checkers and test frameworks this project "
     "uses:\n  " + TOOLS_USAGE,
 }
@@ -160,7 +172,8 @@ HELP_TEXT = "\n".join(
         "  /diff              what this session changed in the workspace since it started",
         f"  {APPROVAL_USAGE}   what agents may do without asking",
         f"  {NETWORK_USAGE}   may this session's commands reach the network",
-        "  /help [session|task|agents|tools]",
+        "  /plan [show|approve|reject ID]   the session's plans: list, show, decide",
+        "  /help [session|task|agents|tools|plan]",
         "Anything else is routed by the Guide to the agent best placed to answer.",
     ]
 )
@@ -244,6 +257,16 @@ def _parse_setting(words: list[str]) -> SettingCommand:
     return SettingCommand("network", words[1].lower() if len(words) == 2 else None)
 
 
+def _parse_plan(words: list[str]) -> PlanCommand:
+    if len(words) == 1 or (len(words) == 2 and words[1].lower() == "list"):
+        return PlanCommand("list")
+    verb = words[1].lower()
+    if verb not in ("show", "approve", "reject") or len(words) != 3:
+        raise CommandError("/plan takes show, approve or reject and a plan id",
+                           help_hint=PLAN_USAGE)  # fmt: skip
+    return PlanCommand(verb, words[2])  # type: ignore[arg-type]
+
+
 def _parse_mention(match: re.Match[str]) -> AgentMention:
     name, text = match.group(1).lower(), match.group(2).strip()
     try:
@@ -287,6 +310,8 @@ def parse(text: str) -> DslCommand:
         return CheckpointCommand("undo" if head == "/undo" else "diff")
     if head in ("/approval", "/approvals", "/network"):
         return _parse_setting(["/approval" if head == "/approvals" else head, *words[1:]])
+    if head in ("/plan", "/plans"):
+        return _parse_plan(words)
     if head in ("/help", "/?"):
         topic = words[1].lower() if len(words) > 1 else None
         if topic is not None and topic not in HELP_TOPICS:

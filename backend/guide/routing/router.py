@@ -28,6 +28,7 @@ from backend.guide.routing.dsl import (
     CheckpointCommand,
     DeadLetterCommand,
     HelpCommand,
+    PlanCommand,
     RecordCommand,
     SettingCommand,
     StatusCommand,
@@ -121,6 +122,13 @@ def dsl_decision(text: str) -> RouteDecision:
             setting["mode" if command.verb == "approval" else "state"] = command.value
         return RouteDecision(
             target=Target.GUIDE, confidence=1.0, tier="dsl", command=setting, text=text
+        )
+    if isinstance(command, PlanCommand):
+        plan: dict[str, str] = {"verb": "plan", "action": command.verb}
+        if command.plan_id is not None:
+            plan["id"] = command.plan_id
+        return RouteDecision(
+            target=Target.GUIDE, confidence=1.0, tier="dsl", command=plan, text=text
         )
     if isinstance(command, CheckpointCommand):
         return RouteDecision(

@@ -23,6 +23,7 @@ from backend.knowledge.code.hub import CodeKnowledgeHub
 from backend.knowledge.fragments.library import FragmentLibrary
 from backend.knowledge.tool_discovery.discovery import ToolDiscovery
 from backend.skills.builtin.academic import academic_skills
+from backend.skills.builtin.architect import PlanWiring
 from backend.skills.builtin.archivalist import archivalist_skills
 from backend.skills.builtin.discovery import discovery_skills
 from backend.skills.builtin.engineer import Consult, engineer_skills
@@ -79,11 +80,12 @@ def builtin_skills(
     registry: Registry,
     wiring: GuideWiring | None = None,
     knowledge: KnowledgeWiring | None = None,
+    plans: PlanWiring | None = None,
 ) -> list[Skill]:
     knowledge = knowledge or KnowledgeWiring()
     return [
         *guide_skills(registry, wiring),
-        *architect_skills(),
+        *architect_skills(plans),
         *orchestrator_skills(),
         *engineer_skills(knowledge.consult),
         *librarian_skills(knowledge.code),
@@ -100,11 +102,12 @@ def register_builtins(
     *,
     wiring: GuideWiring | None = None,
     knowledge: KnowledgeWiring | None = None,
+    plans: PlanWiring | None = None,
 ) -> Registry:
     registry = registry if registry is not None else Registry()
     for name, description in DOMAINS.items():
         registry.define_domain(name, description=description)
-    registry.register_all(builtin_skills(registry, wiring, knowledge))
+    registry.register_all(builtin_skills(registry, wiring, knowledge, plans))
     return registry
 
 
@@ -136,11 +139,12 @@ def build_gateway(
     hooks: HookRegistry | None = None,
     window: int = 3,
     embedding: EmbeddingStage | None = None,
+    plans: PlanWiring | None = None,
 ) -> Gateway:
     """A gateway over a fresh registry holding every builtin, with a context tracker
     (and semantic search when ``embedding`` is given); the library's fragments, if one
     is given, become searchable resources."""
-    registry = register_builtins(wiring=wiring, knowledge=knowledge)
+    registry = register_builtins(wiring=wiring, knowledge=knowledge, plans=plans)
     gateway = Gateway(
         registry,
         hooks,

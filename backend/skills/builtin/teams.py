@@ -1,9 +1,11 @@
 """Skills of the planning and quality agents: Architect, Orchestrator, Inspector, Tester.
 
-Only ``tester.tests.run`` has a real handler today (a subprocess in the
-workspace). Planning (DAGs), execution (the Orchestrator), validation (the
-Inspector) and the Tester's analysis are not built: those ops are declared in
-full and fail with a typed not-available error naming what will serve them.
+Real handlers: ``tester.tests.run`` (a subprocess in the workspace) and, where the
+engine wires its plan desk, the Architect's ``architect.plan.create|approve|modify``
+(:mod:`backend.skills.builtin.architect`). Execution (the Orchestrator), validation
+(the Inspector), the Tester's analysis and the Architect's other ops are not built:
+they are declared in full and fail with a typed not-available error naming what will
+serve them.
 """
 
 from __future__ import annotations
@@ -12,11 +14,13 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from backend.skills.builtin.architect import PlanWiring, plan_skills
 from backend.skills.builtin.declare import CONTEXTUAL, CORE, WRITE, Params, declare
 from backend.skills.builtin.workspace import write as writes
 from backend.skills.models import Policy, Skill
 
 PLANNER = "the Architect's DAG planner"
+DESK = "the plan desk, which only an engine wires"
 USER_EVENTS = "user questions as engine events the UI answers (approve, clarify)"
 ORCHESTRATOR = "the Orchestrator (DAG execution)"
 INSPECTOR = "the Inspector's validation pipeline"
@@ -81,27 +85,32 @@ def _d(op: str, desc: str, params: Any, provider: str, **kw: Any) -> Skill:
     return declare(op, op.split(".", 1)[0], desc, params, provider=provider, **kw)
 
 
-def architect_skills() -> list[Skill]:
+def architect_skills(plans: PlanWiring | None = None) -> list[Skill]:
+    """The Architect's ops; the plan ops are real when the engine wires its plan desk."""
+    if plans is not None:
+        planning = plan_skills(plans)
+    else:
+        planning = [
+            _d("architect.plan.create", "Create an implementation plan (a task DAG) from "
+               "requirements.", PlanParams, DESK, tier=CORE, kind=WRITE, entry_point=True,
+               tags=("plan", "implement", "build", "create", "design", "dag"),
+               examples=[("plan a feature", {"request": "add login"})]),
+            _d("architect.plan.approve", "Present a plan for user approval.", PlanRef,
+               DESK, tier=CORE, tags=("approve", "review", "confirm"),
+               examples=[("ask approval", {"plan_id": "p1"})]),
+            _d("architect.plan.modify", "Modify an existing plan based on feedback.",
+               ModifyParams, DESK, tier=CONTEXTUAL, kind=WRITE,
+               tags=("change", "modify", "update plan"),
+               examples=[("drop a step", {"plan_id": "p1", "feedback": "skip docs"})]),
+        ]  # fmt: skip
     return [
-        _d("architect.plan.create", "Create an implementation plan (a task DAG) from "
-           "requirements.", PlanParams, PLANNER, tier=CORE, kind=WRITE, entry_point=True,
-           tags=("plan", "implement", "build", "create", "design", "dag"),
-           examples=[("plan a feature", {"request": "add login", "constraints": ["no deps"]})],
-           guidance=[("architect.plan.approve", "Present the plan to the user")]),
+        *planning,
         _d("architect.user.clarify", "Ask the user for clarification on requirements.",
            ClarifyParams, USER_EVENTS, tier=CORE, tags=("clarify", "unclear", "question", "ask"),
            examples=[("ask a choice", {"question": "Which DB?", "options": ["a", "b"]})]),
-        _d("architect.plan.approve", "Present a plan for user approval.", PlanRef, USER_EVENTS,
-           tier=CORE, tags=("approve", "review", "confirm"),
-           examples=[("ask approval", {"plan_id": "p1"})]),
         _d("architect.status.update", "Provide execution status to the user.", StatusParams,
            ORCHESTRATOR, tier=CORE, tags=("status", "progress", "update"),
            examples=[("status", {})]),
-        _d("architect.plan.modify", "Modify an existing plan based on feedback.", ModifyParams,
-           PLANNER, tier=CONTEXTUAL, kind=WRITE,
-           triggers=(r"\bchange\b", r"\bmodify", r"\bdifferent\b", r"\binstead\b"),
-           tags=("change", "modify", "update plan"),
-           examples=[("drop a step", {"plan_id": "p1", "feedback": "skip docs"})]),
         _d("architect.dag.create_fix", "Create a fix workflow from Inspector or Tester "
            "corrections.", FixParams, PLANNER, tier=CONTEXTUAL, kind=WRITE,
            triggers=(r"\bfix", r"\bcorrect", r"\brepair", r"\bissue", r"\bfail"),

@@ -156,9 +156,9 @@ async def test_the_engineer_consults_the_knowledge_agents_and_it_is_logged(
 # review, test planning, research, the Guide bus's broadcast): each answers "not
 # available" and names the part that will provide it. Wiring one moves it off this list.
 AWAITING = frozenset({
-    "guide.message.broadcast", "guide.task.interact", "architect.plan.create",
-    "architect.user.clarify", "architect.plan.approve", "architect.status.update",
-    "architect.plan.modify", "architect.dag.create_fix", "architect.execution.interrupt",
+    "guide.message.broadcast", "guide.task.interact",
+    "architect.user.clarify", "architect.status.update",
+    "architect.dag.create_fix", "architect.execution.interrupt",
     "orchestrator.dag.execute", "orchestrator.dag.status", "orchestrator.task.dispatch",
     "orchestrator.dag.cancel", "engineer.task.execute", "engineer.help.request",
     "engineer.task.complete", "archivalist.analysis.extract_facts",
