@@ -36,9 +36,10 @@ _FULL = (
 )
 _LANDLOCK = (
     "commands run under Landlock ABI {abi} without namespaces ({why}): reads only the "
-    "system, its tools and the workspace; writes only in the workspace and a temp dir, .git read-only, Sylk's files unreadable (their names "
-    "still listable); no file can be added directly in a folder that holds .git or a "
-    "protected path (the workspace root, usually); {net}"
+    "system, its tools and the workspace; writes only in the workspace and a temp dir, "
+    ".git read-only, Sylk's files unreadable (their names still listable); no file can "
+    "be added directly in a folder that holds .git or a protected path (the workspace "
+    "root, usually); {net}"
 )
 _NONE = (
     "commands run UNCONFINED ({why}): only their own process group, an allow-listed "
