@@ -36,8 +36,8 @@ async def test_a_client_with_write_rights_submits_a_plan_document(engine: Engine
         assert {p["path"] for p in error["details"]["problems"]} == {
             "nodes[0].agent", "nodes[1].depends_on[0]"}  # fmt: skip
 
-        again = await client.call_tool("execute", {"op": "architect.plan.create",
-                                                   "args": {"plan": plan_doc("from-tool")}})  # fmt: skip
+        repeat = {"op": "architect.plan.create", "args": {"plan": plan_doc("from-tool")}}
+        again = await client.call_tool("execute", repeat)
         assert again.structured_content["error"]["code"] == "CONFLICT"
 
         words = await client.call_tool("execute", {"op": "architect.plan.create",

@@ -222,8 +222,8 @@ async def test_a_request_in_words_is_planned_by_an_architect_turn(
         session = await engine.ensure_session()
         guide = GatewayToolExecutor(engine_parts.gateway,
                                     agent_context("guide", session.id, workspace))  # fmt: skip
-        made = await guide.dispatch("execute", {"op": "architect.plan.create",
-                                                "args": {"request": "add a --verbose flag"}})  # fmt: skip
+        call = {"op": "architect.plan.create", "args": {"request": "add a --verbose flag"}}
+        made = await guide.dispatch("execute", call)
         assert made.error is None, made.error
         [plan] = made.result["plans"]
         assert (plan["plan_id"], plan["status"]) == ("words", "approved")

@@ -28,8 +28,8 @@ def _document() -> dict[str, object]:
 
 def test_the_review_shows_layers_nodes_and_policy_without_control_characters() -> None:
     text = render_plan(_document(), version=2, status="awaiting_approval")
-    assert text.splitlines()[:3] == [
-        "Plan p1 (version 2, awaiting approval)", "3 tasks in 2 layers", "Request: add a flag"]  # fmt: skip
+    head = ["Plan p1 (version 2, awaiting approval)", "3 tasks in 2 layers", "Request: add a flag"]
+    assert text.splitlines()[:3] == head
     assert "\x1b" not in text and "find the [2Jparser" in text
     assert "Layer 2 (together)" in text and "  t2  [engineer]  add it" in text
     assert "after t1 · must: no new dependency" in text
