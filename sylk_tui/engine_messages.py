@@ -24,6 +24,8 @@ from backend.events import (
     EngineNotice,
     IndexProgress,
     MessageAppended,
+    PlanApproved,
+    PlanChanged,
     QuestionAsked,
     QuestionSettled,
     SessionChanged,
@@ -163,6 +165,14 @@ def index_text(event: IndexProgress) -> str:
 TOOL_STEPS = frozenset({"tool_call", "tool_output", "tool_result"})
 
 
+def _plan_moved(event: PlanChanged) -> Message | None:
+    """A plan stored or moved, as a notice; its approval has its own (PlanApproved)."""
+    if event.status == "approved":
+        return None
+    status = event.status.replace("_", " ")
+    return EngineNoticePosted("info", f"Plan {event.plan_id} (version {event.version}): {status}")
+
+
 def _agent_stepped(event: AgentStepEvent, _by_hand: bool) -> AgentStepped:
     step = event.step
     text = step.data.get("text") if step.kind == "text_delta" else None
@@ -179,11 +189,13 @@ class Rule(Generic[EventT]):
     """How one kind of engine event becomes a message; ``by_hand`` is true while
     the user's own switch runs in the engine."""
 
-    def __init__(self, event: type[EventT], convert: Callable[[EventT, bool], Message]) -> None:
+    def __init__(
+        self, event: type[EventT], convert: Callable[[EventT, bool], Message | None]
+    ) -> None:
         self.kind: str = event.model_fields["kind"].default
         self._convert = convert
 
-    def __call__(self, event: EngineEvent, by_hand: bool) -> Message:
+    def __call__(self, event: EngineEvent, by_hand: bool) -> Message | None:
         return self._convert(cast(EventT, event), by_hand)
 
 
@@ -205,6 +217,11 @@ EVENT_MESSAGES: Mapping[str, Rule[Any]] = _table(
     Rule(QuestionSettled, lambda e, _: QuestionClosed(e.question_id, e.withdrawn)),
     Rule(IndexProgress, lambda e, _: IndexChanged(e.workspace, index_text(e))),
     Rule(AgentStepEvent, _agent_stepped),
+    Rule(PlanChanged, lambda e, _: _plan_moved(e)),
+    Rule(
+        PlanApproved,
+        lambda e, _: EngineNoticePosted("info", f"Plan {e.plan_id} (version {e.version}) approved"),
+    ),
 )
 """Engine event kind -> how it becomes a message; a kind not here is not shown."""
 

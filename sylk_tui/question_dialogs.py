@@ -18,8 +18,9 @@ from textual.app import App
 from backend.questions import ChoiceQuestion
 from screens.approval import ApprovalScreen
 from screens.choice import ChoiceScreen
+from screens.plan_review import PlanReviewScreen
 
-Dialog = ChoiceScreen | ApprovalScreen
+Dialog = ChoiceScreen | ApprovalScreen | PlanReviewScreen
 
 
 @dataclass(frozen=True)
@@ -60,12 +61,15 @@ class QuestionDialogs:
             asked = self._waiting.popleft()
             if asked.answer.done():
                 continue
-            # An approval (edit, command, outside tool) gets its own modal: y/a/n/d/Esc.
-            dialog: Dialog = (
-                ApprovalScreen(asked.question)
-                if asked.question.approval is not None
-                else ChoiceScreen(asked.question)
-            )
+            # An approval (edit, command, outside tool) gets its own modal: y/a/n/d/Esc;
+            # a plan review its own: y/m/w/Esc.
+            dialog: Dialog
+            if asked.question.approval is not None:
+                dialog = ApprovalScreen(asked.question)
+            elif asked.question.plan is not None:
+                dialog = PlanReviewScreen(asked.question)
+            else:
+                dialog = ChoiceScreen(asked.question)
             self._open = (asked, dialog)
 
             def answered(value: str | None, asked: _Asked = asked) -> None:
