@@ -64,13 +64,11 @@ async def plan_command(desk: PlanDesk, session_id: str, args: dict[str, str]) ->
 def _listing(plans: list[StoredPlan]) -> str:
     if not plans:
         return "no plans in this session (the Architect proposes them; /help plan)"
-    lines = [f"{'PLAN':<24} {'VER':>3}  {'STATUS':<18} {'TASKS':>5}  FROM"]
+    lines = [f"{'PLAN':<16} {'VER':>3}  {'STATUS':<18} TASKS"]
     for plan in plans:
         status = plan.status.replace("_", " ")
         if plan.supersedes is not None:
             status += f" (<- v{plan.supersedes})"
         tasks = len(plan.document.get("nodes", []))
-        lines.append(
-            f"{plan.plan_id[:24]:<24} {plan.version:>3}  {status:<18} {tasks:>5}  {plan.source}"
-        )
+        lines.append(f"{plan.plan_id[:16]:<16} {plan.version:>3}  {status:<18} {tasks:>5}")
     return "\n".join(lines)
