@@ -32,16 +32,18 @@ class GoCounts:
     failures: list[TestFailure] = field(default_factory=list)
 
 
-def _package_dir(package: str, workspace: Path, module_prefix: str) -> str:
-    rel = package.removeprefix(module_prefix).strip("/") if module_prefix else ""
-    return rel
+def _package_dir(package: str, module: str) -> str:
+    """The package's folder in the workspace, when the module path says it ("" if not)."""
+    if not module or not (package == module or package.startswith(module + "/")):
+        return ""
+    return package.removeprefix(module).strip("/")
 
 
 def parse_go_test(stdout: str, stderr: str, workspace: Path, module: str = "") -> GoCounts:
     """``module`` (go.mod's module path) turns package paths into workspace folders."""
     counts = GoCounts()
     outputs: dict[tuple[str, str], list[str]] = {}
-    failed_packages: list[str] = []
+    failed_packages: dict[str, None] = {}
     packages_with_failures: set[str] = set()
     stray = [line for line in stderr.splitlines() if line.strip()]
     for raw in stdout.splitlines():
@@ -55,7 +57,8 @@ def parse_go_test(stdout: str, stderr: str, workspace: Path, module: str = "") -
         except json.JSONDecodeError:
             stray.append(raw)
             continue
-        action, package = event.get("Action"), str(event.get("Package") or "")
+        action = event.get("Action")
+        package = str(event.get("Package") or event.get("ImportPath") or "")
         test = str(event.get("Test") or "")
         if action in ("output", "build-output"):
             outputs.setdefault((package, test), []).append(str(event.get("Output") or ""))
@@ -70,7 +73,7 @@ def parse_go_test(stdout: str, stderr: str, workspace: Path, module: str = "") -
                 _failure(package, test, outputs.get((package, test), []), workspace, module)
             )
         elif not test and action in ("fail", "build-fail"):
-            failed_packages.append(package)
+            failed_packages[package] = None
     for package in failed_packages:
         if package in packages_with_failures:
             continue
@@ -87,7 +90,7 @@ def parse_go_test(stdout: str, stderr: str, workspace: Path, module: str = "") -
         counts.failures.append(
             TestFailure(
                 name=package,
-                file=_package_dir(package, workspace, module),
+                file=_package_dir(package, module),
                 message=first,
                 trace=text[-MAX_TRACE:],
                 kind="error",
@@ -103,7 +106,7 @@ def _failure(
     file, number, message = "", None, ""
     for line in lines:
         if found := _LOCATION.match(line.rstrip("\n")):
-            folder = _package_dir(package, workspace, module)
+            folder = _package_dir(package, module)
             file = reported_path(
                 f"{folder}/{found['file']}" if folder else found["file"], workspace
             )
