@@ -10,9 +10,10 @@
 - Go (go test): the package folder of each modified ``.go`` file, as ``./folder``.
 
 Test files are found by walking the workspace without following a link (a linked
-test file or folder is not read; ``protected``, Sylk's own paths, never), skipping ``.git``, virtualenvs,
-``node_modules`` and caches, and reading at most ``MAX_TEST_FILES`` of them: past
-that, name-matched tests are still found but importers may be missed.
+test file or folder is not read; ``protected``, Sylk's own paths, never), skipping
+``.git``, virtualenvs, ``node_modules`` and caches, and reading at most
+``MAX_TEST_FILES`` of them: past that, name-matched tests are still found but
+importers may be missed.
 """
 
 from __future__ import annotations
