@@ -83,8 +83,10 @@ async def _edit(skill: Skill, ctx: SkillContext, params: BaseModel | None) -> De
     return Described("edit", shown, path=shown, diff=diff if isinstance(diff, str) else "")
 
 
-def _command(params: BaseModel | None) -> Described:
-    line = str(_field(params, "command", ""))
+def _command(skill: Skill, params: BaseModel | None) -> Described:
+    # An op that runs the project's own tools (the Inspector's checks) has no command line
+    # of its own: it is named by its op, so a rule such as ``inspector.style.check *`` fits.
+    line = str(_field(params, "command", "") or skill.op)
     paths = _field(params, "paths") or []
     if paths:
         line = " ".join([line, *(shlex.quote(str(p)) for p in paths)])
@@ -105,7 +107,7 @@ async def describe(
         return await _edit(skill, ctx, params)
     if skill.action == "external":
         return _external(skill, args)
-    return _command(params)
+    return _command(skill, params)
 
 
 __all__ = ["Described", "describe", "unified_diff"]

@@ -29,6 +29,7 @@ from backend.engine.config import EngineConfig
 from backend.engine.hook_work import HookWork
 from backend.engine.knowledge_services import KnowledgeServices
 from backend.engine.plan_work import plan_desk, plan_wiring
+from backend.engine.quality_work import install_inspection
 from backend.engine.session_service import SessionService
 from backend.errors import SessionNotFoundError
 from backend.events import EventStream
@@ -218,6 +219,7 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
     librarian_answers = LibrarianAnswers(knowledge.code, archive)
     mcp = McpHub(settings.mcp_servers, cwd=config.workspace)
     checkpoints = install_checkpoints(config, gateway)  # every turn that changes files
+    install_inspection(gateway, knowledge.tools, checkpoints)  # the project's own checks
     turns = TurnRunner(
         settings=settings,
         archive=archive,

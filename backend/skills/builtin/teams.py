@@ -10,6 +10,7 @@ serve them.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from pydantic import Field
@@ -17,7 +18,7 @@ from pydantic import Field
 from backend.skills.builtin.architect import PlanWiring, plan_skills
 from backend.skills.builtin.declare import CONTEXTUAL, CORE, WRITE, Params, declare
 from backend.skills.builtin.workspace import write as writes
-from backend.skills.models import Policy, Skill
+from backend.skills.models import Guidance, Handler, Policy, Skill, SkillContext, SkillResult
 
 PLANNER = "the Architect's DAG planner"
 DESK = "the plan desk, which only an engine wires"
@@ -143,19 +144,44 @@ def orchestrator_skills() -> list[Skill]:
     ]  # fmt: skip
 
 
-def inspector_skills() -> list[Skill]:
+# The engine's inspection: (caller, files or [] for the session's changes, categories kept).
+Inspect = Callable[[SkillContext, list[str], tuple[str, ...]], Awaitable[dict[str, Any]]]
+STYLE = ("lint", "format")
+EVERY_CHECK = ("lint", "format", "type")
+
+
+def _inspecting(inspect: Inspect | None, categories: tuple[str, ...]) -> Handler | None:
+    """A handler running the project's own checks (``categories``) through ``inspect``."""
+    if inspect is None:
+        return None
+
+    async def handler(ctx: SkillContext, p: FilesParams) -> SkillResult:
+        report = await inspect(ctx, p.paths, categories)
+        guidance = [Guidance(op="inspector.issues.report",
+                             prose="Report the issues found to the Architect")]  # fmt: skip
+        return SkillResult(result=report, guidance=guidance if report["issues"] else [])
+
+    return handler
+
+
+def inspector_skills(inspect: Inspect | None = None) -> list[Skill]:
+    """The Inspector's ops; with ``inspect`` (an engine's), style and full checks are real."""
+    checks: dict[str, Any] = {"action": "command"} if inspect else {}
     return [
         _d("inspector.task.validate", "Validate a completed task against its requirements.",
            FilesParams, INSPECTOR, tier=CORE, tags=("validate", "check", "verify", "task"),
            examples=[("validate task", {"task_id": "t1"})]),
-        _d("inspector.implementation.validate", "Full validation of an implementation.",
+        _d("inspector.implementation.validate", "Full validation of an implementation: the "
+           "project's linters, formatters and type checkers on the changed files, sandboxed.",
            FilesParams, INSPECTOR, tier=CORE, entry_point=True,
-           tags=("full validation", "complete check", "review"),
+           handler=_inspecting(inspect, EVERY_CHECK), **checks,
+           tags=("full validation", "complete check", "review", "type check"),
            examples=[("validate everything", {})]),
-        _d("inspector.style.check", "Check code style compliance (lint, format).", FilesParams,
-           INSPECTOR, tier=CORE, tags=("style", "lint", "format", "compliance"),
-           examples=[("lint two files", {"paths": ["a.py", "b.py"]})],
-           notes=("until it exists, engineer.shell.run can run the project's linter",)),
+        _d("inspector.style.check", "Check code style compliance (lint, format) with the "
+           "project's own linters and formatters, sandboxed.", FilesParams,
+           INSPECTOR, tier=CORE, handler=_inspecting(inspect, STYLE), **checks,
+           tags=("style", "lint", "format", "compliance"),
+           examples=[("lint two files", {"paths": ["a.py", "b.py"]})]),
         # A report is a message to the Architect, not a change to the workspace: the
         # Inspector, who may not write, must still be able to send it.
         _d("inspector.issues.report", "Report the issues a review found (problems that need "
