@@ -48,7 +48,7 @@ def _cut(lines: list[str]) -> list[str]:
     return [*lines[:MAX_LINES], f"- ... and {len(lines) - MAX_LINES} more"]
 
 
-def inspector_feedback(report: InspectionReport, loop: int) -> InspectorFeedback:
+def feedback_from_inspection(report: InspectionReport, loop: int) -> InspectorFeedback:
     """Feedback from one inspection; passed when the report is clean."""
     if report.clean:
         return InspectorFeedback(loop=loop, passed=True, text="inspection passed")
@@ -64,7 +64,7 @@ def inspector_feedback(report: InspectionReport, loop: int) -> InspectorFeedback
     )
 
 
-def tester_feedback(report: TestReport, loop: int) -> TesterFeedback:
+def feedback_from_tests(report: TestReport, loop: int) -> TesterFeedback:
     """Feedback from one test run; passed when nothing failed (or nothing could run)."""
     run = report.passed + report.failed + report.errors
     if report.status in PASSING:

@@ -42,7 +42,7 @@ from backend.pipelines.context import (
     PipelineState,
     TesterFeedback,
 )
-from backend.pipelines.feedback import inspector_feedback, tester_feedback
+from backend.pipelines.feedback import feedback_from_inspection, feedback_from_tests
 from backend.pipelines.pipeline_checks import PipelineChecker
 
 Decision = Literal["ignore", "fail"]
@@ -170,7 +170,7 @@ class Pipeline:
     async def _inspection_passed(self) -> bool:
         files = self.context.modified_files + self.context.created_files
         self._move(PipelineState.INSPECTING, f"{len(files)} file(s)")
-        feedback = inspector_feedback(await self._checks.inspect(files), self.context.loop)
+        feedback = feedback_from_inspection(await self._checks.inspect(files), self.context.loop)
         if feedback.passed:
             self.context.inspector_feedback.append(feedback)
             return True
@@ -184,7 +184,7 @@ class Pipeline:
     async def _tests_passed(self) -> bool:
         files = self.context.modified_files + self.context.created_files
         self._move(PipelineState.TESTING, f"{len(files)} file(s)")
-        feedback = tester_feedback(await self._checks.test(files), self.context.loop)
+        feedback = feedback_from_tests(await self._checks.test(files), self.context.loop)
         if feedback.passed:
             self.context.tester_feedback.append(feedback)
             return True
