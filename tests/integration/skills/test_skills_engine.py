@@ -164,7 +164,8 @@ AWAITING = frozenset({
     "engineer.task.complete", "archivalist.analysis.extract_facts",
     "archivalist.concurrency.resolve_conflict", "academic.research.topic",
     "academic.research.compare", "academic.source.ingest", "academic.design.proposal",
-    "inspector.task.validate", "inspector.issues.report", "inspector.analysis.deep", "inspector.issue.explain",
+    "inspector.task.validate", "inspector.issues.report", "inspector.analysis.deep",
+    "inspector.issue.explain",
     "tester.plan.create", "tester.failures.analyze", "tester.results.report",
     "tester.code.generate", "tester.coverage.analyze",
 })  # fmt: skip
