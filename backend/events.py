@@ -211,6 +211,26 @@ class PlanApproved(_Event):
     by: str
 
 
+class DagStatusChanged(_Event):
+    """An approved plan's DAG moved: one node's transition (``node_id`` set: pending,
+    running, retrying, passed, failed, skipped, cancelled), or the whole run's start and
+    end (``node_id`` None: running, passed, failed, cancelled). The seed's DAG_STATUS."""
+
+    kind: Literal["dag.status"] = "dag.status"
+    plan_id: str
+    version: int
+    dag_id: str
+    status: str
+    node_id: str | None = None
+    agent: str | None = None
+    attempt: int = 0
+    max_attempts: int = 1
+    duration_s: float | None = None
+    error: str | None = None
+    delay_s: float | None = None
+    resumed: bool = False
+
+
 class IndexProgress(_Event):
     """The code index of a workspace: building (done/total files), ready, updated."""
 
@@ -236,7 +256,8 @@ EngineEvent = Annotated[
     | QuestionAsked
     | QuestionSettled
     | PlanChanged
-    | PlanApproved,
+    | PlanApproved
+    | DagStatusChanged,
     Field(discriminator="kind"),
 ]
 EVENT_ADAPTER: TypeAdapter[EngineEvent] = TypeAdapter(EngineEvent)

@@ -20,6 +20,7 @@ from textual.message import Message
 from backend.events import (
     ActiveSessionChanged,
     AgentStepEvent,
+    DagStatusChanged,
     EngineEvent,
     EngineNotice,
     IndexProgress,
@@ -222,6 +223,8 @@ EVENT_MESSAGES: Mapping[str, Rule[Any]] = _table(
         PlanApproved,
         lambda e, _: EngineNoticePosted("info", f"Plan {e.plan_id} (version {e.version}) approved"),
     ),
+    # A DAG's progress reaches the transcript as notices already (the DAG view is to come).
+    Rule(DagStatusChanged, lambda e, _: None),
 )
 """Engine event kind -> how it becomes a message; a kind not here is not shown."""
 

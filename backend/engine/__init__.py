@@ -11,6 +11,8 @@
 - ``knowledge_services``: the code indexes, the chronicle, the fragment library
   and tool discovery, and how they hear of each other.
 - ``hook_work``: what the seed's hooks record, off the tool call that fired them.
+- ``dag_work``: approved plans run as DAGs (``dag_nodes``: a node as an agent request;
+  ``dag_notes``: their transcript notices).
 
 Requests for agents are answered by :class:`backend.agents.answering.AnswerPipeline`;
 the text of ``/status`` and ``/session list`` lives in :mod:`backend.guide.status`.
@@ -39,6 +41,7 @@ from backend.knowledge.fragments.library import FragmentLibrary
 from backend.knowledge.tool_discovery.command import tools_answer
 from backend.llm.accounting import UsageSummary, summarise
 from backend.messages import Message
+from backend.orchestration import DagOutcome
 from backend.redaction import Redactor
 from backend.sessions.models import Session, SessionContext, SessionState
 from backend.sessions.phases import PhaseChange, SessionPhase, parse_phase
@@ -258,6 +261,28 @@ class Engine:
     async def plans(self, session_id: str) -> list[StoredPlan]:
         """Every version of every plan of the session, oldest first, with its status."""
         return await self._parts.plans.plans(self._sessions.get(session_id).id)
+
+    # -- approved plans run (the Orchestrator) ----------------------------------------
+    async def execute_plan(self, session_id: str, plan_id: str) -> dict[str, Any]:
+        """Run an approved plan's DAG in the background (an approval starts it too)."""
+        return await self._parts.dags.execute(self._sessions.get(session_id).id, plan_id)
+
+    async def dag_status(self, session_id: str, plan_id: str | None = None) -> list[dict[str, Any]]:
+        """The session's DAGs (or the plan's): each node's state, attempts and duration."""
+        return await self._parts.dags.status(self._sessions.get(session_id).id, plan_id)
+
+    async def cancel_dag(self, session_id: str, plan_id: str) -> dict[str, Any]:
+        """Stop the plan's running DAG; the session's phase goes back to planning."""
+        return await self._parts.dags.cancel(self._sessions.get(session_id).id, plan_id)
+
+    async def wait_dag(self, session_id: str, plan_id: str) -> DagOutcome | None:
+        """Until the plan's running DAG ends; its outcome (None if none was running)."""
+        return await self._parts.dags.wait(self._sessions.get(session_id).id, plan_id)
+
+    async def resume_dags(self) -> list[tuple[str, str]]:
+        """Run again the DAGs that were running when Sylk stopped (passed nodes are not
+        run again); (session id, plan id) of each. Front ends call it once at start."""
+        return await self._parts.dags.resume_dags()
 
     def turn_running(self, session_id: str) -> bool:
         return self._parts.dispatcher.running(session_id)

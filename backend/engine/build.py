@@ -26,6 +26,7 @@ from backend.checkpoints.service import Checkpoints
 from backend.config.settings import SylkConfig, load_config
 from backend.engine.checkpoint_work import install_checkpoints
 from backend.engine.config import EngineConfig
+from backend.engine.dag_work import DagWork, install_orchestration
 from backend.engine.hook_work import HookWork
 from backend.engine.knowledge_services import KnowledgeServices
 from backend.engine.plan_work import plan_desk, plan_wiring
@@ -111,6 +112,7 @@ class EngineParts:
     checkpoints: Checkpoints
     approvals: ApprovalCommands
     plans: PlanDesk
+    dags: DagWork
     closed: bool = field(default=False)
 
     async def aclose(self) -> None:
@@ -119,6 +121,7 @@ class EngineParts:
             return
         self.closed = True
         self.questions.withdraw_all()
+        await self.dags.aclose()  # runs stop here and resume at the next start
         await self.hook_work.aclose()
         await self.dispatcher.aclose()
         await self.guide.aclose()
@@ -263,6 +266,16 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
         settle=hook_work.settle,
         config_source=settings.source,
     )
+    dags = DagWork(
+        sessions=sessions,
+        desk=plans,
+        events=events,
+        ask=answers.answer,
+        cancel_turns=dispatcher.cancel,
+        state_path=config.data_dir / "dags.db",
+        run_on_approval=config.run_approved_plans,
+    )
+    install_orchestration(gateway, dags)  # the Orchestrator's ops run approved plans
     parts = EngineParts(
         config=config,
         settings=settings,
@@ -285,6 +298,7 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
         checkpoints=checkpoints,
         approvals=approvals,
         plans=plans,
+        dags=dags,
     )
     return parts
 

@@ -25,6 +25,8 @@ class EngineConfig(BaseModel):
     # session's (None: each session's own, else the config's), and yes to every question.
     approval_mode: ApprovalMode | None = None
     assume_yes: bool = False
+    # An approved plan's DAG starts at once (False: only orchestrator.dag.execute starts it).
+    run_approved_plans: bool = True
 
     @field_validator("workspace")
     @classmethod

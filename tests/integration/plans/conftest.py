@@ -41,6 +41,8 @@ def scripted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, turns: list[dict[s
 
 
 def parts(data_dir: Path, workspace: Path, **config: Any) -> EngineParts:
+    """Approved plans do not run here unless asked (their nodes would take script turns)."""
+    config.setdefault("run_approved_plans", False)
     return build(EngineConfig(data_dir=data_dir, workspace=workspace, provider="scripted",
                               watch_files=False, **config))  # fmt: skip
 
