@@ -3,8 +3,9 @@
 Real handlers: ``tester.tests.run`` (a subprocess in the workspace) and, where the
 engine wires its plan desk, the Architect's ``architect.plan.create|approve|modify``
 (:mod:`backend.skills.builtin.architect`), and the Inspector's style and full checks
-(:mod:`backend.engine.quality_work` passes ``inspect``). Execution (the Orchestrator),
-task validation, the Tester's analysis and the Architect's other ops are not built:
+(:mod:`backend.engine.quality_work` passes ``inspect``), and, where an engine wires them,
+the Orchestrator's ops (:mod:`backend.skills.builtin.orchestrator`). Task validation, the
+Tester's analysis and the Architect's other ops are not built:
 they are declared in full and fail with a typed not-available error naming what will
 serve them.
 """
