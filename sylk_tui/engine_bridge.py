@@ -124,6 +124,13 @@ class EngineBridge:
             front = await engine.ensure_session()
         self._app.post_message(SessionsLoaded(engine.list_sessions(), front.id))
         self._run(partial(self._index, front.id), "index", "index the workspace")
+        self._run(self._resume_plans, "plans", "resume the plans that were running")
+
+    async def _resume_plans(self) -> None:
+        """Plans whose DAG was running when Sylk stopped go on (passed nodes stay done);
+        their progress arrives as events, like any run's."""
+        engine = await self.ready()
+        await engine.resume_dags()
 
     async def _built(self) -> Engine | None:
         """The engine built from the function handed over; None if the app ends instead."""

@@ -312,3 +312,21 @@ async def test_a_machine_without_a_sandbox_is_told_up_front(
             assert "every command needs approval" in message
     finally:
         sandbox_support.cache_clear()
+
+
+async def test_start_up_resumes_the_plans_that_were_running(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine's resume is tested against a real restart; here: the TUI asks for it."""
+    asked: list[bool] = []
+
+    async def resume() -> list[tuple[str, str]]:
+        asked.append(True)
+        return []
+
+    monkeypatch.setattr(engine, "resume_dags", resume)
+    app = RecordingApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await wait_for(pilot, lambda: asked, "the plans' resume")
+    assert asked == [True]
