@@ -29,6 +29,7 @@ from backend.engine.config import EngineConfig
 from backend.engine.dag_work import DagWork, install_orchestration
 from backend.engine.hook_work import HookWork
 from backend.engine.knowledge_services import KnowledgeServices
+from backend.engine.pipeline_work import PipelineWork
 from backend.engine.plan_work import plan_desk, plan_wiring
 from backend.engine.quality_work import install_inspection
 from backend.engine.session_service import SessionService
@@ -274,6 +275,13 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
         cancel_turns=dispatcher.cancel,
         state_path=config.data_dir / "dags.db",
         run_on_approval=config.run_approved_plans,
+        pipelines=PipelineWork(  # engineer nodes: engineer -> inspector -> tester
+            events=events,
+            questions=questions,
+            tools=knowledge.tools,
+            confinement=config.confinement,
+            workspace_of=lambda sid: Path(sessions.get(sid).workspace),
+        ),
     )
     install_orchestration(gateway, dags)  # the Orchestrator's ops run approved plans
     parts = EngineParts(

@@ -6,16 +6,17 @@ TEXT`` takes (:class:`backend.agents.answering.AnswerPipeline`): the Guide's bus
 agent's turn, the answer recorded in the transcript. The answer's text is the node's
 output for its dependants.
 
-Engineer nodes run as one engineer turn here. The real pipeline (engineer, inspector,
-tester sharing a context, ``backend.pipelines``) replaces that in one place:
-:meth:`NodeRunner.engineer`.
+Engineer nodes run as pipelines (engineer -> inspector -> tester sharing a context,
+``backend.pipelines``) through :class:`EngineerPipelines`, the engine's
+:class:`backend.engine.pipeline_work.PipelineWork`; a runner given none (a unit test's)
+runs them as one engineer turn.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from backend.errors import ErrorKind, SylkError
 from backend.guide.routing.decision import AGENT_TARGETS, RouteDecision, Target
@@ -30,6 +31,19 @@ AskAgent = Callable[[str, RouteDecision], Awaitable[Record]]
 OUTPUT_MAX = 20_000  # characters of one node's output kept for its dependants
 UPSTREAM_MAX = 60_000  # characters of upstream outputs put into one node's request
 PASSING_STOPS = frozenset({None, "final", "truncated"})
+
+
+class EngineerPipelines(Protocol):
+    """What runs an engineer node as a pipeline, asking through ``ask``."""
+
+    async def run(
+        self,
+        ask: AskAgent,
+        session_id: str,
+        plan_id: str,
+        node: PlanNode,
+        upstream: Mapping[str, Any],
+    ) -> NodeResult: ...
 
 
 class DagError(SylkError):
@@ -125,12 +139,18 @@ class NodeRunner:
     """``run(node, upstream)`` for one DAG: the scheduler's ``run_node``."""
 
     def __init__(
-        self, ask: AskAgent, session_id: str, plan_id: str, cancel_turns: Callable[[str], object]
+        self,
+        ask: AskAgent,
+        session_id: str,
+        plan_id: str,
+        cancel_turns: Callable[[str], object],
+        pipelines: EngineerPipelines | None = None,
     ) -> None:
         self._ask = ask
         self._session_id = session_id
         self._plan_id = plan_id
         self._cancel_turns = cancel_turns
+        self._pipelines = pipelines
 
     async def run(self, node: PlanNode, upstream: Mapping[str, Any]) -> NodeResult:
         try:
@@ -156,9 +176,8 @@ class NodeRunner:
         return result_of(await self._ask(self._session_id, decision))
 
     async def engineer(self, node: PlanNode, upstream: Mapping[str, Any]) -> NodeResult:
-        """An engineer node: one engineer turn for now.
-
-        The seam for the pipeline: engineer -> inspector -> tester with feedback
-        loops (``backend.pipelines``) replaces this method and nothing else.
-        """
-        return await self.agent_request(node, upstream)
+        """An engineer node: a pipeline (engineer -> inspector -> tester with feedback
+        loops), or one engineer turn when this runner was given no pipelines."""
+        if self._pipelines is None:
+            return await self.agent_request(node, upstream)
+        return await self._pipelines.run(self._ask, self._session_id, self._plan_id, node, upstream)

@@ -33,6 +33,7 @@ from backend.engine.dag_nodes import (
     DagBusyError,
     DagNotFoundError,
     DagNotRunningError,
+    EngineerPipelines,
     NodeRunner,
     PlanNotApprovedError,
 )
@@ -92,6 +93,7 @@ class DagWork:
         state_path: Path,
         slots: Slots | None = None,
         run_on_approval: bool = True,
+        pipelines: EngineerPipelines | None = None,
     ) -> None:
         self._sessions = sessions
         self._desk = desk
@@ -100,6 +102,7 @@ class DagWork:
         self._cancel_turns = cancel_turns
         self._store = SqliteDagStateStore(state_path)
         self._slots = slots
+        self._pipelines = pipelines  # engineer nodes as pipelines (None: one turn)
         self._runs: dict[str, DagRun] = {}  # by session id
         self._starting: set[asyncio.Task[None]] = set()
         self._lock = asyncio.Lock()
@@ -142,7 +145,7 @@ class DagWork:
             plan = self._desk.check(session_id, stored.document)
             await self._enter_execution(session_id, plan_id, stored.version)
             dag_id = f"{session_id}/{plan_id}/v{stored.version}"
-            runner = NodeRunner(self._ask, session_id, plan_id, self._cancel_turns)
+            runner = NodeRunner(self._ask, session_id, plan_id, self._cancel_turns, self._pipelines)
             held: list[DagRun] = []  # the scheduler speaks only once it runs
             scheduler = DagScheduler(
                 plan, runner.run, dag_id=dag_id, store=self._store,
