@@ -40,7 +40,7 @@ async def main(plan_text: str, state_db: Path, log: Path, hang: str | None) -> i
         if node.id == hang:
             print(f"hanging {node.id}", flush=True)  # its start is in the log by now
             await asyncio.Event().wait()
-        await asyncio.sleep(0.01)  # a little work, so nodes overlap
+        await asyncio.sleep(0)  # a suspension point: the layer's other nodes start too
         seen = ",".join(f"{k}={v}" for k, v in sorted(upstream.items()))
         _append(log, f"done {node.id} {seen}")
         return NodeResult.passed(f"out-{node.id}")
