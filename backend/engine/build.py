@@ -33,6 +33,7 @@ from backend.engine.pipeline_work import PipelineWork
 from backend.engine.plan_work import plan_desk, plan_wiring
 from backend.engine.quality_work import install_inspection
 from backend.engine.session_service import SessionService
+from backend.engine.team_work import install_team
 from backend.errors import SessionNotFoundError
 from backend.events import EventStream
 from backend.guide.guide import Guide
@@ -308,6 +309,7 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
         plans=plans,
         dags=dags,
     )
+    install_team(parts)  # the team ops' real handlers
     return parts
 
 
