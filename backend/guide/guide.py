@@ -29,6 +29,9 @@ StateOf = Callable[[str], str]
 USER = "user"  # the requester's own inbox, where late replies land
 
 
+WORKING_STATES = ("active", "suspended")  # whose agents take requests
+
+
 class Guide:
     def __init__(
         self,
@@ -98,7 +101,10 @@ class Guide:
     # -- delivery ----------------------------------------------------------------
     def _admit(self, message: Message[Any]) -> None:
         state = self._state_of(message.session_id)  # raises for an unknown session
-        if state != "active":
+        # A session in the background (suspended by a switch) goes on with the work it
+        # runs: its plan's nodes and their consults. The user's own requests reach only
+        # the session in front; Engine.submit refuses them before they get here.
+        if state not in WORKING_STATES:
             raise SessionNotActiveError(message.session_id, state)
         if message.target is None or not self.bus.has_agent(message.session_id, message.target):
             raise UnknownAgentError(message.session_id, message.target or "(none)")
