@@ -164,6 +164,8 @@ class ChoiceQuestion:
     options: list[ChoiceOption] = field(default_factory=list)
     approval: ApprovalRequest | None = None  # set when the question is an approval
     plan: PlanReview | None = None  # set when the question is a plan review
+    # The user may type any answer (the options, if any, are suggestions): a clarification.
+    free_text: bool = False
 
 
 class QuestionAsked(_Event):

@@ -34,6 +34,7 @@ DEFAULT_TYPES = (MessageType.USER_INPUT, MessageType.AGENT_REPLY)
 
 SessionOf = Callable[[str], Session]
 LateReply = Callable[[Message[Any]], Awaitable[None]]
+DESK_KEY = "desk"  # a message's metadata naming the desk that handles it instead of a turn
 
 
 class AgentDispatcher:
@@ -46,13 +47,26 @@ class AgentDispatcher:
         self._on_late_reply = on_late_reply
         # Agents of one session work concurrently: every running turn, by session.
         self._running: dict[str, set[asyncio.Task[Any]]] = {}
+        self._desks: dict[str, Handler] = {}
+
+    def add_desk(self, name: str, desk: Handler) -> None:
+        """Messages whose ``metadata["desk"]`` is ``name`` are handled by ``desk`` in the
+        agent's consumer, not by a model turn: a consult answered from the agent's store,
+        a broadcast note kept for its next turn, a question the Architect puts to the user.
+        They still travel the Guide's bus, so its flow log, breakers and dead letters apply."""
+        self._desks[name] = desk
+
+    def ensure(self, session_id: str, role: str) -> None:
+        """``role`` has an inbox and a consumer in ``session_id`` (and the user one for
+        late replies)."""
+        self.guide.ensure_agent(session_id, USER, self._late)
+        self.guide.ensure_agent(session_id, role, self._handler(session_id, role))
 
     async def ask(
         self, session_id: str, decision: RouteDecision, history: list[ChatMessage]
     ) -> Message[Any]:
         role = decision.target.value
-        self.guide.ensure_agent(session_id, USER, self._late)
-        self.guide.ensure_agent(session_id, role, self._handler(session_id, role))
+        self.ensure(session_id, role)
         request_type, _ = MESSAGE_TYPES.get(decision.target, DEFAULT_TYPES)
         request = Message[dict[str, Any]](
             session_id=session_id,
@@ -70,7 +84,10 @@ class AgentDispatcher:
         return await self.guide.ask(request)
 
     def _handler(self, session_id: str, role: str) -> Handler:
-        async def handle(message: Message[Any]) -> Message[Any]:
+        async def handle(message: Message[Any]) -> Message[Any] | None:
+            desk = self._desks.get(str(message.metadata.get(DESK_KEY, "")))
+            if desk is not None:
+                return await desk(message)
             session = self._session_of(session_id)
             history = [ChatMessage.model_validate(m) for m in message.payload["history"]]
             choice = self.turns.choice(role)
