@@ -113,3 +113,8 @@ class Guide:
         """Deliver a request to its target agent in its session and await the reply."""
         self._admit(message)
         return await self.bus.request(message, timeout=timeout)
+
+    async def send(self, message: Message[Any], *, timeout: float | None = None) -> None:
+        """Deliver a one-way message (a broadcast note) to its target agent in its session."""
+        self._admit(message)
+        await self.bus.send(message, timeout=timeout)
