@@ -9,10 +9,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from backend.team.messages import AgentMessages, install_messages
+
 if TYPE_CHECKING:
     from backend.engine.build import EngineParts
 
 
 def install_team(parts: EngineParts) -> None:
     """Give the team ops their handlers (each part below adds its own lines)."""
-    del parts  # filled in by the team's parts as they are built
+    # Agents talk through the Guide: consults, broadcasts, the engineer's question.
+    messages = AgentMessages(
+        guide=parts.guide,
+        dispatcher=parts.dispatcher,
+        session_of=parts.sessions.get,
+        set_metadata=parts.sessions.set_metadata,
+        consult=parts.knowledge.consult,
+        questions=parts.questions,
+    )
+    install_messages(parts.gateway, messages)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from pydantic import Field
 
@@ -15,22 +16,24 @@ from backend.skills.session_scope import CROSS_SESSION_SCOPE
 
 AGENT = "engineer"
 ORCHESTRATOR = "the Orchestrator (DAG execution and task hand-off)"
+PIPELINES = "the engine's pipelines (backend/engine/pipeline_work)"
 UNWIRED = "which the engine has not wired into the skill registry yet"
 
 
 class TaskParams(Params):
-    task_id: str
-    instructions: str | None = None
-
-
-class CompleteParams(Params):
-    result: str
-    files_modified: list[str] = Field(default_factory=list)
+    task_id: str = Field(
+        min_length=1, max_length=40, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$",
+        description="a new id for the task in this session (/task ID steers it)",
+    )  # fmt: skip
+    instructions: str = Field(min_length=1, description="what the engineer should do")
 
 
 class HelpParams(Params):
-    question: str
-    context: str | None = None
+    question: str = Field(min_length=1, description="what you need the user to decide")
+    context: str | None = Field(default=None, description="what you know, what you tried")
+    options: list[str] = Field(
+        default_factory=list, description="the answers you see; empty: the user writes one"
+    )
 
 
 class ConsultParams(Params):
@@ -55,16 +58,16 @@ _CONSULT: dict[str, list[tuple[str, str]]] = {
 Consult = Callable[[str, str, Path, str, bool], Awaitable[str | None]]
 """(agent, session_id, workspace, question, may read other sessions) -> the agent's answer
 from its stores."""
+AskAgent = Callable[[SkillContext, str, str], Awaitable[tuple[str | None, dict[str, Any]]]]
+"""(caller, agent, question) -> the agent's answer and the route the question took."""
 
 
-def _consult(agent: str, consult: Consult | None) -> Handler | Unbuilt:
-    if consult is None:
-        return Unbuilt("the engine's knowledge services", UNWIRED)
+def consult_handler(agent: str, ask: AskAgent) -> Handler:
+    """The ``engineer.consult.<agent>`` handler over ``ask``; an engine installs one that
+    sends the question through the Guide (:mod:`backend.team.messages`)."""
 
     async def handler(ctx: SkillContext, p: ConsultParams) -> SkillResult:
-        # Other sessions' history only for a caller holding the cross-session scope.
-        crossing = CROSS_SESSION_SCOPE in ctx.scopes
-        answer = await consult(agent, ctx.session_id, ctx.workspace, p.question, crossing)
+        answer, route = await ask(ctx, agent, p.question)
         found = answer is not None
         return SkillResult(
             result={
@@ -72,6 +75,7 @@ def _consult(agent: str, consult: Consult | None) -> Handler | Unbuilt:
                 "question": p.question,
                 "answered": found,
                 "answer": answer if found else f"The {agent} has nothing stored on this.",
+                "route": route,
             },
             # The answer comes from the agent's store; these ops dig further.
             guidance=[Guidance(op=op, prose=prose) for op, prose in _CONSULT[agent]],
@@ -79,6 +83,22 @@ def _consult(agent: str, consult: Consult | None) -> Handler | Unbuilt:
 
     handler.__name__ = f"consult_{agent}"
     return handler
+
+
+def _consult(agent: str, consult: Consult | None) -> Handler | Unbuilt:
+    """Straight to the stores: what a gateway without an engine's Guide answers with."""
+    if consult is None:
+        return Unbuilt("the engine's knowledge services", UNWIRED)
+
+    async def direct(
+        ctx: SkillContext, who: str, question: str
+    ) -> tuple[str | None, dict[str, Any]]:
+        # Other sessions' history only for a caller holding the cross-session scope.
+        crossing = CROSS_SESSION_SCOPE in ctx.scopes
+        answer = await consult(who, ctx.session_id, ctx.workspace, question, crossing)
+        return answer, {"via": "direct", "reason": "no Guide in this gateway"}
+
+    return consult_handler(agent, direct)
 
 
 def engineer_skills(consult: Consult | None = None) -> list[Skill]:
@@ -145,11 +165,16 @@ def engineer_skills(consult: Consult | None = None) -> list[Skill]:
             notes=("environment variables that look like credentials are not passed on",),
         ),
         declare(
-            "engineer.task.execute", AGENT, "Execute an assigned task from the plan.",
-            TaskParams, provider=ORCHESTRATOR, tier=CORE,
-            tags=("task", "execute", "implement", "do", "code"),
-            examples=[("start task t1", {"task_id": "t1"})],
-            guidance=[("engineer.task.complete", "Signal completion when the task is done")],
+            "engineer.task.execute", AGENT,
+            "Run a task as a one-node pipeline: the engineer makes the change, the "
+            "project's linters and tests check it, feedback loops until they pass.",
+            TaskParams, provider=PIPELINES, tier=CORE, kind=WRITE,
+            tags=("task", "execute", "implement", "do", "code", "pipeline"),
+            examples=[("run a small change as task t1",
+                       {"task_id": "t1", "instructions": "add a --verbose flag to the CLI"})],
+            notes=("refused while a pipeline runs in the session (an engineer inside a "
+                   "pipeline cannot start another; /task ID prompt reaches it)",
+                   "done when the inspector and tester pass, never on the engineer's word"),
         ),
         declare(
             "engineer.help.request", AGENT,
@@ -158,12 +183,6 @@ def engineer_skills(consult: Consult | None = None) -> list[Skill]:
             HelpParams, provider=ORCHESTRATOR, tier=CORE,
             tags=("help", "unclear", "confused", "question", "clarification"),
             examples=[("ask which API to keep", {"question": "Keep v1 endpoints?"})],
-        ),
-        declare(
-            "engineer.task.complete", AGENT, "Signal task completion with a summary and files.",
-            CompleteParams, provider=ORCHESTRATOR, kind=WRITE, searchable=False,
-            tags=("done", "complete", "finish"),
-            examples=[("report done", {"result": "added tests", "files_modified": ["t.py"]})],
         ),
         declare(
             "engineer.consult.librarian", AGENT,

@@ -153,14 +153,12 @@ async def test_the_engineer_consults_the_knowledge_agents_and_it_is_logged(
 
 
 # Ops that wait for parts of Sylk not built yet (planning and DAG execution, pipelines,
-# review, test planning, research, the Guide bus's broadcast): each answers "not
+# review, test planning, research): each answers "not
 # available" and names the part that will provide it. Wiring one moves it off this list.
 AWAITING = frozenset({
-    "guide.message.broadcast", "guide.task.interact",
-    "architect.user.clarify", "architect.status.update",
+    "guide.task.interact", "architect.status.update",
     "architect.dag.create_fix", "architect.execution.interrupt",
-    "engineer.task.execute", "engineer.help.request",
-    "engineer.task.complete", "archivalist.analysis.extract_facts",
+    "engineer.task.execute", "engineer.task.complete", "archivalist.analysis.extract_facts",
     "archivalist.concurrency.resolve_conflict", "academic.research.topic",
     "academic.research.compare", "academic.source.ingest", "academic.design.proposal",
     "inspector.task.validate", "inspector.issues.report", "inspector.analysis.deep",
