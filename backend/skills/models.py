@@ -9,7 +9,9 @@ appear in search until guidance unveils them for the caller's session.
 
 from __future__ import annotations
 
+import copy
 import re
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -104,6 +106,8 @@ class SkillContext:
 
 
 Handler = Callable[[SkillContext, Any], Awaitable[SkillResult | Any]]
+# Each params class's JSON schema, built once (weak: an MCP tool's class goes with its tool).
+_SCHEMAS: weakref.WeakKeyDictionary[type[BaseModel], dict[str, Any]] = weakref.WeakKeyDictionary()
 
 
 class Skill(BaseModel):
@@ -164,4 +168,9 @@ class Skill(BaseModel):
         return self.summary or self.description.split(". ")[0].rstrip(".")
 
     def input_schema(self) -> dict[str, Any]:
-        return self.params.model_json_schema()
+        """The params' JSON schema (a fresh copy; built once per params class: every agent
+        turn offers its tools' schemas, and pydantic builds one in about a millisecond)."""
+        built = _SCHEMAS.get(self.params)
+        if built is None:
+            built = _SCHEMAS[self.params] = self.params.model_json_schema()
+        return copy.deepcopy(built)
