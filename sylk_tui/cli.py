@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shlex
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -19,7 +20,7 @@ from pydantic import ValidationError
 
 from backend.config.approvals import MODE_NAMES
 from backend.config.settings import SylkConfig, load_config
-from backend.errors import ArchiveWriteError, SessionNotFoundError, SylkError
+from backend.errors import ArchiveWriteError, SylkError
 from backend.events import (
     AgentStepEvent,
     EngineEvent,
@@ -33,7 +34,16 @@ from sylk_tui import export, paths
 from sylk_tui.commands import checkpoints as checkpoint_cli
 from sylk_tui.commands import mcp as mcp_cli
 from sylk_tui.commands import plan as plan_cli
-from sylk_tui.commands.run_output import EXIT_CODES, EXIT_NOT_SAVED, AnswerStream, report_not_saved
+from sylk_tui.commands.run_output import (
+    EXIT_CODES,
+    EXIT_NOT_SAVED,
+    AnswerStream,
+    approval_refusal,
+    report_not_saved,
+    run_session,
+    run_settings,
+)
+from sylk_tui.commands.run_plan import PlanProgress, follow_plans
 from sylk_tui.logs import configure_logging
 
 if TYPE_CHECKING:  # the engine's modules load when a command needs an engine
@@ -97,13 +107,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--provider", help="anthropic, openai, scripted, offline or a configured provider name"
     )
     run.add_argument("--model", help="model name for this request")
+    run.add_argument(
+        "--script",
+        metavar="FILE",
+        help="the scripted model's turns (JSON or YAML; implies --provider scripted)",
+    )
     run.add_argument("--json", action="store_true", help="print engine events as JSON lines")
     add_approval_flag(run)
     run.add_argument(
         "--yes",
         action="store_true",
-        help="approve every edit and command that would ask (never a read-only refusal "
-        "or a deny rule); without it, nothing here can approve, so such calls are refused",
+        help="approve every edit, command and plan that would ask (never a read-only refusal "
+        "or a deny rule); without it, nothing here can approve, so such calls are refused "
+        "and a plan waits for /plan approve",
     )
     run.add_argument("text", nargs="+", metavar="TEXT", help="the request")
 
@@ -141,8 +157,12 @@ def _engine(args: argparse.Namespace, settings: SylkConfig | None = None) -> Eng
     return engine
 
 
-async def _with_engine(args: argparse.Namespace, body: Callable[[Engine], Awaitable[int]]) -> int:
-    engine = _engine(args)
+async def _with_engine(
+    args: argparse.Namespace,
+    body: Callable[[Engine], Awaitable[int]],
+    settings: SylkConfig | None = None,
+) -> int:
+    engine = _engine(args, settings)
     try:
         return await body(engine)
     except SylkError as exc:  # said here, where the engine's redactor can scrub it
@@ -213,29 +233,28 @@ def _cmd_export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-async def _run_session(engine: Engine, name: str | None) -> str:
-    if name is None:
-        return (await engine.ensure_session()).id
-    try:
-        session = engine.get_session(name)
-    except SessionNotFoundError:
-        return (await engine.create_session(name)).id
-    return (await engine.switch_session(session.id)).id
-
-
 def _cmd_run(args: argparse.Namespace) -> int:
     text = " ".join(args.text)
     answer = AnswerStream()
+    settings = run_settings(args)
+    progress = PlanProgress()
 
     def show(event: EngineEvent) -> None:
         if args.json:
             print(event_to_json(event), flush=True)
-        elif isinstance(event, AgentStepEvent) and event.step.kind == "text_delta":
-            answer.piece(event.step.data["text"])  # redacted also when a key is split
+            return
+        progress.event(event)
+        if isinstance(event, AgentStepEvent) and event.step.kind == "text_delta":
+            if answer.wants(event.step):
+                answer.piece(event.step.data["text"])  # redacted also when a key is split
+                progress.broken_line = not answer.at_line_start
+        elif isinstance(event, AgentStepEvent) and event.step.kind == "model_call":
+            answer.wants(event.step)  # the request's own turn starts
         elif isinstance(event, MessageAppended) and event.message.type is MessageType.USER_INPUT:
             # How the Guide routed it, on stderr: stdout stays the answer alone.
             route = event.message.payload.get("route")
             if isinstance(route, dict):
+                answer.routed_to(route.get("target"))
                 print(describe_route(route), file=sys.stderr, flush=True)
         elif isinstance(event, AgentStepEvent) and event.step.kind == "tool_result":
             refused = approval_refusal(event.step.data.get("content"))
@@ -246,9 +265,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
             print(f"· {what if event.phase == 'ready' else event.error}", file=sys.stderr)
 
     async def body(engine: Engine) -> int:
-        session_id = await _run_session(engine, args.session)
+        session_id = await run_session(engine, args.session)
         engine.events.add_listener(show)
         answer.use(engine.redactor)
+        progress.use(engine.redactor)
         try:
             recorded = await engine.submit(session_id, text)
         except ArchiveWriteError as exc:  # answered, maybe, but not stored: print and say so
@@ -257,28 +277,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 exc, engine.redactor, streamed=answer.printed, as_json=args.json
             )
         answer.end()
-        return _finish(recorded[-1] if recorded else None, streamed=not args.json)
+        said = _finish(recorded[-1] if recorded else None, streamed=not args.json)
+        flags = f"--script {shlex.quote(args.script)}" if args.script else ""
+        planned = await follow_plans(engine, session_id, progress, flags=flags)
+        return said if planned is None or said != EXIT_OK else planned
 
-    return asyncio.run(_with_engine(args, body))
-
-
-APPROVAL_REFUSALS = ("approval_required", "read_only", "deny_rule")
-
-
-def approval_refusal(content: object) -> str | None:
-    """The approval policy's refusal in a tool result, said on stderr: the model reads
-    it too, but the person running the script decides what to allow."""
-    try:
-        envelope = json.loads(content) if isinstance(content, str) else None
-    except ValueError:
-        return None
-    error = envelope.get("error") if isinstance(envelope, dict) else None
-    if not isinstance(error, dict):
-        return None
-    details = error.get("details")
-    if not isinstance(details, dict) or details.get("reason") not in APPROVAL_REFUSALS:
-        return None
-    return str(error.get("message", "")) or None
+    return asyncio.run(_with_engine(args, body, settings))
 
 
 def _finish(reply: Message[dict[str, object]] | None, *, streamed: bool) -> int:

@@ -11,12 +11,22 @@ other failures.
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from backend.errors import ArchiveWriteError
+from backend.config.settings import SylkConfig, load_config
+from backend.errors import ArchiveWriteError, SessionNotFoundError
+from backend.events import AgentStep
 from backend.messages import MessageType
 from backend.redaction import Redactor, StreamRedactor
+from sylk_tui import paths
+
+if TYPE_CHECKING:  # the engine's modules load when a command needs an engine
+    from backend.engine import Engine
 
 EXIT_NOT_SAVED = 4
 EXIT_CODES = """exit status:
@@ -26,6 +36,8 @@ EXIT_CODES = """exit status:
   3    no model is configured: the offline answer was printed
   4    the archive could not be written (a full disk, a read-only data dir): an
        answer printed was not saved
+  5    a plan was proposed but did not complete: it waits for approval, its DAG
+       failed or was cancelled, or the session stopped short of the complete phase
   130  interrupted"""
 
 
@@ -35,6 +47,27 @@ class AnswerStream:
     def __init__(self) -> None:
         self._stream = StreamRedactor(Redactor())
         self.printed = False
+        self.at_line_start = True  # what was printed last ended its line
+        self._role: str | None = None  # the agent the request was routed to
+        self._turn: str | None = None  # its turn, once it called its model
+        self._ended = False
+
+    def routed_to(self, role: object) -> None:
+        if isinstance(role, str) and self._role is None:
+            self._role = role
+
+    def wants(self, step: AgentStep) -> bool:
+        """Whether ``step`` belongs to the request's own turn: only that one streams.
+
+        A plan's tasks run other agents' turns, several at once and after the request's
+        turn has ended; their text interleaved would be unreadable (they show as progress).
+        """
+        if self._ended:
+            return False
+        ours = self._role is None or step.role == self._role
+        if self._turn is None and step.kind == "model_call" and ours:
+            self._turn = step.turn_id
+        return step.turn_id == self._turn
 
     def use(self, redactor: Redactor) -> None:
         self._stream = StreamRedactor(redactor)
@@ -44,13 +77,26 @@ class AnswerStream:
         if shown:
             print(shown, end="", flush=True)
             self.printed = True
+            self.at_line_start = shown.endswith("\n")
 
     def end(self) -> None:
+        self._ended = True
         self.piece("")
         rest = self._stream.flush()
         if rest:
             print(rest, end="", flush=True)
             self.printed = True
+
+
+def run_settings(args: argparse.Namespace) -> SylkConfig:
+    """The settings of this run: the config file and the environment, and ``--script``
+    (the scripted provider's turns; the provider, unless ``--provider`` names another)."""
+    env = dict(os.environ)
+    if getattr(args, "script", None):
+        env["SYLK_SCRIPT"] = str(Path(args.script).expanduser().resolve())
+        if not getattr(args, "provider", None):
+            args.provider = "scripted"
+    return load_config(paths.config_file(), env)
 
 
 def report_not_saved(
@@ -73,3 +119,33 @@ def report_not_saved(
     else:
         print(f"sylk: error: nothing was saved: {said}", file=sys.stderr)
     return EXIT_NOT_SAVED
+
+
+APPROVAL_REFUSALS = ("approval_required", "read_only", "deny_rule")
+
+
+def approval_refusal(content: object) -> str | None:
+    """The approval policy's refusal in a tool result, said on stderr: the model reads
+    it too, but the person running the script decides what to allow."""
+    try:
+        envelope = json.loads(content) if isinstance(content, str) else None
+    except ValueError:
+        return None
+    error = envelope.get("error") if isinstance(envelope, dict) else None
+    if not isinstance(error, dict):
+        return None
+    details = error.get("details")
+    if not isinstance(details, dict) or details.get("reason") not in APPROVAL_REFUSALS:
+        return None
+    return str(error.get("message", "")) or None
+
+
+async def run_session(engine: Engine, name: str | None) -> str:
+    """The session a run speaks in: the active one, or NAME (created if missing)."""
+    if name is None:
+        return (await engine.ensure_session()).id
+    try:
+        session = engine.get_session(name)
+    except SessionNotFoundError:
+        return (await engine.create_session(name)).id
+    return (await engine.switch_session(session.id)).id
