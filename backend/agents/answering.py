@@ -6,11 +6,19 @@ model is configured, and finally a turn of the agent itself (the configured MCP
 servers started, the conversation so far as history). The reply is shaped into a
 transcript message, remembered in the cache when it may be, and noted as activity
 on the chronicle (history answers may be stale once something was done).
+
+A request for the Engineer is the exception once the engine routes them
+(:meth:`AnswerPipeline.route_engineer_requests`): it runs as a one-node pipeline
+(engineer -> inspector -> tester), so a quick change is checked too. The pipeline's
+own engineer turns come back through :meth:`AnswerPipeline.answer` inside
+:func:`pipeline_turn`, and are answered as turns, never as another pipeline.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -20,7 +28,7 @@ from backend.agents.knowledge_desk import KnowledgeDesk, Question
 from backend.agents.librarian_cache import CachedReply, LibrarianAnswers, Pending
 from backend.agents.turns import TurnRunner
 from backend.bus.errors import BusError, describe_failure
-from backend.guide.routing.decision import RouteDecision
+from backend.guide.routing.decision import RouteDecision, Target
 from backend.knowledge.chronicle.chronicle import Chronicle
 from backend.llm.offline import offline_answer
 from backend.llm.types import ChatMessage
@@ -28,6 +36,21 @@ from backend.messages import Message, MessageType
 from backend.sessions.models import Session
 
 Record = Message[dict[str, Any]]
+# (session_id, decision) -> the answer recorded: how a request for the Engineer is run
+EngineerRequests = Callable[[str, RouteDecision], Awaitable[Record]]
+
+_IN_PIPELINE: ContextVar[bool] = ContextVar("sylk_pipeline_turn", default=False)
+
+
+@contextmanager
+def pipeline_turn() -> Iterator[None]:
+    """Inside: an engineer request is one turn of the running pipeline (the caller's
+    task), not a new pipeline."""
+    token = _IN_PIPELINE.set(True)
+    try:
+        yield
+    finally:
+        _IN_PIPELINE.reset(token)
 
 
 class TranscriptDesk(Protocol):
@@ -69,9 +92,18 @@ class AnswerPipeline:
         self._start_tools = start_tools
         self._settle = settle
         self._config_source = config_source
+        self._engineer_requests: EngineerRequests | None = None
+
+    def route_engineer_requests(self, run: EngineerRequests | None) -> None:
+        """Requests for the Engineer go to ``run`` (a one-node pipeline), except the
+        turns of a pipeline (:func:`pipeline_turn`); None: answered as turns."""
+        self._engineer_requests = run
 
     async def answer(self, session_id: str, decision: RouteDecision) -> Record:
         """Ask the agent the Guide chose, in this session, and record its answer."""
+        run = self._engineer_requests
+        if run is not None and decision.target is Target.ENGINEER and not _IN_PIPELINE.get():
+            return await run(session_id, decision)
         role = decision.target.value
         offline = self._turns.choice(role).offline
         question = self.question(session_id, decision)

@@ -76,6 +76,9 @@ class ToolAction(BaseModel):
     duration_ms: float | None = None
     approval: str | None = None
     """Who let it run or refused it, in words ("allowed by you", "denied by rule: ...")."""
+    files: list[str] | None = None
+    """The workspace paths the call changed, as the ops resolved them: an edit's or a
+    write's file, or those of the edits and writes that ran inside a batch."""
 
     @property
     def marker(self) -> str:
@@ -129,6 +132,8 @@ def finish_action(action: ToolAction, content: str, is_error: bool) -> ToolActio
         update |= {"status": "preview" if dry else "ok", "summary": _summary(action.op, result)}
     if isinstance(result, dict):
         update |= _result_fields(result)
+        if update["status"] == "ok":
+            update["files"] = _changed_files(action.op, result) or None
     if update.get("diff") or action.op in EDIT_OPS:
         update["kind"] = "edit"
     elif update.get("exit_code") is not None or action.op in COMMAND_OPS:
@@ -232,6 +237,21 @@ def _result_fields(result: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(duration, int | float) and not isinstance(duration, bool):
         fields["duration_ms"] = float(duration)
     return fields
+
+
+def _changed_files(op: str, result: Mapping[str, Any]) -> list[str]:
+    """The paths an edit or write changed; in a batch, those its items changed (not
+    dry runs, not failures): the pipeline's checks look at every file a turn changed."""
+    if op in EDIT_OPS:
+        path = result.get("path")
+        return [path] if isinstance(path, str) and path and not result.get("dry_run") else []
+    items = result.get("results") if op == "batch" else None
+    found: list[str] = []
+    for item in items if isinstance(items, list) else ():
+        inner = item.get("result") if isinstance(item, dict) and item.get("ok") else None
+        if isinstance(inner, dict):
+            found += [p for p in _changed_files(str(item.get("op")), inner) if p not in found]
+    return found
 
 
 def _summary(op: str, result: Any) -> str | None:

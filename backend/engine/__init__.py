@@ -31,6 +31,7 @@ from backend.config.approvals import ApprovalMode
 from backend.config.settings import SylkConfig
 from backend.engine.build import EngineParts, build
 from backend.engine.config import EngineConfig
+from backend.engine.pipeline_work import pipeline_desk
 from backend.engine.plan_work import plan_command
 from backend.errors import CommandError, SessionNotActiveError, SylkError
 from backend.events import EventStream, QuestionAsked
@@ -261,6 +262,16 @@ class Engine:
     async def plans(self, session_id: str) -> list[StoredPlan]:
         """Every version of every plan of the session, oldest first, with its status."""
         return await self._parts.plans.plans(self._sessions.get(session_id).id)
+
+    # -- pipelines ---------------------------------------------------------------------
+    async def task_command(self, session_id: str, args: dict[str, str]) -> str:
+        """``/task ID prompt|query|interrupt|ignore_inspector|ignore_tester [TEXT]``: steer
+        a pipeline of the session (a plan's engineer node, or an ``@engineer`` request)."""
+        session = self._sessions.get(session_id)
+        task_id, verb = args.get("task_id", ""), args.get("verb", "")
+        return await pipeline_desk(self._parts).command(
+            session.id, task_id, verb, args.get("text", "")
+        )
 
     # -- approved plans run (the Orchestrator) ----------------------------------------
     async def execute_plan(self, session_id: str, plan_id: str) -> dict[str, Any]:

@@ -316,6 +316,10 @@ class DagWork:
             nodes.append(row)
         return {"plan_id": plan_id, **entry, "status": entry.get("status"), "nodes": nodes}
 
+    @property
+    def pipelines(self) -> EngineerPipelines | None:
+        return self._pipelines  # what runs engineer nodes (the engine's PipelineWork)
+
     def running(self, session_id: str) -> str | None:
         """The plan whose DAG runs in the session now, if one does."""
         run = self._runs.get(session_id)

@@ -14,9 +14,11 @@ can answer the task fails. Every pipeline transition is published as an
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from backend.agents.answering import pipeline_turn
 from backend.agents.tool_actions import EDIT_OPS, actions_from_payload
 from backend.engine.dag_nodes import OUTPUT_MAX, AskAgent, Record, node_request, result_of
 from backend.errors import ErrorKind, SylkError
@@ -25,10 +27,13 @@ from backend.guide.routing.decision import RouteDecision, Target
 from backend.knowledge.tool_discovery.discovery import ToolDiscovery
 from backend.knowledge.tool_discovery.models import ToolDiscoveryRequest
 from backend.orchestration import NodeResult
+from backend.pipelines.bus import InMemoryPipelineBus
 from backend.pipelines.context import (
+    INTERRUPTED,
     EngineerResult,
     PipelineContext,
     PipelineEvent,
+    PipelineResult,
     PipelineState,
 )
 from backend.pipelines.pipeline import Pipeline
@@ -36,6 +41,18 @@ from backend.pipelines.pipeline_checks import SandboxedChecks
 from backend.plans import PlanNode
 from backend.questions import QuestionBoard
 from backend.sandbox import Confines
+from backend.team.engineer_requests import EngineerRequests, task_execute
+from backend.team.pipeline_desk import (
+    CheckReports,
+    LiveTask,
+    PipelineDesk,
+    ReportedChecks,
+    task_interact,
+)
+from backend.team.wiring import install_handler
+
+if TYPE_CHECKING:
+    from backend.engine.build import EngineParts
 
 NOTICE_DETAIL_MAX = 300  # characters of a transition's detail in its notice
 DECISIONS = ("ignore", "fail")
@@ -48,27 +65,33 @@ class EngineerTurnFailedError(SylkError):
 
 
 def edited_files(record: Record, workspace: Path) -> list[str]:
-    """Workspace-relative paths the turn's successful edits and writes named, in order.
+    """Workspace-relative paths the turn's successful edits and writes changed, in order,
+    those made inside a ``batch`` included (``ToolAction.files``; an older record without
+    them: the edit's path argument).
 
     A path outside the workspace (absolute elsewhere, or climbing out with ``..``) is
     left out: the checks run on the workspace's files only.
     """
     found: list[str] = []
     for action in actions_from_payload(record.payload):
-        if action.op not in EDIT_OPS or action.status != "ok" or not action.title:
+        if action.status != "ok":
             continue
-        path = Path(action.title)
-        if path.is_absolute():
-            try:
-                path = path.relative_to(workspace)
-            except ValueError:
+        named = action.files
+        if named is None:
+            named = [action.title] if action.op in EDIT_OPS and action.title else []
+        for raw in named:
+            path = Path(raw)
+            if path.is_absolute():
+                try:
+                    path = path.relative_to(workspace)
+                except ValueError:
+                    continue
+            parts = PurePosixPath(path.as_posix()).parts
+            if not parts or ".." in parts:
                 continue
-        parts = PurePosixPath(path.as_posix()).parts
-        if not parts or ".." in parts:
-            continue
-        name = PurePosixPath(*parts).as_posix()
-        if name not in found:
-            found.append(name)
+            name = PurePosixPath(*parts).as_posix()
+            if name not in found:
+                found.append(name)
     return found
 
 
@@ -84,8 +107,26 @@ def with_feedback(request: str, context: PipelineContext) -> str:
     return "\n\n".join([request, "\n".join(extra)]) if extra else request
 
 
+class ChecksUnavailableError(SylkError):
+    """The project's checks could not be found (tool discovery failed)."""
+
+    error_kind = ErrorKind.CONFLICT
+
+
+@dataclass
+class PipelineRun:
+    """How one pipeline ended, with what the node or the quick answer needs of it."""
+
+    task: LiveTask
+    result: PipelineResult
+    turn_failure: NodeResult | None  # the engineer's turn did not answer: why
+    asked: bool  # the user was asked at the loop limit (another attempt changes nothing)
+
+
 class PipelineWork:
-    """Runs engineer nodes as pipelines (``NodeRunner``'s ``pipelines``)."""
+    """Runs engineer nodes as pipelines (``NodeRunner``'s ``pipelines``), and single
+    requests as one-node pipelines (``@engineer TEXT``); every pipeline is on ``desk``
+    while it runs (``/task``)."""
 
     def __init__(
         self,
@@ -95,12 +136,14 @@ class PipelineWork:
         tools: ToolDiscovery,
         confinement: Callable[[Path], Confines],
         workspace_of: Callable[[str], Path],
+        desk: PipelineDesk | None = None,
     ) -> None:
         self._events = events
         self._questions = questions
         self._tools = tools
         self._confinement = confinement
         self._workspace_of = workspace_of
+        self.desk = desk if desk is not None else PipelineDesk(publish=events.publish)
 
     async def run(
         self,
@@ -110,21 +153,63 @@ class PipelineWork:
         node: PlanNode,
         upstream: Mapping[str, Any],
     ) -> NodeResult:
+        context = PipelineContext(
+            task_id=node.id,
+            task_prompt=node.prompt,
+            constraints=list(node.context.constraints),
+            compliance_criteria=list(node.context.compliance_criteria),
+            upstream_outputs=dict(upstream),
+        )
+        request = node_request(plan_id, node, upstream)
+        try:
+            ran = await self.run_pipeline(ask, session_id, context, request, plan_id=plan_id)
+        except ChecksUnavailableError as error:
+            return NodeResult.failed(error.message)
+        outcome = ran.result
+        if outcome.success:
+            said = outcome.context.engineer_texts[-1] if outcome.context.engineer_texts else ""
+            return NodeResult.passed(said[:OUTPUT_MAX])
+        if outcome.reason == INTERRUPTED:  # the user stopped it (/task ID interrupt)
+            return NodeResult.failed(INTERRUPTED, retryable=False)
+        if ran.turn_failure is not None:
+            return ran.turn_failure
+        # At the loop limit the user (or nobody) said "fail": another attempt changes nothing.
+        return NodeResult.failed(outcome.reason or "the pipeline failed", retryable=not ran.asked)
+
+    async def run_request(
+        self, ask: AskAgent, session_id: str, text: str, task_id: str | None = None
+    ) -> LiveTask:
+        """A single request to the engineer as a one-node pipeline (task q1, q2, ...)."""
+        task_id = task_id or self.desk.next_quick_id(session_id)
+        context = PipelineContext(task_id=task_id, task_prompt=text)
+        return (await self.run_pipeline(ask, session_id, context, text)).task
+
+    async def run_pipeline(
+        self,
+        ask: AskAgent,
+        session_id: str,
+        context: PipelineContext,
+        request: str,
+        *,
+        plan_id: str | None = None,
+    ) -> PipelineRun:
+        """Run ``context``'s task to its end, on the desk while it runs."""
         workspace = self._workspace_of(session_id)
         confines = self._confinement(workspace)
-        request = ToolDiscoveryRequest(session_id=session_id, requesting_agent="inspector")
+        wanted = ToolDiscoveryRequest(session_id=session_id, requesting_agent="inspector")
         try:
-            found = await self._tools.adiscover(request, workspace, protected=confines.protected)
+            found = await self._tools.adiscover(wanted, workspace, protected=confines.protected)
         except SylkError as error:
-            return NodeResult.failed(f"tool discovery failed: {error.message}")
+            raise ChecksUnavailableError(f"tool discovery failed: {error.message}") from error
         turn_failure: list[NodeResult] = []
         asked: list[str] = []
-        base = node_request(plan_id, node, upstream)
+        held: list[LiveTask] = []  # the task exists once the pipeline does
 
         async def engineer(context: PipelineContext) -> EngineerResult:
-            text = with_feedback(base, context)
+            text = with_feedback(request, context)
             decision = RouteDecision(target=Target.ENGINEER, confidence=1.0, tier="dsl", text=text)
-            record = await ask(session_id, decision)
+            with pipeline_turn():  # a turn of this pipeline, not a new one
+                record = await ask(session_id, decision)
             result = result_of(record)
             if not result.ok:
                 turn_failure.append(result)
@@ -136,44 +221,67 @@ class PipelineWork:
         async def decide(context: PipelineContext, reason: str) -> str:
             asked.append(reason)
             question = ChoiceQuestion(
-                title=f"Plan {plan_id}, task {node.id}: still failing after {context.loop} loops",
+                title=f"{held[0].label}: still failing after {context.loop} loops",
                 prompt=reason,
                 options=[
                     ChoiceOption("ignore", "Ignore", "skip that check and go on"),
-                    ChoiceOption("fail", "Fail the task", "the plan's DAG decides", True),
+                    ChoiceOption("fail", "Fail the task", "the task ends failed", True),
                 ],
             )
             answer = await self._questions.ask(question, session_id)
             return answer if answer in DECISIONS else "fail"
 
         def on_event(event: PipelineEvent) -> None:
-            self._events.publish(self._notice(session_id, plan_id, event))
+            self._events.publish(self._notice(session_id, held[0].label, event))
 
-        context = PipelineContext(
-            task_id=node.id,
-            task_prompt=node.prompt,
-            constraints=list(node.context.constraints),
-            compliance_criteria=list(node.context.compliance_criteria),
-            upstream_outputs=dict(upstream),
-        )
-        checks = SandboxedChecks(workspace, found, confines)
+        bus = InMemoryPipelineBus(f"{plan_id or 'request'}/{context.task_id}", session_id)
+        reports = CheckReports()
+        checks = ReportedChecks(SandboxedChecks(workspace, found, confines), reports)
         pipeline = Pipeline(
-            context, engineer=engineer, checks=checks, decide=decide, on_event=on_event
+            context, engineer=engineer, checks=checks, decide=decide, on_event=on_event, bus=bus
         )
-        outcome = await pipeline.run()
-        if outcome.success:
-            said = outcome.context.engineer_texts[-1] if outcome.context.engineer_texts else ""
-            return NodeResult.passed(said[:OUTPUT_MAX])
-        if turn_failure:
-            return turn_failure[-1]
-        # At the loop limit the user (or nobody) said "fail": another attempt changes nothing.
-        return NodeResult.failed(outcome.reason or "the pipeline failed", retryable=not asked)
+        task = self.desk.open(session_id, pipeline, plan_id=plan_id, reports=reports)
+        held.append(task)
+        try:
+            outcome = await pipeline.run()
+        finally:
+            self.desk.close(task)
+        return PipelineRun(task, outcome, turn_failure[-1] if turn_failure else None, bool(asked))
 
     @staticmethod
-    def _notice(session_id: str, plan_id: str, event: PipelineEvent) -> EngineNotice:
+    def _notice(session_id: str, label: str, event: PipelineEvent) -> EngineNotice:
         detail = event.detail.strip().splitlines()[0] if event.detail.strip() else ""
-        text = f"Plan {plan_id}, task {event.task_id}: {event.state} (loop {event.loop})"
+        text = f"{label}: {event.state} (loop {event.loop})"
         if detail:
             text += f": {detail[:NOTICE_DETAIL_MAX]}"
         bad = event.state in (PipelineState.FAILED, PipelineState.WAITING_FOR_USER)
         return EngineNotice(session_id=session_id, level="warning" if bad else "info", text=text)
+
+
+def pipeline_desk(parts: EngineParts) -> PipelineDesk:
+    """The engine's live pipelines (``/task``)."""
+    work = parts.dags.pipelines
+    if not isinstance(work, PipelineWork):
+        raise TypeError("this engine runs engineer nodes without PipelineWork")
+    return work.desk
+
+
+def install_pipelines(parts: EngineParts) -> None:
+    """``/task``, ``guide.task.interact``, ``engineer.task.execute`` and requests for
+    the Engineer as one-node pipelines, on the engine's PipelineWork."""
+    work = parts.dags.pipelines
+    if not isinstance(work, PipelineWork):
+        return
+    work.desk.cancel_turns = parts.dispatcher.cancel
+    ask = parts.answers.answer
+
+    async def run_request(session_id: str, text: str, task_id: str | None) -> LiveTask:
+        return await work.run_request(ask, session_id, text, task_id)
+
+    requests = EngineerRequests(
+        desk=work.desk, run_request=run_request, plan_running=parts.dags.running,
+        sessions=parts.sessions,
+    )  # fmt: skip
+    parts.answers.route_engineer_requests(requests.answer)
+    install_handler(parts.gateway, "guide.task.interact", task_interact(work.desk))
+    install_handler(parts.gateway, "engineer.task.execute", task_execute(requests))

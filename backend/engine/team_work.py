@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from backend.engine.pipeline_work import install_pipelines
 from backend.team.messages import AgentMessages, install_messages
 
 if TYPE_CHECKING:
@@ -27,3 +28,5 @@ def install_team(parts: EngineParts) -> None:
         questions=parts.questions,
     )
     install_messages(parts.gateway, messages)
+    # Pipelines: /task and guide.task.interact steer them; @engineer runs as one.
+    install_pipelines(parts)

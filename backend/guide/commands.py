@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 from backend.checkpoints.answers import diff_text, undo_text
 from backend.checkpoints.records import SessionDiff, UndoOutcome
-from backend.errors import CommandError, SylkError
+from backend.errors import CommandError, ErrorKind, SylkError
 from backend.guide.guide import Guide
 from backend.guide.routing import dsl
 from backend.guide.routing.decision import RouteDecision, Target
@@ -20,10 +21,16 @@ GREETING = (
 
 
 class PipelineNotFoundError(SylkError):
-    def __init__(self, task_id: str) -> None:
+    """``/task ID ...`` names no pipeline of the session (``running``: the ones that run)."""
+
+    error_kind = ErrorKind.NOT_FOUND
+
+    def __init__(self, task_id: str, running: Sequence[str] = ()) -> None:
+        now = ", ".join(running) if running else "none"
         super().__init__(
-            f"no pipeline runs task {task_id!r} in this session",
-            help_hint="pipelines start when a plan is executed; /status lists what runs",
+            f"no pipeline runs task {task_id!r} in this session (running tasks: {now})",
+            help_hint="pipelines start when a plan runs or with @engineer TEXT; /status",
+            details={"reason": "pipeline_not_found", "task_id": task_id, "running": [*running]},
         )
 
 
@@ -45,6 +52,7 @@ class SessionOps(Protocol):
     async def approval_command(self, session_id: str, mode: str | None) -> str: ...
     async def network_command(self, session_id: str, state: str | None) -> str: ...
     async def plan_command(self, session_id: str, args: dict[str, str]) -> str: ...
+    async def task_command(self, session_id: str, args: dict[str, str]) -> str: ...
 
 
 Answer = tuple[str, bool]  # (text, laid out in columns)
@@ -57,7 +65,7 @@ async def run_command(
     if decision.target is Target.SESSION_MANAGER:
         return await _session(ops, args), args.get("verb") == "list"
     if decision.target is Target.PIPELINE:
-        raise PipelineNotFoundError(args.get("task_id", "?"))
+        return await ops.task_command(session_id, {**args, "text": decision.text}), False
     verb = args.get("verb")
     if verb == "status":
         return ops.status_text(session_id), True

@@ -98,12 +98,12 @@ async def test_the_guides_ops_answer_through_the_gateway(
     )
     assert classified.ok and classified.result["target"] == "archivalist"
     assert classified.result["intent"] == "HISTORICAL"
-    # Pipelines are not built yet: /task's op says so instead of pretending.
+    # No pipeline runs: /task's op says so, naming what runs (nothing).
     task = await engine_parts.gateway.execute(
         ctx, "guide.task.interact", {"pipeline_id": "1", "action": "interrupt"}, dry_run=False
     )
-    assert not task.ok and task.error is not None
-    assert task.error.details["reason"] == "not_available" and "pipeline" in task.error.message
+    assert not task.ok and task.error is not None and task.error.code.value == "NOT_FOUND"
+    assert task.error.details["reason"] == "pipeline_not_found" and "none" in task.error.message
     bad = await engine_parts.gateway.execute(ctx, "guide.task.interact", {"pipeline_id": "1"})
     assert bad.error is not None and bad.error.code.value == "VALIDATION_ERROR"
 
