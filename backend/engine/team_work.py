@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from backend.engine.pipeline_work import install_pipelines
+from backend.team.knowledge_ops import install_archivalist_analysis
 from backend.team.messages import AgentMessages, install_messages
+from backend.team.research_ops import install_academic_research
 
 if TYPE_CHECKING:
     from backend.engine.build import EngineParts
@@ -28,5 +29,9 @@ def install_team(parts: EngineParts) -> None:
         questions=parts.questions,
     )
     install_messages(parts.gateway, messages)
-    # Pipelines: /task and guide.task.interact steer them; @engineer runs as one.
-    install_pipelines(parts)
+    # The Archivalist's and the Academic's analysis ops (local data, no model).
+    install_archivalist_analysis(parts.gateway, parts.knowledge.chronicle)
+    knowledge = parts.knowledge
+    install_academic_research(
+        parts.gateway, knowledge.library, knowledge.desk, parts.config.data_dir
+    )

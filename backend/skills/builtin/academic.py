@@ -3,9 +3,10 @@
 Given a :class:`~backend.knowledge.fragments.library.FragmentLibrary`, best
 practices and the ``academic.library.*`` ops answer from its fragments, and
 ``research.topic`` falls back to them (saying the answer is from the local
-library) because web research needs parts Sylk does not have yet. Comparing,
-ingesting sources and design proposals need a model or the web, so they stay
-honestly not-available. Without a library every op is declared and answers
+library) because web research needs parts Sylk does not have yet. Comparing
+options, ingesting a workspace file into the library and design proposals get their
+handlers from an engine, which has the codebase's index too
+(:mod:`backend.team.research_ops`). Without a library every op is declared and answers
 not-available.
 """
 
@@ -50,7 +51,11 @@ class CompareParams(Params):
 
 
 class IngestParams(Params):
-    url: str = Field(description="a GitHub repository, paper, article or RFC")
+    path: str = Field(min_length=1, description="a markdown or text file in the workspace")
+    category: str = Field(
+        default="ingested", pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$", description="library category"
+    )
+    tags: list[str] = Field(default_factory=list, description="tags for every fragment")
 
 
 class ProposalParams(Params):
@@ -185,7 +190,8 @@ def academic_skills(library: FragmentLibrary | None = None) -> list[Skill]:
               tags=("research", "investigate", "study", "learn about", "papers"),
               examples=[("quick research", {"topic": "CRDTs", "depth": "quick"})]),
         _acad("academic.research.compare", "Compare approaches or technologies and their "
-              "tradeoffs.", CompareParams, tier=CORE,
+              "tradeoffs: a table of criteria with sources (library fragments, code "
+              "locations).", CompareParams, tier=CORE,
               tags=("compare", "vs", "versus", "tradeoffs", "alternatives"),
               examples=[("compare two databases", {"options": ["SQLite", "Postgres"]})]),
         _acad("academic.research.best_practices", "Find best practices for a topic (from the "
@@ -209,12 +215,14 @@ def academic_skills(library: FragmentLibrary | None = None) -> list[Skill]:
               tags=("library", "fragment", "read", "uri"),
               examples=[("read a fragment",
                          {"ref": "sylk://library/errors/retries-backoff"})]),
-        _acad("academic.source.ingest", "Ingest an external source (repository, paper, "
-              "article, RFC) for research.", IngestParams, tier=CONTEXTUAL,
-              triggers=(r"github", r"\bpaper", r"\barticle", r"\brfc\b", r"\bspec\b"),
-              tags=("github", "paper", "article", "rfc", "ingest"),
-              examples=[("ingest an RFC", {"url": "https://www.rfc-editor.org/rfc/rfc9110"})]),
-        _acad("academic.design.proposal", "Create a design proposal document.",
+        _acad("academic.source.ingest", "Ingest a source (a markdown or text file in the "
+              "workspace: notes, a spec, an RFC saved locally) into the fragment library.",
+              IngestParams, tier=CONTEXTUAL,
+              triggers=(r"\bingest", r"\bpaper", r"\barticle", r"\brfc\b", r"\bspec\b"),
+              tags=("paper", "article", "rfc", "spec", "ingest", "add to library"),
+              examples=[("ingest a saved RFC", {"path": "docs/rfc9110.md"})]),
+        _acad("academic.design.proposal", "Create a design proposal document (an outline "
+              "from the library and the codebase, with its sources).",
               ProposalParams, tier=CONTEXTUAL,
               triggers=(r"\bdesign\b", r"\barchitect", r"\bproposal"),
               tags=("design", "architecture", "proposal"),

@@ -1,10 +1,11 @@
 """The Archivalist's skills: the chronicle of what was done, across sessions.
 
 Given a :class:`~backend.knowledge.chronicle.chronicle.Chronicle`, every op but two runs
-on it. ``analysis.extract_facts`` needs a model to read entries and stays
-not-available; ``concurrency.resolve_conflict`` has nothing to resolve (the
-chronicle is append-only behind the archive's single writer) and says so.
-Without a chronicle all ops are declared and answer not-available.
+on it; ``analysis.extract_facts`` (facts found by patterns in a text, entries or a
+transcript range) and ``concurrency.resolve_conflict`` (decisions on one subject that
+disagree, and the resolution the caller chooses) get their handlers from an engine
+(:mod:`backend.team.knowledge_ops`). Without a chronicle all ops are declared and answer
+not-available.
 """
 
 from __future__ import annotations
@@ -113,8 +114,22 @@ class PromoteParams(Params):
     reason: str | None = None
 
 
-class EntriesParams(SessionScoped):
-    entry_ids: list[str] = Field(default_factory=list)
+class ExtractFactsParams(SessionScoped):
+    text: str | None = Field(default=None, description="a text to read")
+    entry_ids: list[str] = Field(default_factory=list, description="chronicle entries to read")
+    transcript_from: int | None = Field(
+        default=None, ge=0, description="first transcript message to read (0-based)"
+    )
+    transcript_to: int | None = Field(default=None, ge=0, description="last one, inclusive")
+    store: bool = Field(default=False, description="store decisions and constraints found")
+
+
+class ResolveConflictParams(SessionScoped):
+    subject: str | None = Field(default=None, description="the decisions' title; empty: all")
+    keep_entry_id: str | None = Field(
+        default=None, description="the decision that stands; empty: only list the conflicts"
+    )
+    reason: str | None = None
 
 
 def _time(p: _Filters, chronicle: Chronicle) -> TimeRange:
@@ -311,17 +326,20 @@ def archivalist_skills(chronicle: Chronicle | None = None) -> list[Skill]:
               BriefingParams, h["summary"], tier=CONTEXTUAL,
               triggers=(r"\bsummari[sz]e", r"\bsummary"),
               tags=("summarize session", "session summary"), examples=[("summary", {})]),
-        _arch("archivalist.analysis.extract_facts", "Extract structured facts from entries.",
-              EntriesParams, None, tier=SPECIALISED,
-              status="which is not built yet: it needs a model to read entries",
-              tags=("extract facts", "analyze entries"),
-              examples=[("facts from two entries", {"entry_ids": ["e1", "e2"]})]),
-        _arch("archivalist.concurrency.resolve_conflict", "Resolve conflicts between "
-              "concurrent writes to the chronicle.", EntriesParams, None, tier=SPECIALISED,
-              status="which is not built yet (the chronicle is append-only behind one "
-              "writer, so its writes do not conflict)",
-              kind=WRITE, destructive=True, tags=("conflict", "resolve", "merge"),
-              examples=[("resolve two entries", {"entry_ids": ["e1", "e2"]})]),
+        _arch("archivalist.analysis.extract_facts", "Extract facts (decisions, constraints, "
+              "file mentions, commands) from a text, chronicle entries or a transcript range; "
+              "optionally store them.", ExtractFactsParams, None, tier=SPECIALISED,
+              tags=("extract facts", "analyze entries", "decisions", "constraints"),
+              examples=[("facts from a note", {"text": "We decided to use SQLite. Tests "
+                                               "must pass: run `pytest -q`."}),
+                        ("facts from the transcript", {"transcript_from": 0})]),
+        _arch("archivalist.concurrency.resolve_conflict", "Find decisions on one subject that "
+              "disagree, and record which one stands (the caller chooses; never silently).",
+              ResolveConflictParams, None, tier=SPECIALISED, kind=WRITE,
+              tags=("conflict", "resolve", "disagree", "contradicting decisions"),
+              examples=[("list conflicting decisions", {}),
+                        ("keep one", {"subject": "storage", "keep_entry_id": "ent_1",
+                                      "reason": "the user chose it"})]),
         _arch("archivalist.file.record", "Record a file operation in the chronicle.",
               RecordFileParams, h["record_file"], kind=WRITE, searchable=False,
               tags=("file", "record"),
