@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from backend.engine.pipeline_work import install_pipelines
 from backend.team.knowledge_ops import install_archivalist_analysis
 from backend.team.messages import AgentMessages, install_messages
 from backend.team.research_ops import install_academic_research
@@ -35,3 +36,5 @@ def install_team(parts: EngineParts) -> None:
     install_academic_research(
         parts.gateway, knowledge.library, knowledge.desk, parts.config.data_dir
     )
+    # Pipelines: /task and guide.task.interact steer them; @engineer runs as one.
+    install_pipelines(parts)
