@@ -159,9 +159,7 @@ async def test_the_engineer_consults_the_knowledge_agents_and_it_is_logged(
 AWAITING = frozenset({
     "architect.status.update",
     "architect.dag.create_fix", "architect.execution.interrupt",
-    "archivalist.analysis.extract_facts",
-    "archivalist.concurrency.resolve_conflict", "academic.research.topic",
-    "academic.research.compare", "academic.source.ingest", "academic.design.proposal",
+    "academic.research.topic",
     "inspector.task.validate", "inspector.issues.report", "inspector.analysis.deep",
     "inspector.issue.explain",
     "tester.plan.create", "tester.failures.analyze", "tester.results.report",
