@@ -31,7 +31,6 @@ from backend.engine.hook_work import HookWork
 from backend.engine.knowledge_services import KnowledgeServices
 from backend.engine.pipeline_work import PipelineWork
 from backend.engine.plan_work import plan_desk, plan_wiring
-from backend.engine.quality_work import install_inspection
 from backend.engine.session_service import SessionService
 from backend.engine.team_work import install_team
 from backend.errors import SessionNotFoundError
@@ -224,7 +223,6 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
     librarian_answers = LibrarianAnswers(knowledge.code, archive)
     mcp = McpHub(settings.mcp_servers, cwd=config.workspace)
     checkpoints = install_checkpoints(config, gateway)  # every turn that changes files
-    install_inspection(gateway, knowledge.tools, checkpoints)  # the project's own checks
     turns = TurnRunner(
         settings=settings,
         archive=archive,
@@ -239,7 +237,7 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
     guide = Guide(
         router=_router(gateway, turns),
         settings=settings.guide,
-        state_of=lambda sid: sessions.get(sid).state.value,
+        state_of=lambda sid: sessions.state_of(sid).value,
         on_health=lambda health, previous: events.publish(health_notice(health, previous)),
     )
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from backend.engine.pipeline_work import install_pipelines
+from backend.engine.quality_work import install_quality_ops
 from backend.team.knowledge_ops import install_archivalist_analysis
 from backend.team.messages import AgentMessages, install_messages
 from backend.team.research_ops import install_academic_research
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
 
 def install_team(parts: EngineParts) -> None:
     """Give the team ops their handlers (each part below adds its own lines)."""
+    # The Inspector's and the Tester's ops: the project's tools, a model where one is set.
+    install_quality_ops(parts)
     # Agents talk through the Guide: consults, broadcasts, the engineer's question.
     messages = AgentMessages(
         guide=parts.guide,

@@ -4,10 +4,11 @@ Real handlers: ``tester.tests.run`` (a subprocess in the workspace) and, where t
 engine wires its plan desk, the Architect's ``architect.plan.create|approve|modify``
 (:mod:`backend.skills.builtin.architect`), and the Inspector's style and full checks
 (:mod:`backend.engine.quality_work` passes ``inspect``), and, where an engine wires them,
-the Orchestrator's ops (:mod:`backend.skills.builtin.orchestrator`). Task validation, the
-Tester's analysis and the Architect's other ops are not built:
-they are declared in full and fail with a typed not-available error naming what will
-serve them.
+the Orchestrator's ops (:mod:`backend.skills.builtin.orchestrator`) and the Inspector's
+and Tester's other ops (:mod:`backend.team.inspector_ops`, :mod:`backend.team.tester_ops`,
+installed by :func:`backend.engine.quality_work.install_quality_ops`). Without an engine,
+and for the Architect's other ops, they are declared in full and fail with a typed
+not-available error naming what will serve them.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from backend.skills.builtin.architect import PlanWiring, plan_skills
-from backend.skills.builtin.declare import CONTEXTUAL, CORE, WRITE, Params, declare
+from backend.skills.builtin.declare import CONTEXTUAL, CORE, WRITE, NoParams, Params, declare
 from backend.skills.builtin.workspace import write as writes
 from backend.skills.models import Guidance, Handler, Policy, Skill, SkillContext, SkillResult
 
@@ -49,7 +50,9 @@ class ClarifyParams(Params):
 
 
 class StatusParams(Params):
-    message: str | None = None
+    message: str | None = Field(
+        default=None, max_length=2000, description="a status note kept in the transcript"
+    )
 
 
 class FixParams(Params):
@@ -58,7 +61,10 @@ class FixParams(Params):
 
 
 class InterruptParams(Params):
-    action: Literal["pause", "stop", "resume"]
+    # No "pause": the scheduler cannot hold new task starts while running ones finish
+    # (backend.team.phase_talk); "resume" runs a stopped plan again, passed tasks kept.
+    action: Literal["stop", "resume", "revise"]
+    feedback: str = Field(default="", max_length=2000, description="revise: what to change")
     reason: str | None = None
 
 
@@ -72,16 +78,31 @@ class FilesParams(Params):
     task_id: str | None = None
 
 
-class IssuesParams(Params):
-    issues: list[str] = Field(min_length=1)
+class TaskValidateParams(FilesParams):
+    criteria: list[str] = Field(
+        default_factory=list, description="compliance criteria, added to the task's own"
+    )
+
+
+class IssuesReportParams(Params):
+    file: str | None = Field(default=None, description="only this file's issues")
+
+
+class DeepParams(Params):
+    paths: list[str] = Field(default_factory=list, description="folders or files; empty: all")
+    max_files: int = Field(default=400, ge=1, le=2000, description="source files inspected")
+
+
+class PathsParams(Params):
+    paths: list[str] = Field(default_factory=list, description="empty: the session's changes")
 
 
 class IssueParams(Params):
-    issue: str
+    issue: str = Field(min_length=1, description="a rule code (E501, arg-type) or issue text")
 
 
 class FailureParams(Params):
-    output: str = Field(description="the failing test output")
+    output: str = Field(min_length=1, description="the failing test output")
 
 
 def _d(op: str, desc: str, params: Any, provider: str, **kw: Any) -> Skill:
@@ -111,19 +132,22 @@ def architect_skills(plans: PlanWiring | None = None) -> list[Skill]:
         _d("architect.user.clarify", "Ask the user for clarification on requirements.",
            ClarifyParams, USER_EVENTS, tier=CORE, tags=("clarify", "unclear", "question", "ask"),
            examples=[("ask a choice", {"question": "Which DB?", "options": ["a", "b"]})]),
-        _d("architect.status.update", "Provide execution status to the user.", StatusParams,
-           ORCHESTRATOR, tier=CORE, tags=("status", "progress", "update"),
-           examples=[("status", {})]),
+        _d("architect.status.update", "Provide execution status to the user: the phase, "
+           "each task of the running plan, live pipelines, what waits on the user.",
+           StatusParams, ORCHESTRATOR, tier=CORE, tags=("status", "progress", "update"),
+           examples=[("status", {}), ("with a note", {"message": "e1 is slow: big file"})]),
         _d("architect.dag.create_fix", "Create a fix workflow from Inspector or Tester "
            "corrections.", FixParams, PLANNER, tier=CONTEXTUAL, kind=WRITE,
            triggers=(r"\bfix", r"\bcorrect", r"\brepair", r"\bissue", r"\bfail"),
            tags=("fix", "correct", "repair", "corrections"),
            examples=[("fix lint issues", {"issues": ["E501 in a.py"]})]),
-        _d("architect.execution.interrupt", "Handle a user interruption during execution.",
+        _d("architect.execution.interrupt", "Handle a user interruption during execution: "
+           "stop the running plan, resume a stopped one, or revise it with feedback.",
            InterruptParams, ORCHESTRATOR, tier=CONTEXTUAL, kind=WRITE,
-           triggers=(r"\bstop\b", r"\bwait\b", r"\bpause\b", r"\bhold\b"),
-           tags=("stop", "wait", "pause", "interrupt"),
-           examples=[("pause", {"action": "pause"})]),
+           triggers=(r"\bstop\b", r"\bwait\b", r"\bhalt\b", r"\bresume\b"),
+           tags=("stop", "resume", "revise", "interrupt"),
+           examples=[("stop", {"action": "stop"}),
+                     ("revise", {"action": "revise", "feedback": "also add X"})]),
     ]  # fmt: skip
 
 
@@ -170,8 +194,10 @@ def inspector_skills(inspect: Inspect | None = None) -> list[Skill]:
     """The Inspector's ops; with ``inspect`` (an engine's), style and full checks are real."""
     checks: dict[str, Any] = {"action": "command"} if inspect else {}
     return [
-        _d("inspector.task.validate", "Validate a completed task against its requirements.",
-           FilesParams, INSPECTOR, tier=CORE, tags=("validate", "check", "verify", "task"),
+        _d("inspector.task.validate", "Validate a task's work: the project's checks on its "
+           "files (a pipeline task's, or the named ones) and, with a model, its compliance "
+           "criteria against the diff.", TaskValidateParams, INSPECTOR, tier=CORE,
+           tags=("validate", "check", "verify", "task", "compliance"),
            examples=[("validate task", {"task_id": "t1"})]),
         _d("inspector.implementation.validate", "Full validation of an implementation: the "
            "project's linters, formatters and type checkers on the changed files, sandboxed.",
@@ -184,20 +210,22 @@ def inspector_skills(inspect: Inspect | None = None) -> list[Skill]:
            INSPECTOR, tier=CORE, handler=_inspecting(inspect, STYLE), **checks,
            tags=("style", "lint", "format", "compliance"),
            examples=[("lint two files", {"paths": ["a.py", "b.py"]})]),
-        # A report is a message to the Architect, not a change to the workspace: the
-        # Inspector, who may not write, must still be able to send it.
-        _d("inspector.issues.report", "Report the issues a review found (problems that need "
-           "correcting) to the Architect.", IssuesParams,
-           INSPECTOR, tier=CORE, tags=("issues", "problems", "corrections", "findings"),
-           examples=[("report", {"issues": ["missing test for X"]})]),
-        _d("inspector.analysis.deep", "Deep analysis for race conditions, leaks, deadlocks "
-           "and security problems.", FilesParams, INSPECTOR, tier=CONTEXTUAL,
+        _d("inspector.issues.report", "Report the issues (problems that need correcting) "
+           "the session's latest inspection found, grouped by file with severity counts.",
+           IssuesReportParams, INSPECTOR, tier=CORE,
+           tags=("issues", "problems", "corrections", "findings"),
+           examples=[("report", {})]),
+        _d("inspector.analysis.deep", "Deep analysis of the whole project, not just the "
+           "changes: every discovered lint, format and type check (security, race and leak "
+           "rules as the project's linters enable them), sandboxed.", DeepParams,
+           INSPECTOR, tier=CONTEXTUAL,
            triggers=(r"\brace\b", r"\bleak", r"\bdeadlock", r"\bsecurity\b", r"\bdeep\b"),
-           tags=("race", "leak", "deadlock", "security"),
+           tags=("race", "leak", "deadlock", "security", "whole project"),
            examples=[("deep check", {"paths": ["server.py"]})]),
-        _d("inspector.issue.explain", "Explain an issue to the user.", IssueParams, INSPECTOR,
+        _d("inspector.issue.explain", "Explain an issue or rule code to the user: from the "
+           "tool itself, Sylk's table or the model.", IssueParams, INSPECTOR,
            tier=CONTEXTUAL, triggers=(r"\bexplain\b", r"\bwhy\b", r"what's wrong"),
-           tags=("explain", "why", "what's wrong"),
+           tags=("explain", "why", "what's wrong", "rule"),
            examples=[("explain", {"issue": "E501"})]),
     ]  # fmt: skip
 
@@ -214,21 +242,26 @@ def tester_skills() -> list[Skill]:
                           ("run one file", {"paths": ["tests/test_app.py"]})],
                 policy=Policy(do=["run the narrowest tests first"],
                               edge_cases=["a timeout kills the test process group"])),
-        _d("tester.plan.create", "Create a test plan for an implementation.", FilesParams,
+        _d("tester.plan.create", "Create a test plan for an implementation: the relevant "
+           "tests, the files with none, the framework and the command.", FilesParams,
            TESTER, tier=CORE, tags=("test plan", "what to test", "tests needed"),
            examples=[("plan tests", {"paths": ["a.py"]})]),
-        _d("tester.failures.analyze", "Analyse test failures and suggest causes.",
+        _d("tester.failures.analyze", "Analyse test failures and suggest causes: pytest, "
+           "jest/vitest or go test output read into failures, grouped by likely cause.",
            FailureParams, TESTER, tier=CORE, tags=("failure", "failed", "why failed"),
            examples=[("analyse", {"output": "AssertionError ..."})]),
-        _d("tester.results.report", "Report test results to the user.", StatusParams, TESTER,
+        _d("tester.results.report", "Report test results to the user: the session's latest "
+           "test run, its counts and failures.", NoParams, TESTER,
            tier=CORE, tags=("results", "report", "summary"), examples=[("report", {})]),
-        _d("tester.code.generate", "Generate test code for an implementation.", FilesParams,
+        _d("tester.code.generate", "Generate test code for an implementation (the engineer "
+           "writes them, with a model), then run the new tests once.", FilesParams,
            TESTER, tier=CONTEXTUAL,
            triggers=(r"\bgenerate", r"write tests?", r"implement tests?"),
            tags=("generate", "write tests", "implement tests"),
            examples=[("tests for a module", {"paths": ["a.py"]})]),
-        _d("tester.coverage.analyze", "Analyse test coverage and find untested code.",
-           FilesParams, TESTER, tier=CONTEXTUAL,
+        _d("tester.coverage.analyze", "Analyse test coverage and find untested code: the "
+           "tests run under coverage.py, uncovered lines of the changed files.",
+           PathsParams, TESTER, tier=CONTEXTUAL,
            triggers=(r"\bcoverage", r"\buncovered", r"\bmissing tests?"),
            tags=("coverage", "uncovered", "missing tests"), examples=[("coverage", {})]),
     ]  # fmt: skip

@@ -160,10 +160,6 @@ AWAITING = frozenset({
     "architect.status.update",
     "architect.dag.create_fix", "architect.execution.interrupt",
     "academic.research.topic",
-    "inspector.task.validate", "inspector.issues.report", "inspector.analysis.deep",
-    "inspector.issue.explain",
-    "tester.plan.create", "tester.failures.analyze", "tester.results.report",
-    "tester.code.generate", "tester.coverage.analyze",
 })  # fmt: skip
 
 
