@@ -1,0 +1,116 @@
+"""The demo as a newcomer runs it: ``sylk run --script examples/verbose-flag.yaml
+"add a --verbose flag to the CLI"`` in a copy of the example project, a real process.
+
+With ``--yes`` the plan is approved and runs: stderr shows the progression in order
+(proposed, approved, each task, e1's three loops, the phase moves) and the changes
+land once. Without ``--yes`` (and no terminal) the plan waits, nothing changes, the
+run exits non-zero saying how to approve, and that command runs the plan.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.integration.e2e.flow import (
+    CLI_AFTER,
+    EXAMPLE,
+    PLAN_ID,
+    REPO_ROOT,
+    REQUEST,
+    SCRIPT,
+    assert_changed_once,
+    example_repo,
+    tools_path,
+)
+
+HANG = 120.0  # a hang guard only
+EXIT_PLAN_INCOMPLETE = 5
+
+
+def sylk(repo: Path, data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SYLK_", "ANTHROPIC_",
+                                                                   "OPENAI_"))}  # fmt: skip
+    env |= {"PATH": tools_path(), "PYTHONPATH": str(REPO_ROOT), "SYLK_DATA_DIR": str(data_dir),
+            "SYLK_CONFIG_DIR": str(data_dir.parent / "config")}  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "sylk_tui.cli", "run", "--script", str(SCRIPT), *args],
+        cwd=repo, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        timeout=HANG, check=False,
+    )  # fmt: skip
+
+
+def progress(stderr: str) -> list[str]:
+    return [line.removeprefix("▸ ") for line in stderr.splitlines() if line.startswith("▸ ")]
+
+
+def in_order(lines: list[str], *wanted: str) -> None:
+    """Each of ``wanted`` starts some line, in this order."""
+    at = 0
+    for fragment in wanted:
+        found = next((i for i in range(at, len(lines)) if lines[i].startswith(fragment)), None)
+        assert found is not None, f"{fragment!r} not after line {at}: {lines}"
+        at = found + 1
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return example_repo(tmp_path)
+
+
+def test_the_demo_runs_the_plan_and_prints_its_progression(repo: Path, tmp_path: Path) -> None:
+    done = sylk(repo, tmp_path / "data", "--yes", REQUEST)
+    lines = progress(done.stderr)
+    task = f"Plan {PLAN_ID}, task"
+    in_order(
+        lines,
+        f"plan {PLAN_ID} v1: proposed, awaiting approval",
+        f"plan {PLAN_ID} v1: approved",
+        "phase: planning -> execution",
+        f"Plan {PLAN_ID}: ✓ t1 (librarian) passed",
+        f"{task} e1: running (loop 1)",
+        f"{task} e1: inspecting (loop 1)",
+        f"{task} e1: running (loop 2)",
+        f"{task} e1: testing (loop 2)",
+        f"{task} e1: running (loop 3)",
+        f"{task} e1: completed (loop 3)",
+        f"Plan {PLAN_ID}: ✓ e1 (engineer) passed",
+        f"Plan {PLAN_ID}: every task passed (3 passed)",
+        "phase: execution -> inspection",
+    )
+    assert f"{task} e2: completed (loop 1)" in lines
+    assert_changed_once(repo)
+    # Until the session's QA is wired the phase stops at inspection: not complete, so
+    # the run says so and does not exit 0.
+    assert lines[-1] == (
+        "the plan did not complete: its DAG passed, but the session stopped in phase inspection"
+    )
+    assert done.returncode == EXIT_PLAN_INCOMPLETE, done.stderr
+    # stdout is the Architect's answer alone: the tasks' turns show as progress.
+    assert done.stdout.startswith("I'll plan it:"), done.stdout
+    assert "Reading greet/cli.py" not in done.stdout
+
+
+def test_without_yes_the_plan_waits_and_the_run_says_how_to_approve_it(
+    repo: Path, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    done = sylk(repo, data, REQUEST)
+    assert done.returncode == EXIT_PLAN_INCOMPLETE, done.stderr
+    lines = progress(done.stderr)
+    assert lines[0] == f"plan {PLAN_ID} v1: proposed, awaiting approval"
+    approve = f"--yes '/plan approve {PLAN_ID}'"
+    assert lines[-1].startswith(f"plan {PLAN_ID} waits for your approval: approve it with ")
+    assert f"sylk run --session 'session 1' --script {SCRIPT} {approve}" in lines[-1]
+    assert (repo / "greet" / "cli.py").read_text() == (EXAMPLE / "greet" / "cli.py").read_text()
+
+    then = sylk(repo, data, "--session", "session 1", "--yes", f"/plan approve {PLAN_ID}")
+    assert then.stdout.strip() == f"approved plan {PLAN_ID} (version 1)", then.stderr
+    assert f"Plan {PLAN_ID}: every task passed (3 passed); next: inspection" in progress(
+        then.stderr
+    )
+    assert (repo / "greet" / "cli.py").read_text() == CLI_AFTER
