@@ -11,6 +11,8 @@ to ``stream`` plays the next turn; a turn may check what it was asked
       - text: "It says hello."
         usage: {input_tokens: 40, output_tokens: 5}
       - error: {kind: unavailable, message: "overloaded"}
+      - pause_s: 2                # optional: think this long before answering
+        text: "Done."
 
 Conversations that run at the same time (two engineer nodes of a plan, each its own
 turn) would take turns from one list in whatever order the scheduler happens to
@@ -97,6 +99,9 @@ class ScriptedTurn(BaseModel):
     usage: Usage | None = None
     stop_reason: StopReason | None = None
     error: ScriptedFault | None = None
+    # Seconds the model "thinks" before answering: a slow model in a demo, or a turn a
+    # test stops (cancels, or kills the process) while it is under way.
+    pause_s: float = Field(default=0.0, ge=0, le=3600)
 
 
 class ScriptThread(BaseModel):
@@ -237,6 +242,8 @@ class ScriptedProvider:
                 f"{label} expected {turn.expect!r} in the request, got {asked[:80]!r}",
                 provider=self.name,
             )
+        if turn.pause_s:
+            await asyncio.sleep(turn.pause_s)
         if turn.error is not None:
             raise _FAULTS[turn.error.kind](turn.error.message, provider=self.name)
         delay = self._script.chunk_delay_s

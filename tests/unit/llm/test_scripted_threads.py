@@ -157,3 +157,15 @@ def test_bad_threads_are_refused_when_loaded(
     with pytest.raises(ScriptError) as info:
         load_script(path)
     assert fragment in str(info.value)
+
+
+async def test_a_paused_turn_answers_after_its_pause_and_can_be_cancelled(tmp_path: Path) -> None:
+    script = {"turns": [{"pause_s": 3600, "text": "late"}, {"text": "next"}]}
+    provider = _provider(tmp_path, script)
+    thinking = asyncio.create_task(_said(provider, _request(ChatMessage.user("go"))))
+    await asyncio.sleep(0)
+    assert not thinking.done()
+    thinking.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await thinking
+    assert (await _said(provider, _request(ChatMessage.user("go"))))[0] == "next"
