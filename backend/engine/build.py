@@ -237,7 +237,7 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
     guide = Guide(
         router=_router(gateway, turns),
         settings=settings.guide,
-        state_of=lambda sid: sessions.get(sid).state.value,
+        state_of=lambda sid: sessions.state_of(sid).value,
         on_health=lambda health, previous: events.publish(health_notice(health, previous)),
     )
 

@@ -29,7 +29,7 @@ from backend.guide.routing.decision import RouteDecision
 from backend.messages import Message, MessageType
 from backend.redaction import Redactor
 from backend.sessions.manager import SessionChange, SessionManager
-from backend.sessions.models import Session, SessionContext, SessionSnapshot
+from backend.sessions.models import Session, SessionContext, SessionSnapshot, SessionState
 from backend.sessions.phases import PhaseChange, SessionPhase
 
 Transcript = list[Message[dict[str, Any]]]
@@ -73,6 +73,10 @@ class SessionService:
     def get(self, session_id: str) -> Session:
         return self._manager.get(session_id)
 
+    def state_of(self, session_id: str) -> SessionState:
+        """The session's state, cheaply (no copy of the session)."""
+        return self._manager.require(session_id)
+
     def resolve(self, ref: str) -> Session:
         return self._manager.resolve(ref)
 
@@ -90,7 +94,7 @@ class SessionService:
         return self._manager.get_context(self._manager.resolve(ref).id)
 
     async def transcript(self, session_id: str, *, limit: int | None = None) -> Transcript:
-        self._manager.get(session_id)  # typed error for an unknown session
+        self._manager.require(session_id)  # typed error for an unknown session
         return await self._archive.aload_transcript(session_id, limit=limit)
 
     def transcript_counts(self) -> dict[str, int]:
@@ -276,7 +280,7 @@ class SessionService:
     async def append(self, message: Message[dict[str, Any]]) -> Message[dict[str, Any]]:
         """Commit one message to its session's transcript, then announce it; returns the
         message as stored (keys redacted), which is what callers may show."""
-        self._manager.get(message.session_id)
+        self._manager.require(message.session_id)  # typed error for an unknown session
         if self._redactor:
             message = message.model_copy(update={"payload": self._redactor.data(message.payload)})
         now = utc_now()

@@ -95,6 +95,11 @@ class SessionManager:
     def get(self, session_id: str) -> Session:
         return self._live(session_id).model_copy(deep=True)
 
+    def require(self, session_id: str) -> SessionState:
+        """The session's state, without copying it (a typed error for an unknown id): the
+        check every transcript write and every delivery makes."""
+        return self._live(session_id).state
+
     def get_active(self) -> Session | None:
         return self.get(self._active_id) if self._active_id else None
 
