@@ -54,6 +54,7 @@ class PlanProgress:
         self._redactor = Redactor()
         self._out = out
         self.plans: dict[str, str] = {}  # plan id -> its latest status
+        self.dags: list[str] = []  # plans whose DAG this run saw start
         self.broken_line = False  # an answer is being streamed on stdout, mid-line
 
     def use(self, redactor: Redactor) -> None:
@@ -77,8 +78,11 @@ class PlanProgress:
             self.say(event.text)  # a pipeline's transition: running, inspecting, testing
         elif isinstance(event, MessageAppended) and _is_dag_note(event):
             self.say(str(event.message.payload.get("text", "")))
-        elif isinstance(event, DagStatusChanged) and event.node_id is None and event.error:
-            self.say(f"plan {event.plan_id}: the DAG {event.status}: {event.error}")
+        elif isinstance(event, DagStatusChanged) and event.node_id is None:
+            if event.status == "running" and event.plan_id not in self.dags:
+                self.dags.append(event.plan_id)
+            if event.error:
+                self.say(f"plan {event.plan_id}: the DAG {event.status}: {event.error}")
 
 
 def _is_dag_note(event: MessageAppended) -> bool:
@@ -95,12 +99,12 @@ async def follow_plans(
     otherwise the exit status, 0 only when the session's phase is ``complete``.
     ``flags``: what the command to approve later must repeat (``--script FILE``).
     """
-    approved = [p for p, status in progress.plans.items() if status == "approved"]
-    dags = await engine.dag_status(session_id)
-    running = [str(d["plan_id"]) for d in dags if d.get("status") == "running"]
-    for plan_id in dict.fromkeys([*approved, *running]):
+    # Only the plans this run proposed, approved or started: a DAG another process left
+    # "running" is not this run's (and it is not resumed here).
+    ours = [p for p, status in progress.plans.items() if status == "approved"]
+    running = list(dict.fromkeys([*ours, *progress.dags]))
+    for plan_id in running:
         await engine.wait_dag(session_id, plan_id)  # also one its approval is starting
-    running += approved
     waiting = [p for p, status in progress.plans.items() if status == "awaiting_approval"]
     if not running and not progress.plans:
         return None
@@ -118,7 +122,7 @@ async def follow_plans(
             "(in the TUI: /plan show, /plan approve)"
         )
         return EXIT_PLAN_INCOMPLETE
-    ended = await engine.dag_status(session_id)
+    ended = [d for d in await engine.dag_status(session_id) if d["plan_id"] in running]
     progress.say(f"the plan did not complete: {_why(ended, phase)}")
     return EXIT_PLAN_INCOMPLETE
 

@@ -1,0 +1,164 @@
+"""The demo's plan, killed with SIGKILL in the middle, resumes in a new process: no task
+that passed runs again and no edit lands twice.
+
+A child process (``plan_child.py start``) runs the plan with a copy of the demo's
+script in which e1's second engineer turn thinks for ten minutes: by then the librarian
+task and e2 have passed (e2's README edit is on disk) and e1's first loop wrote
+greet/cli.py and failed ruff. The child is killed there (``kill -9``). A ``sylk run`` on
+the same data dir afterwards leaves the stopped plan alone (it never resumes DAGs). A
+second child (``plan_child.py resume``) calls ``Engine.resume_dags()`` with the demo's
+own script: only e1 runs, from its first loop again (a killed task's attempt is not
+half-kept), and the plan passes. Then the archive and the disk are read: t1 and e2
+ran once (one model turn each, one attempt, one README edit), each change is on disk
+once, and the project's own ruff and pytest pass.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+from collections import Counter
+from pathlib import Path
+
+import yaml
+
+from backend.agents.tool_actions import actions_from_payload
+from backend.engine import Engine, EngineConfig
+from tests.integration.e2e.flow import (
+    PLAN_ID,
+    README_LINE,
+    REPO_ROOT,
+    SCRIPT,
+    assert_changed_once,
+    example_repo,
+    project_checks_pass,
+    tools_path,
+)
+
+CHILD = Path(__file__).with_name("plan_child.py")
+HANG = 120.0  # a hang guard only
+E1_LOOP_2 = 2  # e1's thread: loop 1 is turns 0-1, loop 2 starts at turn 2
+
+
+class Child:
+    """``plan_child.py MODE`` in a real process; its lines as they come."""
+
+    def __init__(self, mode: str, data: Path, repo: Path, script: Path) -> None:
+        self.stderr = (data.parent / f"{mode}.stderr").open("w")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SYLK_")}
+        env |= {"PYTHONPATH": str(REPO_ROOT), "PATH": tools_path(), "SYLK_SCRIPT": str(script),
+                "SYLK_CONFIG_DIR": str(data.parent / "config")}  # fmt: skip
+        self.proc = subprocess.Popen(
+            [sys.executable, str(CHILD), mode, str(data), str(repo)],
+            stdout=subprocess.PIPE, stderr=self.stderr, text=True, cwd=REPO_ROOT, env=env,
+        )  # fmt: skip
+        self.lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        threading.Thread(target=self._pump, daemon=True).start()
+        self.seen: list[str] = []
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
+
+    def wait_for(self, *wanted: str) -> None:
+        missing = set(wanted)
+        while missing - set(self.seen):
+            line = self.lines.get(timeout=HANG)
+            assert line is not None, f"the child ended before {missing}: {self.seen}"
+            self.seen.append(line)
+
+    def kill(self) -> None:
+        os.kill(self.proc.pid, signal.SIGKILL)
+        assert self.proc.wait(timeout=HANG) == -signal.SIGKILL
+        self.stderr.close()
+
+    def finish(self) -> None:
+        while (line := self.lines.get(timeout=HANG)) is not None:
+            self.seen.append(line)
+        assert self.proc.wait(timeout=HANG) == 0, self.stderr.name
+        self.stderr.close()
+
+
+def stalled_script(tmp: Path) -> Path:
+    """The demo's script, but e1's second loop thinks for ten minutes: killed there."""
+    script = yaml.safe_load(SCRIPT.read_text())
+    script["threads"]["e1"]["turns"][E1_LOOP_2]["pause_s"] = 600
+    path = tmp / "stalled.json"
+    path.write_text(json.dumps(script))
+    return path
+
+
+def node_rows(data: Path) -> dict[str, tuple[str, int]]:
+    with sqlite3.connect(data / "dags.db") as db:
+        rows = db.execute("SELECT node_id, status, attempts FROM dag_nodes").fetchall()
+    return {node: (status, attempts) for node, status, attempts in rows}
+
+
+def sylk_run(data: Path, repo: Path, text: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SYLK_")}
+    env |= {"PYTHONPATH": str(REPO_ROOT), "SYLK_CONFIG_DIR": str(data.parent / "config")}
+    argv = [sys.executable, "-m", "sylk_tui.cli", "--data-dir", str(data), "run", text]
+    return subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True,
+                          timeout=HANG, check=False, stdin=subprocess.DEVNULL)  # fmt: skip
+
+
+async def edits_by_file(data: Path, repo: Path) -> Counter[tuple[str, str]]:
+    """Every successful edit or write the transcript records, by (op, file)."""
+    engine = Engine(EngineConfig(data_dir=data, workspace=repo, watch_files=False))
+    try:
+        [session] = engine.list_sessions()
+        found: Counter[tuple[str, str]] = Counter()
+        for message in await engine.transcript(session.id):
+            for action in actions_from_payload(message.payload):
+                if action.op.startswith("engineer.file.") and action.op != "engineer.file.read":
+                    found[(action.op.rsplit(".", 1)[1], action.title)] += action.status == "ok"
+        return found
+    finally:
+        await engine.aclose()
+
+
+async def test_a_plan_killed_mid_pipeline_resumes_without_running_or_editing_twice(
+    tmp_path: Path,
+) -> None:
+    repo, data = example_repo(tmp_path), tmp_path / "data"
+    data.mkdir()
+
+    first = Child("start", data, repo, stalled_script(tmp_path))
+    first.wait_for("node t1 passed", "node e2 passed", "task e1 running 2")
+    first.kill()
+    assert node_rows(data) == {"t1": ("passed", 1), "e2": ("passed", 1), "e1": ("running", 1)}
+    half_done = (repo / "greet" / "cli.py").read_text()
+    assert "import os\n" in half_done  # e1's first loop wrote; its fix never came
+    assert (repo / "README.md").read_text().count(README_LINE) == 1
+
+    bystander = sylk_run(data, repo, "/plan")
+    assert bystander.returncode == 0, bystander.stderr
+    assert node_rows(data)["e1"] == ("running", 1)  # sylk run resumed nothing
+    assert (repo / "greet" / "cli.py").read_text() == half_done
+
+    second = Child("resume", data, repo, SCRIPT)
+    second.finish()
+    assert f"resumed {PLAN_ID}" in second.seen and "outcome passed" in second.seen
+    ran = [line for line in second.seen if line.startswith(("node ", "model ", "task "))]
+    assert not [line for line in ran if line.startswith(("node t1", "node e2"))
+                and not line.endswith("resumed")]  # fmt: skip
+    assert "model librarian" not in ran and not any(x.startswith("task e2") for x in ran)
+    assert ran.count("model engineer") == 6  # e1's three loops, two model calls each
+    assert [x for x in ran if x.startswith("task e1")][-1] == "task e1 completed 3"
+    assert node_rows(data) == {"t1": ("passed", 1), "e2": ("passed", 1), "e1": ("passed", 1)}
+
+    assert_changed_once(repo)
+    project_checks_pass(repo)
+    assert await edits_by_file(data, repo) == Counter({
+        ("edit", "README.md"): 1,  # e2 ran once, before the kill
+        ("write", "greet/cli.py"): 2,  # e1's first loop, before the kill and again after
+        ("edit", "greet/cli.py"): 2,  # its second and third loops, after the resume
+    })  # fmt: skip
