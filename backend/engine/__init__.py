@@ -33,6 +33,7 @@ from backend.engine.build import EngineParts, build
 from backend.engine.config import EngineConfig
 from backend.engine.pipeline_work import pipeline_desk
 from backend.engine.plan_work import plan_command
+from backend.engine.team_work import phase_talk
 from backend.errors import CommandError, SessionNotActiveError, SylkError
 from backend.events import EventStream, QuestionAsked
 from backend.guide.commands import run_command
@@ -208,7 +209,7 @@ class Engine:
         if not text:
             return []
         try:
-            decision = await guide.route(text)
+            decision = await guide.route(text, session_id=session.id)
         except CommandError as exc:
             entry = await sessions.record_input(session_id, text, None)
             return [entry, await sessions.notice(session_id, str(exc), error=type(exc).__name__)]
@@ -264,6 +265,11 @@ class Engine:
         return await self._parts.plans.plans(self._sessions.get(session_id).id)
 
     # -- pipelines ---------------------------------------------------------------------
+    async def phase_command(self, session_id: str, args: dict[str, str]) -> str:
+        """What the user said in a plan's phase ("stop", "status?", "also add X", "why
+        ...?"), routed by the phase rules: carried out by the session's plan talk."""
+        return await phase_talk(self._parts).command(self._sessions.get(session_id).id, args)
+
     async def task_command(self, session_id: str, args: dict[str, str]) -> str:
         """``/task ID prompt|query|interrupt|ignore_inspector|ignore_tester [TEXT]``: steer
         a pipeline of the session (a plan's engineer node, or an ``@engineer`` request)."""

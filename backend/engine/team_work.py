@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from backend.engine.pipeline_work import install_pipelines
+from backend.engine.pipeline_work import install_pipelines, pipeline_desk
 from backend.engine.quality_work import install_quality_ops
+from backend.guide.routing.decision import RouteDecision, Target
 from backend.team.knowledge_ops import install_archivalist_analysis
 from backend.team.messages import AgentMessages, install_messages
+from backend.team.phase_talk import PhaseTalk, Record, install_phase_talk
 from backend.team.research_ops import install_academic_research
 
 if TYPE_CHECKING:
@@ -41,3 +43,35 @@ def install_team(parts: EngineParts) -> None:
     )
     # Pipelines: /task and guide.task.interact steer them; @engineer runs as one.
     install_pipelines(parts)
+    # Talking by phase: status, stop/resume/revise, questions about a plan; the router
+    # reads the session's phase so "stop" while a plan runs stops it.
+    install_phase_talk(parts.gateway, phase_talk(parts))
+    parts.guide.router.phase_view = phase_talk(parts).view
+
+
+def phase_talk(parts: EngineParts) -> PhaseTalk:
+    """The session's plan talk (status, interrupts, questions) over the engine's parts."""
+
+    async def ask_architect(session_id: str, text: str) -> Record:
+        decision = RouteDecision(target=Target.ARCHITECT, confidence=1.0, tier="dsl", text=text)
+        return await parts.answers.answer(session_id, decision)
+
+    return PhaseTalk(
+        sessions=parts.sessions,
+        desk=parts.plans,
+        dags=parts.dags,
+        ask_architect=ask_architect,
+        has_model=lambda: not parts.turns.choice("architect").offline,
+        waiting=lambda sid: [q.question.title for q in parts.questions.pending(sid)],
+        pipelines=lambda sid: pipeline_lines(parts, sid),
+    )
+
+
+def pipeline_lines(parts: EngineParts, session_id: str) -> list[str]:
+    """One line per live pipeline of the session: its task, state and loop."""
+    try:
+        tasks = pipeline_desk(parts).running(session_id)
+    except TypeError:  # engineer nodes run without pipelines here
+        return []
+    return [f"{t.label}: {t.pipeline.state.value}, loop {t.pipeline.context.loop}/"
+            f"{t.pipeline.max_loops}" for t in tasks]  # fmt: skip

@@ -53,6 +53,7 @@ class SessionOps(Protocol):
     async def network_command(self, session_id: str, state: str | None) -> str: ...
     async def plan_command(self, session_id: str, args: dict[str, str]) -> str: ...
     async def task_command(self, session_id: str, args: dict[str, str]) -> str: ...
+    async def phase_command(self, session_id: str, args: dict[str, str]) -> str: ...
 
 
 Answer = tuple[str, bool]  # (text, laid out in columns)
@@ -85,6 +86,8 @@ async def run_command(
         return await ops.network_command(session_id, args.get("state")), False
     if verb == "plan":
         return await ops.plan_command(session_id, args), args.get("action") == "list"
+    if verb == "phase":  # "stop", "status?", "also add X", "why ...?" said in a plan's phase
+        return await ops.phase_command(session_id, args), args.get("action") == "status"
     return GREETING + dsl.help_text(None), True
 
 

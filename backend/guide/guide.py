@@ -76,8 +76,9 @@ class Guide:
             await self.retry.aclose()
             await self.health.aclose()
 
-    async def route(self, text: str) -> RouteDecision:
-        return await self.router.route(text)
+    async def route(self, text: str, *, session_id: str | None = None) -> RouteDecision:
+        """The decision for ``text``; in ``session_id``, its phase may decide it first."""
+        return await self.router.route(text, session_id=session_id)
 
     async def route_to(self, text: str, target: str | None = None) -> RouteDecision:
         """The decision for ``text``, sent to ``target`` (``@target text``) if named."""

@@ -63,6 +63,7 @@ class PlanDesk:
         self._questions = questions
         self._assume_yes = assume_yes
         self._agents = agents
+        self._reopened: set[tuple[str, str, int]] = set()  # approved versions that may change
 
     # -- reading -------------------------------------------------------------------
     async def plans(self, session_id: str) -> list[StoredPlan]:
@@ -97,12 +98,18 @@ class PlanDesk:
         self._changed(plan, None)
         return plan
 
+    def reopen(self, session_id: str, plan_id: str, version: int) -> None:
+        """Let an approved version be revised once (its DAG was stopped, or failed): the
+        user's "actually, also add X" then gives a new version to approve."""
+        self._reopened.add((session_id, plan_id, version))
+
     async def revise(
         self, session_id: str, plan_id: str, document: object, *, feedback: str, source: str
     ) -> StoredPlan:
         """A new version of an open plan, superseding it (linked by ``supersedes``)."""
         old = await self.latest(session_id, plan_id)
-        if old.status not in OPEN:
+        reopened = (session_id, plan_id, old.version) in self._reopened
+        if old.status not in OPEN and not (reopened and old.status == PlanStatus.APPROVED):
             raise PlanClosedError(plan_id, old.version, old.status, "modified")
         if isinstance(document, dict):
             document = {**document, "id": plan_id}  # a revision keeps the plan's id
@@ -117,6 +124,7 @@ class PlanDesk:
             feedback=feedback,
         )
         await self._book.add(plan, superseded_status=PlanStatus.SUPERSEDED)
+        self._reopened.discard((session_id, plan_id, old.version))
         self._changed(replace(plan, status=PlanStatus.SUPERSEDED, version=old.version), old.status)
         self._changed(plan, None)
         return plan

@@ -49,7 +49,8 @@ class ArchivalistIntent(StrEnum):
     RECORD = "RECORD"  # not a question: something to keep (a decision, a note)
 
 
-Tier = Literal["dsl", "cache", "pattern", "model"]
+# "phase": a short line whose meaning depends on the session's phase (``phase_rules``).
+Tier = Literal["dsl", "phase", "cache", "pattern", "model"]
 
 # Patterns at or above this confidence decide; below it the model tier is asked.
 CONFIDENT = 0.75

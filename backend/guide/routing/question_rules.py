@@ -145,6 +145,13 @@ QUESTION_RULES: tuple[Rule, ...] = (
         r"\bfind\b|\bshow me (?:the|where)\b|\bopen the\b",
         intent=LI.LOCATE,
     ),
+    # "show me the existing middleware": what is already in the code, not a change.
+    _r(
+        T.LIBRARIAN,
+        4,
+        r"\bshow me (?:the |our |all (?:the )?)?(?:existing|current)\b",
+        intent=LI.LOCATE,
+    ),
     # -- Librarian: PATTERN ----------------------------------------------------------
     _r(
         T.LIBRARIAN,

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from backend.bus.flow_log import FlowLog
 from backend.errors import CommandError
-from backend.guide.routing import dsl, patterns
+from backend.guide.routing import dsl, patterns, phase_rules
 from backend.guide.routing.cache import RouteCache
 from backend.guide.routing.decision import (
     CONFIDENT,
@@ -44,6 +44,8 @@ from backend.skills.hooks.registry import HookRegistry, PromptData
 log = logging.getLogger(__name__)
 
 ClassifierFactory = Callable[[], ModelClassifier | None]
+# A session's phase, running plan and plan awaiting approval (None: an unknown session).
+PhaseViewer = Callable[[str], Awaitable[phase_rules.PhaseView | None]]
 
 
 def _decision(found: Classification, tier: Tier, text: str) -> RouteDecision:
@@ -168,8 +170,12 @@ class Router:
         # With hooks, the route cache is consulted and filled by the Guide's prompt hooks
         # (route_cache_lookup / route_cache_store), as the seed lays them out.
         self.hooks = hooks
+        # Set by the engine: what a session's phase says about a short line (phase_rules).
+        self.phase_view: PhaseViewer | None = None
 
-    async def route(self, text: str) -> RouteDecision:
+    async def route(self, text: str, *, session_id: str | None = None) -> RouteDecision:
+        """The decision for ``text``; with ``session_id``, the session's phase is asked
+        first ("stop" while its plan runs), before the cache."""
         started = time.perf_counter()
         stripped = text.strip()
         if not stripped:
@@ -177,10 +183,17 @@ class Router:
         if dsl.is_dsl(stripped):
             decision = dsl_decision(stripped)
         else:
-            decision = await self._classify(stripped)
+            decision = await self._in_phase(stripped, session_id) or await self._classify(stripped)
         latency_us = (time.perf_counter() - started) * 1e6
         self.flow_log.record_route(decision.tier, latency_us)
         return decision.model_copy(update={"latency_us": latency_us})
+
+    async def _in_phase(self, text: str, session_id: str | None) -> RouteDecision | None:
+        if session_id is None or self.phase_view is None:
+            return None
+        view = await self.phase_view(session_id)
+        found = phase_rules.match(text, view) if view is not None else None
+        return phase_rules.decision(found, text) if found is not None else None
 
     async def _classify(self, text: str) -> RouteDecision:
         prompt = self._before(text)

@@ -50,7 +50,9 @@ class ClarifyParams(Params):
 
 
 class StatusParams(Params):
-    message: str | None = None
+    message: str | None = Field(
+        default=None, max_length=2000, description="a status note kept in the transcript"
+    )
 
 
 class FixParams(Params):
@@ -59,7 +61,10 @@ class FixParams(Params):
 
 
 class InterruptParams(Params):
-    action: Literal["pause", "stop", "resume"]
+    # No "pause": the scheduler cannot hold new task starts while running ones finish
+    # (backend.team.phase_talk); "resume" runs a stopped plan again, passed tasks kept.
+    action: Literal["stop", "resume", "revise"]
+    feedback: str = Field(default="", max_length=2000, description="revise: what to change")
     reason: str | None = None
 
 
@@ -127,19 +132,22 @@ def architect_skills(plans: PlanWiring | None = None) -> list[Skill]:
         _d("architect.user.clarify", "Ask the user for clarification on requirements.",
            ClarifyParams, USER_EVENTS, tier=CORE, tags=("clarify", "unclear", "question", "ask"),
            examples=[("ask a choice", {"question": "Which DB?", "options": ["a", "b"]})]),
-        _d("architect.status.update", "Provide execution status to the user.", StatusParams,
-           ORCHESTRATOR, tier=CORE, tags=("status", "progress", "update"),
-           examples=[("status", {})]),
+        _d("architect.status.update", "Provide execution status to the user: the phase, "
+           "each task of the running plan, live pipelines, what waits on the user.",
+           StatusParams, ORCHESTRATOR, tier=CORE, tags=("status", "progress", "update"),
+           examples=[("status", {}), ("with a note", {"message": "e1 is slow: big file"})]),
         _d("architect.dag.create_fix", "Create a fix workflow from Inspector or Tester "
            "corrections.", FixParams, PLANNER, tier=CONTEXTUAL, kind=WRITE,
            triggers=(r"\bfix", r"\bcorrect", r"\brepair", r"\bissue", r"\bfail"),
            tags=("fix", "correct", "repair", "corrections"),
            examples=[("fix lint issues", {"issues": ["E501 in a.py"]})]),
-        _d("architect.execution.interrupt", "Handle a user interruption during execution.",
+        _d("architect.execution.interrupt", "Handle a user interruption during execution: "
+           "stop the running plan, resume a stopped one, or revise it with feedback.",
            InterruptParams, ORCHESTRATOR, tier=CONTEXTUAL, kind=WRITE,
-           triggers=(r"\bstop\b", r"\bwait\b", r"\bpause\b", r"\bhold\b"),
-           tags=("stop", "wait", "pause", "interrupt"),
-           examples=[("pause", {"action": "pause"})]),
+           triggers=(r"\bstop\b", r"\bwait\b", r"\bhalt\b", r"\bresume\b"),
+           tags=("stop", "resume", "revise", "interrupt"),
+           examples=[("stop", {"action": "stop"}),
+                     ("revise", {"action": "revise", "feedback": "also add X"})]),
     ]  # fmt: skip
 
 
