@@ -86,8 +86,9 @@ async def test_status_then_a_revision_while_the_plan_runs(
         assert lines[-1] == "Waiting on you: nothing"
 
         revised = await say(run.engine, sid, "actually also add X")
-        assert "Plan p1 version 2 (awaiting approval) revises version 1 with: add X" in (
-            revised["text"]
+        assert (
+            "Plan p1 version 2 (awaiting approval) revises version 1 with: add X"
+            in (revised["text"])
         )
         assert run.dag_moves() == ["running", "cancelled"]
         assert run.engine.session_phase(sid) is SessionPhase.PLANNING
