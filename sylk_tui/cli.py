@@ -43,7 +43,7 @@ from sylk_tui.commands.run_output import (
     run_session,
     run_settings,
 )
-from sylk_tui.commands.run_plan import PlanProgress, follow_plans
+from sylk_tui.commands.run_plan import PlanProgress, ask_at_terminal, follow_plans
 from sylk_tui.logs import configure_logging
 
 if TYPE_CHECKING:  # the engine's modules load when a command needs an engine
@@ -279,7 +279,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         answer.end()
         said = _finish(recorded[-1] if recorded else None, streamed=not args.json)
         flags = f"--script {shlex.quote(args.script)}" if args.script else ""
-        planned = await follow_plans(engine, session_id, progress, flags=flags)
+        asks = sys.stdin.isatty() and not args.yes and not args.json
+        planned = await follow_plans(engine, session_id, progress, flags=flags,
+                                     confirm=ask_at_terminal if asks else None)  # fmt: skip
         return said if planned is None or said != EXIT_OK else planned
 
     return asyncio.run(_with_engine(args, body, settings))

@@ -1,16 +1,18 @@
 """How ``sylk run`` follows a plan: the progression as it happens, then the plan's end.
 
 A request for a change goes to the Architect, whose plan is approved (``--yes``), or
-waits (nobody else can approve in a headless run). An approved plan's DAG runs in the
+waits for the user. An approved plan's DAG runs in the
 engine after the Architect's turn has ended, so the run stays until the DAG, and what
 follows it in the session's phase, is over; closing the engine earlier would stop it.
 Each step is printed on stderr as one line, so stdout stays the answers: the plan
-proposed and approved, each task starting, passing or failing, each pipeline loop with
-what failed in it, and each phase move (execution, inspection, testing, complete).
+proposed and approved, each task starting, passing or failing, each pipeline
+transition (running, inspecting, testing, loop by loop), each phase move.
 
-The exit status says whether the plan completed: 0 only when the session's phase
-reached ``complete``; :data:`EXIT_PLAN_INCOMPLETE` with the reason otherwise (waiting
-for approval, a failed or cancelled DAG, a phase that stopped short).
+Without ``--yes``, a person at a terminal is asked whether to approve the plan; with no
+terminal the run says how to approve it later. The exit status says whether the plan
+completed: 0 only when the session's phase reached ``complete``;
+:data:`EXIT_PLAN_INCOMPLETE` with the reason otherwise (waiting for approval, a failed
+or cancelled DAG, a phase that stopped short).
 
 ``sylk run`` never resumes DAGs of other sessions (it does not call
 ``Engine.resume_dags``): a one-shot command must not start work nobody asked it for.
@@ -18,8 +20,10 @@ for approval, a failed or cancelled DAG, a phase that stopped short).
 
 from __future__ import annotations
 
+import asyncio
 import shlex
 import sys
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
 from backend.events import (
@@ -38,6 +42,7 @@ if TYPE_CHECKING:
     from backend.engine import Engine
 
 EXIT_PLAN_INCOMPLETE = 5
+Confirm = Callable[[str], Awaitable[bool]]
 PLAN_STATUS_SAID = {
     "awaiting_approval": "proposed, awaiting approval",
     "approved": "approved",
@@ -91,13 +96,20 @@ def _is_dag_note(event: MessageAppended) -> bool:
 
 
 async def follow_plans(
-    engine: Engine, session_id: str, progress: PlanProgress, *, flags: str = ""
+    engine: Engine,
+    session_id: str,
+    progress: PlanProgress,
+    *,
+    flags: str = "",
+    confirm: Confirm | None = None,
 ) -> int | None:
     """After the request's turn: wait for the plan it started, and say how it ended.
 
     None when the request proposed no plan (the plain answer decides the exit status);
     otherwise the exit status, 0 only when the session's phase is ``complete``.
     ``flags``: what the command to approve later must repeat (``--script FILE``).
+    ``confirm``: asks the person at the terminal whether to approve a waiting plan
+    (None: nobody to ask, the run says how to approve it instead).
     """
     # Only the plans this run proposed, approved or started: a DAG another process left
     # "running" is not this run's (and it is not resumed here).
@@ -112,6 +124,11 @@ async def follow_plans(
     if phase is SessionPhase.COMPLETE:
         progress.say("the plan completed")
         return 0
+    if waiting and not running and confirm is not None:
+        plan = waiting[-1]
+        if await confirm(f"Approve plan {plan} and run it? [y/N] "):
+            await engine.submit(session_id, f"/plan approve {plan}")
+            return await follow_plans(engine, session_id, progress, flags=flags)
     if waiting and not running:
         name = shlex.quote(engine.get_session(session_id).name)
         plan = waiting[-1]
@@ -138,3 +155,16 @@ def _why(dags: list[dict[str, Any]], phase: SessionPhase) -> str:
         detail = "; ".join(failed) or "no task failed"
         return f"its DAG {status} ({detail}); the session is back in {phase.value}"
     return f"its DAG passed, but the session stopped in phase {phase.value}"
+
+
+async def ask_at_terminal(prompt: str) -> bool:
+    """The person at the terminal says yes (``y``/``yes``); anything else, or EOF, is no."""
+
+    def ask() -> str:
+        print(prompt, end="", file=sys.stderr, flush=True)
+        try:
+            return input()
+        except EOFError:
+            return ""
+
+    return (await asyncio.to_thread(ask)).strip().lower() in ("y", "yes")

@@ -3,8 +3,9 @@
 
 With ``--yes`` the plan is approved and runs: stderr shows the progression in order
 (proposed, approved, each task, e1's three loops, the phase moves) and the changes
-land once. Without ``--yes`` (and no terminal) the plan waits, nothing changes, the
-run exits non-zero saying how to approve, and that command runs the plan.
+land once. Without ``--yes`` and no terminal the plan waits, nothing changes, the run
+exits non-zero saying how to approve, and that command runs the plan; at a terminal
+the run asks, and a "y" runs it.
 """
 
 from __future__ import annotations
@@ -32,14 +33,16 @@ HANG = 120.0  # a hang guard only
 EXIT_PLAN_INCOMPLETE = 5
 
 
-def sylk(repo: Path, data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def sylk(
+    repo: Path, data_dir: Path, *args: str, stdin: int = subprocess.DEVNULL
+) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SYLK_", "ANTHROPIC_",
                                                                    "OPENAI_"))}  # fmt: skip
     env |= {"PATH": tools_path(), "PYTHONPATH": str(REPO_ROOT), "SYLK_DATA_DIR": str(data_dir),
             "SYLK_CONFIG_DIR": str(data_dir.parent / "config")}  # fmt: skip
     return subprocess.run(
         [sys.executable, "-m", "sylk_tui.cli", "run", "--script", str(SCRIPT), *args],
-        cwd=repo, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        cwd=repo, env=env, stdin=stdin, capture_output=True, text=True,
         timeout=HANG, check=False,
     )  # fmt: skip
 
@@ -114,3 +117,22 @@ def test_without_yes_the_plan_waits_and_the_run_says_how_to_approve_it(
         then.stderr
     )
     assert (repo / "greet" / "cli.py").read_text() == CLI_AFTER
+
+
+def test_at_a_terminal_without_yes_the_run_asks_and_a_yes_runs_the_plan(
+    repo: Path, tmp_path: Path
+) -> None:
+    reader, writer = os.openpty()  # stdin is a terminal; the answer is typed ahead
+    try:
+        os.write(writer, b"y\n")
+        # Edits follow the approval mode, not the plan's approval: allowed here.
+        done = sylk(repo, tmp_path / "data", "--approval", "auto-edit", REQUEST, stdin=reader)
+    finally:
+        os.close(reader)
+        os.close(writer)
+    assert f"Approve plan {PLAN_ID} and run it? [y/N] " in done.stderr
+    lines = progress(done.stderr)
+    in_order(lines, f"plan {PLAN_ID} v1: proposed, awaiting approval",
+             f"plan {PLAN_ID} v1: approved", f"Plan {PLAN_ID}: every task passed")  # fmt: skip
+    assert not any("waits for your approval" in line for line in lines)
+    assert_changed_once(repo)
