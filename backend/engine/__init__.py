@@ -33,7 +33,7 @@ from backend.engine.build import EngineParts, build
 from backend.engine.config import EngineConfig
 from backend.engine.pipeline_work import pipeline_desk
 from backend.engine.plan_work import plan_command
-from backend.engine.team_work import phase_talk
+from backend.engine.team_work import phase_talk, session_qa
 from backend.errors import CommandError, SessionNotActiveError, SylkError
 from backend.events import EventStream, QuestionAsked
 from backend.guide.commands import run_command
@@ -48,6 +48,7 @@ from backend.redaction import Redactor
 from backend.sessions.models import Session, SessionContext, SessionState
 from backend.sessions.phases import PhaseChange, SessionPhase, parse_phase
 from backend.skills.gateway.gateway import Gateway
+from backend.team.qa_checks import QaRecord
 from backend.workspace.confinement import Confinement
 
 Transcript = list[Message[dict[str, Any]]]
@@ -258,7 +259,18 @@ class Engine:
     async def plan_command(self, session_id: str, args: dict[str, str]) -> str:
         """``/plan [show|approve|reject ID]``: the session's plans, and deciding one."""
         self._sessions.get(session_id)
-        return await plan_command(self._parts.plans, session_id, args)
+        answer = await plan_command(self._parts.plans, session_id, args)
+        last = session_qa(self._parts).status_line(session_id)  # the last QA or completion
+        return f"{answer}\n{last}" if last and args.get("action", "list") == "list" else answer
+
+    async def qa_command(self, session_id: str, args: dict[str, str]) -> str:
+        """``/qa [status|run|skip-tests|override|stop]``: the session's QA after a plan."""
+        qa = session_qa(self._parts)
+        return await qa.command(self._sessions.get(session_id).id, args.get("action", "status"))
+
+    async def wait_qa(self, session_id: str) -> QaRecord | None:
+        """Until the session's QA (and a fix DAG it waits on) is idle; where it stands."""
+        return await session_qa(self._parts).wait(self._sessions.get(session_id).id)
 
     async def plans(self, session_id: str) -> list[StoredPlan]:
         """Every version of every plan of the session, oldest first, with its status."""

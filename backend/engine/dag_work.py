@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from backend.clock import utc_now
 from backend.engine.dag_nodes import (
@@ -61,6 +61,13 @@ from backend.skills.gateway.gateway import Gateway
 log = logging.getLogger(__name__)
 METADATA_KEY = "dags"
 RUNNING = "running"
+
+
+class AfterPassed(Protocol):
+    """What follows a passed DAG (the session's QA, :mod:`backend.team.session_qa`)."""
+
+    def after_plan(self, session_id: str, plan_id: str) -> None: ...
+    async def aclose(self) -> None: ...
 
 
 @dataclass
@@ -107,6 +114,7 @@ class DagWork:
         self._starting: set[asyncio.Task[None]] = set()
         self._lock = asyncio.Lock()
         self._closed = False
+        self.after_passed: AfterPassed | None = None  # set by backend.engine.team_work
         self._detach = (
             events.add_listener(self._on_engine_event) if run_on_approval else lambda: None
         )
@@ -144,7 +152,7 @@ class DagWork:
                 raise PlanNotApprovedError(plan_id, stored.version, stored.status)
             plan = self._desk.check(session_id, stored.document)
             await self._enter_execution(session_id, plan_id, stored.version)
-            dag_id = f"{session_id}/{plan_id}/v{stored.version}"
+            dag_id = self.dag_id(session_id, plan_id, stored.version)
             runner = NodeRunner(self._ask, session_id, plan_id, self._cancel_turns, self._pipelines)
             held: list[DagRun] = []  # the scheduler speaks only once it runs
             scheduler = DagScheduler(
@@ -221,6 +229,8 @@ class DagWork:
         finally:
             self._runs.pop(sid, None)
             self._publish_dag(run, status.value, error=error)
+        if status is DagStatus.PASSED and self.after_passed is not None:
+            self.after_passed.after_plan(sid, run.plan_id)
 
     def _on_node(self, run: DagRun, event: NodeEvent) -> None:
         if event.status is NodeStatus.RUNNING:
@@ -320,6 +330,14 @@ class DagWork:
     def pipelines(self) -> EngineerPipelines | None:
         return self._pipelines  # what runs engineer nodes (the engine's PipelineWork)
 
+    def dag_id(self, session_id: str, plan_id: str, version: int) -> str:
+        """Where one plan version's node records are kept (``store``)."""
+        return f"{session_id}/{plan_id}/v{version}"
+
+    @property
+    def store(self) -> SqliteDagStateStore:
+        return self._store  # a revision carries passed records over (backend.team.phase_talk)
+
     def running(self, session_id: str) -> str | None:
         """The plan whose DAG runs in the session now, if one does."""
         run = self._runs.get(session_id)
@@ -350,6 +368,8 @@ class DagWork:
         """Stop every run (they resume at the next start) and close the state file."""
         self._closed = True
         self._detach()
+        if self.after_passed is not None:
+            await self.after_passed.aclose()
         tasks = [*self._starting, *(r.task for r in self._runs.values() if r.task is not None)]
         for task in tasks:
             task.cancel()

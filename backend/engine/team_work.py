@@ -12,10 +12,14 @@ from typing import TYPE_CHECKING
 from backend.engine.pipeline_work import install_pipelines, pipeline_desk
 from backend.engine.quality_work import install_quality_ops
 from backend.guide.routing.decision import RouteDecision, Target
+from backend.team.fix_plans import FixPlanner, create_fix_handler, fix_plan_id
 from backend.team.knowledge_ops import install_archivalist_analysis
 from backend.team.messages import AgentMessages, install_messages
 from backend.team.phase_talk import PhaseTalk, Record, install_phase_talk
+from backend.team.qa_checks import QaChecks
 from backend.team.research_ops import install_academic_research
+from backend.team.session_qa import SessionQa
+from backend.team.wiring import install_handler
 
 if TYPE_CHECKING:
     from backend.engine.build import EngineParts
@@ -47,6 +51,8 @@ def install_team(parts: EngineParts) -> None:
     # reads the session's phase so "stop" while a plan runs stops it.
     install_phase_talk(parts.gateway, phase_talk(parts))
     parts.guide.router.phase_view = phase_talk(parts).view
+    # Session QA after a passed plan, the fix loop, the completion summary; /qa.
+    install_session_qa(parts)
 
 
 def phase_talk(parts: EngineParts) -> PhaseTalk:
@@ -75,3 +81,56 @@ def pipeline_lines(parts: EngineParts, session_id: str) -> list[str]:
         return []
     return [f"{t.label}: {t.pipeline.state.value}, loop {t.pipeline.context.loop}/"
             f"{t.pipeline.max_loops}" for t in tasks]  # fmt: skip
+
+
+def install_session_qa(parts: EngineParts) -> SessionQa:
+    """QA follows every passed DAG; ``architect.dag.create_fix`` makes fix plans."""
+
+    async def ask_architect(session_id: str, text: str) -> object:
+        decision = RouteDecision(target=Target.ARCHITECT, confidence=1.0, tier="dsl", text=text)
+        return await parts.answers.answer(session_id, decision)
+
+    async def notify(session_id: str, text: str) -> object:
+        return await parts.sessions.notice(session_id, text, qa="fix_plan")
+
+    def pipeline_notes(session_id: str, plans: list[str]) -> list[str]:
+        try:
+            tasks = pipeline_desk(parts).finished(session_id)
+        except TypeError:  # engineer nodes run without pipelines here
+            return []
+        return [f"{t.label}: {note}" for t in tasks if t.plan_id in plans
+                for note in t.pipeline.context.notes]  # fmt: skip
+
+    planner = FixPlanner(
+        parts.plans, has_model=lambda: not parts.turns.choice("architect").offline,
+        ask_architect=ask_architect, notify=notify,
+    )  # fmt: skip
+    qa = SessionQa(
+        sessions=parts.sessions, checkpoints=parts.checkpoints,
+        checks=QaChecks(parts.knowledge.tools, parts.config.confinement), planner=planner,
+        desk=parts.plans, chronicle=parts.knowledge.chronicle, questions=parts.questions,
+        add_listener=parts.events.add_listener, dags=parts.dags, pipeline_notes=pipeline_notes,
+    )  # fmt: skip
+
+    async def next_fix_id(session_id: str) -> tuple[str, str]:
+        record = qa.record(session_id)
+        root = record.plan_id if record is not None else "session"
+        taken = {p.plan_id for p in await parts.plans.plans(session_id)}
+        number = 1
+        while fix_plan_id(root, number) in taken:
+            number += 1
+        return fix_plan_id(root, number), root
+
+    install_handler(
+        parts.gateway, "architect.dag.create_fix", create_fix_handler(planner, next_fix_id)
+    )
+    parts.dags.after_passed = qa
+    return qa
+
+
+def session_qa(parts: EngineParts) -> SessionQa:
+    """The engine's session QA (``/qa``, ``Engine.wait_qa``)."""
+    qa = parts.dags.after_passed
+    if not isinstance(qa, SessionQa):
+        raise TypeError("this engine runs no session QA")
+    return qa

@@ -174,6 +174,10 @@ class PipelineDesk:
     def task_ids(self, session_id: str) -> list[str]:
         return list(self._running.get(session_id, {}))
 
+    def finished(self, session_id: str) -> list[LiveTask]:
+        """The session's last finished tasks, oldest first (their notes: the completion's)."""
+        return list(self._finished.get(session_id, ()))
+
     def known(self, session_id: str, task_id: str) -> bool:
         finished = self._finished.get(session_id, ())
         return task_id in self.task_ids(session_id) or any(t.task_id == task_id for t in finished)

@@ -5,7 +5,7 @@
     /remember [decision|insight|pattern|failure|todo|note] TEXT   (or "decision: TEXT")
     @agent MESSAGE          send straight to one agent
     /help [TOPIC]   /status   /approval [MODE]   /network [on|off]
-    /plan [show|approve|reject ID]
+    /plan [show|approve|reject ID]   /qa [status|run|skip-tests|override|stop]
 
 Parsing is pure; a malformed command raises :class:`CommandError` whose hint is
 the usage line of what was meant.
@@ -109,6 +109,13 @@ class PlanCommand:
     plan_id: str | None = None
 
 
+@dataclass(frozen=True)
+class QaCommand:
+    """``/qa [status|run|skip-tests|override|stop]``: the session's QA after a plan."""
+
+    action: str = "status"
+
+
 DslCommand = (
     SessionCommand
     | TaskCommand
@@ -121,6 +128,7 @@ DslCommand = (
     | CheckpointCommand
     | SettingCommand
     | PlanCommand
+    | QaCommand
 )
 TOOL_CATEGORIES = ("linter", "formatter", "type_checker", "test_framework", "lsp")
 TOOLS_USAGE = (
@@ -130,6 +138,8 @@ TOOLS_USAGE = (
 APPROVAL_USAGE = "/approval [" + "|".join(MODE_NAMES) + "]"
 NETWORK_USAGE = "/network [on|off]"
 PLAN_USAGE = "/plan · /plan show|approve|reject ID"
+QA_ACTIONS = ("status", "run", "skip-tests", "override", "stop")
+QA_USAGE = "/qa [" + "|".join(QA_ACTIONS) + "]"
 DEAD_LETTER_USAGE = "/deadletters [list] · /deadletters replay ID · /deadletters purge"
 
 _MENTION = re.compile(r"^@([A-Za-z_]+)[\s,:]*(.*)$", re.DOTALL)
@@ -155,6 +165,9 @@ HELP_TOPICS: dict[str, str] = {
     "task": "Steer a running pipeline:\n  " + TASK_USAGE,
     "agents": "Address one agent directly:\n  " + MENTION_USAGE,
     "plan": "The Architect's plans in this session, and deciding one:\n  " + PLAN_USAGE,
+    "qa": "The session's QA after a plan passes (inspection, then the whole test suite):\n"
+    f"  {QA_USAGE}\n  override: accept the inspection findings (listed as deferred); "
+    "skip-tests: skip the test run; stop: back to planning; run: check again",
     "tools": "Which linters, formatters, type checkers and test frameworks this project "
     "uses:\n  " + TOOLS_USAGE,
 }
@@ -173,7 +186,8 @@ HELP_TEXT = "\n".join(
         f"  {APPROVAL_USAGE}   what agents may do without asking",
         f"  {NETWORK_USAGE}   may this session's commands reach the network",
         "  /plan [show|approve|reject ID]   the session's plans: list, show, decide",
-        "  /help [session|task|agents|tools|plan]",
+        f"  {QA_USAGE}   session QA after a plan: where it stands, override, skip tests",
+        "  /help [session|task|agents|tools|plan|qa]",
         "Anything else is routed by the Guide to the agent best placed to answer.",
     ]
 )
@@ -267,6 +281,13 @@ def _parse_plan(words: list[str]) -> PlanCommand:
     return PlanCommand(verb, words[2])  # type: ignore[arg-type]
 
 
+def _parse_qa(words: list[str]) -> QaCommand:
+    action = words[1].lower() if len(words) > 1 else "status"
+    if len(words) > 2 or action not in QA_ACTIONS:
+        raise CommandError("/qa takes one of " + ", ".join(QA_ACTIONS), help_hint=QA_USAGE)
+    return QaCommand(action)
+
+
 def _parse_mention(match: re.Match[str]) -> AgentMention:
     name, text = match.group(1).lower(), match.group(2).strip()
     try:
@@ -312,6 +333,8 @@ def parse(text: str) -> DslCommand:
         return _parse_setting(["/approval" if head == "/approvals" else head, *words[1:]])
     if head in ("/plan", "/plans"):
         return _parse_plan(words)
+    if head == "/qa":
+        return _parse_qa(words)
     if head in ("/help", "/?"):
         topic = words[1].lower() if len(words) > 1 else None
         if topic is not None and topic not in HELP_TOPICS:

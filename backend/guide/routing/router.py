@@ -29,6 +29,7 @@ from backend.guide.routing.dsl import (
     DeadLetterCommand,
     HelpCommand,
     PlanCommand,
+    QaCommand,
     RecordCommand,
     SettingCommand,
     StatusCommand,
@@ -132,6 +133,9 @@ def dsl_decision(text: str) -> RouteDecision:
         return RouteDecision(
             target=Target.GUIDE, confidence=1.0, tier="dsl", command=plan, text=text
         )
+    if isinstance(command, QaCommand):
+        qa = {"verb": "qa", "action": command.action}
+        return RouteDecision(target=Target.GUIDE, confidence=1.0, tier="dsl", command=qa, text=text)
     if isinstance(command, CheckpointCommand):
         return RouteDecision(
             target=Target.GUIDE, confidence=1.0, tier="dsl", command={"verb": command.verb},

@@ -1,0 +1,392 @@
+"""Session QA after a plan, the fix loop, and ``/qa``.
+
+When a plan's DAG passes (the Orchestrator's :meth:`after_plan` callback) the phase is
+inspection: QA inspects every file the session changed with the project's own tools
+(:mod:`backend.team.qa_checks`), then moves to testing and runs the whole test suite,
+both in the session's sandbox. Clean: the phase is complete and the Architect's summary
+is recorded (:mod:`backend.team.completion`). Findings: a fix plan
+(:mod:`backend.team.fix_plans`) goes to the user like any plan; approved, its DAG runs
+and, when it passes, QA runs again. The loop is bounded: after ``max_rounds`` fix plans
+the user is asked for one more round or to stop, and nobody answering stops it. A
+rejected fix plan, a failed fix DAG or ``/qa stop`` sends the phase back to planning
+with the findings listed.
+
+``/qa [status|run|skip-tests|override|stop]``: ``override`` accepts the outstanding
+inspection findings (listed as deferred in the summary) and goes on to the tests;
+``skip-tests`` skips the test run (said in the summary); either given before QA runs
+applies to the next run. ``run`` runs QA again (after a restart, say: a run in flight
+when Sylk stopped is not resumed by itself).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from backend.checkpoints.service import Checkpoints
+from backend.errors import SylkError
+from backend.events import ChoiceOption, ChoiceQuestion, DagStatusChanged, EngineEvent, PlanChanged
+from backend.knowledge.chronicle.chronicle import Chronicle
+from backend.messages import Message
+from backend.plans.desk import PlanDesk
+from backend.plans.review import PlanStatus
+from backend.questions import QuestionBoard
+from backend.sessions.models import Session
+from backend.sessions.phases import SessionPhase
+from backend.team.completion import build_summary, record_completion, record_status, status_line
+from backend.team.fix_plans import FixPlanner, fix_plan_id
+from backend.team.qa_checks import (
+    ACTIONS,
+    METADATA_KEY,
+    Finding,
+    QaChecks,
+    QaCommandError,
+    QaRecord,
+    changed_files,
+    inspection_findings,
+    listing,
+    test_counts,
+    test_findings,
+    tool_lines,
+)
+
+log = logging.getLogger(__name__)
+MAX_FIX_ROUNDS = 3
+ENDED = ("complete", "stopped")
+
+
+class SessionAccess(Protocol):
+    def get(self, session_id: str) -> Session: ...
+    async def set_phase(self, ref: str, phase: SessionPhase, reason: str) -> Session: ...
+    async def set_metadata(self, ref: str, key: str, value: Any) -> Session: ...
+    async def notice(self, session_id: str, text: str, **extra: Any) -> Message[dict[str, Any]]: ...
+    async def append(self, message: Message[dict[str, Any]]) -> Message[dict[str, Any]]: ...
+
+
+class DagAccess(Protocol):
+    async def wait(self, session_id: str, plan_id: str) -> object: ...
+
+
+class SessionQa:
+    def __init__(
+        self,
+        *,
+        sessions: SessionAccess,
+        checkpoints: Checkpoints,
+        checks: QaChecks,
+        planner: FixPlanner,
+        desk: PlanDesk,
+        chronicle: Chronicle,
+        questions: QuestionBoard,
+        add_listener: Callable[[Callable[[EngineEvent], None]], Callable[[], None]],
+        dags: DagAccess,
+        pipeline_notes: Callable[[str, list[str]], list[str]] = lambda _sid, _plans: [],
+        max_rounds: int = MAX_FIX_ROUNDS,
+    ) -> None:
+        self._sessions = sessions
+        self._checkpoints = checkpoints
+        self._checks = checks
+        self._planner = planner
+        self._desk = desk
+        self._chronicle = chronicle
+        self._questions = questions
+        self._dags = dags
+        self._pipeline_notes = pipeline_notes
+        self.max_rounds = max_rounds
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._others: set[asyncio.Task[None]] = set()
+        self._next: dict[str, dict[str, bool]] = {}  # /qa flags given before QA runs
+        self._closed = False
+        self._detach = add_listener(self._on_event)
+
+    # -- starting ----------------------------------------------------------------------
+    def after_plan(self, session_id: str, plan_id: str) -> None:
+        """The plan's DAG passed (its phase is inspection): QA runs, in a task."""
+        if not self._closed:
+            self._start(session_id, self._run(session_id, plan_id), f"qa-{plan_id}")
+
+    def _start(self, session_id: str, work: Awaitable[None], name: str) -> None:
+        task = asyncio.get_running_loop().create_task(self._guarded(session_id, work), name=name)
+        self._tasks[session_id] = task
+        task.add_done_callback(lambda t: self._tasks.pop(session_id, None)
+                               if self._tasks.get(session_id) is t else None)  # fmt: skip
+
+    async def _guarded(self, session_id: str, work: Awaitable[None]) -> None:
+        try:
+            await work
+        except SylkError as exc:
+            await self._stop(session_id, f"session QA stopped: {exc}", error=type(exc).__name__)
+        except Exception as exc:  # a broken tool runner or store: said, never a traceback
+            log.exception("session %s: QA broke", session_id)
+            await self._stop(session_id, f"session QA broke: {type(exc).__name__}: {exc}")
+
+    def record(self, session_id: str) -> QaRecord | None:
+        """The session's QA record (kept in its metadata), if QA ever ran there."""
+        raw = self._sessions.get(session_id).metadata.get(METADATA_KEY)
+        return QaRecord.model_validate(raw) if isinstance(raw, dict) else None
+
+    async def _save(self, session_id: str, record: QaRecord) -> None:
+        await self._sessions.set_metadata(session_id, METADATA_KEY, record.model_dump(mode="json"))
+
+    async def _say(self, session_id: str, text: str, stage: str, **extra: Any) -> None:
+        await self._sessions.notice(session_id, text, qa=stage, **extra)
+
+    async def _move(self, session_id: str, phase: SessionPhase, reason: str) -> None:
+        if self._sessions.get(session_id).phase is phase:
+            return
+        try:
+            await self._sessions.set_phase(session_id, phase, reason)
+        except SylkError as exc:  # moved by hand meanwhile: say so, go on
+            await self._say(session_id, f"Phase not moved to {phase.value}: {exc}", "phase")
+
+    # -- the QA pass ---------------------------------------------------------------------
+    async def _run(self, session_id: str, plan_id: str) -> None:
+        before = self.record(session_id)
+        if before is not None and before.fix_plan == plan_id and before.stage not in ENDED:
+            record = before.model_copy(update={"fix_plan": None})  # a fix plan passed
+        else:
+            flags = self._next.pop(session_id, {})
+            record = QaRecord(plan_id=plan_id, plans=[plan_id],
+                              skip_tests=flags.get("skip_tests", False),
+                              override_next=flags.get("override", False))  # fmt: skip
+        await self._move(session_id, SessionPhase.INSPECTION, f"plan {plan_id} passed: session QA")
+        workspace = Path(self._sessions.get(session_id).workspace)
+        created, modified, _ = changed_files(await self._checkpoints.diff(session_id, workspace))
+        record.stage, record.inspected, record.findings = "inspecting", created + modified, []
+        await self._save(session_id, record)
+        count = len(record.inspected)
+        await self._say(session_id, f"Session QA after plan {plan_id}: inspecting the {count} "
+                        "file(s) this session changed", "inspecting")  # fmt: skip
+        found: list[Finding] = []
+        if record.inspected:
+            report = await self._checks.inspect(session_id, workspace, record.inspected)
+            record.tools, found = tool_lines(report), inspection_findings(report)
+            for run in report.failed_runs:
+                await self._say(session_id, f"QA: {run.tool} {run.status.value}: "
+                                f"{run.detail[:200]}", "inspecting", level="warning")  # fmt: skip
+        if found and record.override_next:
+            record.overridden, found, record.override_next = [*record.overridden, *found], [], False
+        if found:
+            await self._fix(session_id, record, found)
+            return
+        await self._test_and_complete(session_id, record)
+
+    async def _test_and_complete(self, session_id: str, record: QaRecord) -> None:
+        why = " (findings overridden)" if record.overridden else ""
+        await self._move(session_id, SessionPhase.TESTING, f"plan {record.plan_id}: inspection "
+                         f"passed{why}")  # fmt: skip
+        if record.skip_tests:
+            await self._say(session_id, "QA: tests skipped (/qa skip-tests)", "testing")
+        else:
+            record.stage = "testing"
+            await self._save(session_id, record)
+            await self._say(session_id, "Session QA: running the whole test suite", "testing")
+            workspace = Path(self._sessions.get(session_id).workspace)
+            report = await self._checks.test(session_id, workspace)
+            record.tests = test_counts(report)
+            failures = test_findings(report)
+            if failures:
+                await self._fix(session_id, record, failures)
+                return
+        await self._complete(session_id, record)
+
+    async def _complete(self, session_id: str, record: QaRecord) -> None:
+        await self._move(session_id, SessionPhase.TESTING, "session QA: on to completion")
+        workspace = Path(self._sessions.get(session_id).workspace)
+        diff = await self._checkpoints.diff(session_id, workspace)
+        summary = build_summary(record, diff, self._pipeline_notes(session_id, record.plans))
+        await self._move(session_id, SessionPhase.COMPLETE, f"plan {record.plan_id}: session "
+                         "QA passed")  # fmt: skip
+        promoted = await record_completion(session_id, summary, transcript=self._sessions,
+                                           chronicle=self._chronicle, desk=self._desk)  # fmt: skip
+        record.summary = summary | {"promoted": len(promoted)}
+        record.stage, record.findings = "complete", []
+        await self._save(session_id, record)
+
+    # -- the fix loop --------------------------------------------------------------------
+    async def _fix(self, session_id: str, record: QaRecord, findings: list[Finding]) -> None:
+        record.findings = findings
+        what = "test failure(s)" if findings[0].kind == "failure" else "inspection finding(s)"
+        await self._say(session_id, f"Session QA found {len(findings)} {what}:\n"
+                        f"{listing(findings)}", "findings", level="warning")  # fmt: skip
+        if record.rounds >= self.max_rounds and not await self._another_round(session_id, record):
+            record.stage = "awaiting_fix"  # so _stop lists the findings
+            await self._save(session_id, record)
+            await self._stop(session_id, f"Session QA still fails after {record.rounds} fix "
+                             "rounds: stopped; back to planning")  # fmt: skip
+            return
+        record.rounds += 1
+        taken = {p.plan_id for p in await self._desk.plans(session_id)}
+        plan_id, n = fix_plan_id(record.plan_id, record.rounds), record.rounds
+        while plan_id in taken:
+            n += 1
+            plan_id = fix_plan_id(record.plan_id, n)
+        record.stage, record.fix_plan = "awaiting_fix", plan_id
+        await self._save(session_id, record)
+        made = await self._planner.create(session_id, findings, plan_id=plan_id,
+                                          root_plan=record.plan_id)  # fmt: skip
+        current = self.record(session_id)  # /qa may have acted while the Architect wrote
+        if current is None or current.fix_plan != plan_id:
+            return
+        record.fix_plan = made.plan.plan_id
+        record.plans.append(made.plan.plan_id)
+        await self._save(session_id, record)
+        if made.plan.status == PlanStatus.APPROVED:
+            await self._say(session_id, f"Fix plan {made.plan.plan_id} approved: it runs, then "
+                            "QA checks again", "fixing")  # fmt: skip
+            await self._dags.wait(session_id, made.plan.plan_id)
+            return
+        await self._say(session_id, f"Fix plan {made.plan.plan_id} waits for your approval: "
+                        f"/plan approve {made.plan.plan_id} (or /plan reject, /qa override, "
+                        "/qa skip-tests, /qa stop)", "awaiting_fix")  # fmt: skip
+
+    async def _another_round(self, session_id: str, record: QaRecord) -> bool:
+        question = ChoiceQuestion(
+            title=f"Session QA still fails after {record.rounds} fix rounds",
+            prompt=listing(record.findings),
+            options=[ChoiceOption("again", "One more fix round", "the Architect tries again"),
+                     ChoiceOption("stop", "Stop", "back to planning, findings listed", True)],
+        )  # fmt: skip
+        return await self._questions.ask(question, session_id) == "again"
+
+    async def _stop(self, session_id: str, text: str, **extra: Any) -> None:
+        """QA ends here: the findings listed, the phase back to planning."""
+        record = self.record(session_id)
+        if record is not None and record.stage not in ENDED:
+            if record.findings:
+                text += "\nOutstanding:\n" + listing(record.findings)
+            record.stage, record.fix_plan = "stopped", None
+            await self._save(session_id, record)
+        await self._say(session_id, text, "stopped", level="warning", **extra)
+        await self._move(session_id, SessionPhase.PLANNING, text.splitlines()[0][:200])
+
+    def _on_event(self, event: EngineEvent) -> None:
+        """A fix plan rejected, or its DAG failed: QA stops (in a task: listeners are sync)."""
+        sid = event.session_id
+        if self._closed or sid is None:
+            return
+        if isinstance(event, PlanChanged) and event.status == PlanStatus.REJECTED:
+            why = f"Fix plan {event.plan_id} was rejected: back to planning"
+        elif (isinstance(event, DagStatusChanged) and event.node_id is None
+              and event.status in ("failed", "cancelled")):  # fmt: skip
+            why = f"Fix plan {event.plan_id}'s DAG {event.status}: back to planning"
+        else:
+            return
+        try:
+            record = self.record(sid)
+        except SylkError:
+            return
+        if record is None or record.fix_plan != event.plan_id or record.stage in ENDED:
+            return
+        task = asyncio.get_running_loop().create_task(self._stop(sid, why), name=f"qa-stop-{sid}")
+        self._others.add(task)
+        task.add_done_callback(self._others.discard)
+
+    # -- /qa -----------------------------------------------------------------------------
+    async def command(self, session_id: str, action: str) -> str:
+        """``/qa ACTION``: the answer for the user."""
+        if action not in ACTIONS:
+            raise QaCommandError(f"unknown /qa action {action!r}", "unknown_action")
+        record = self.record(session_id)
+        active = record is not None and record.stage not in ENDED
+        if action == "status":
+            return self.status_text(session_id)
+        if action == "run":
+            return await self._rerun(session_id, record)
+        if action == "stop":
+            if record is None or not active:
+                raise QaCommandError("no session QA is under way", "not_running")
+            await self._halt(session_id, record)
+            await self._stop(session_id, "Session QA stopped by the user: back to planning")
+            return "session QA stopped; the phase is planning"
+        flag = "skip_tests" if action == "skip-tests" else "override"
+        if record is None or not active:
+            self._next.setdefault(session_id, {})[flag] = True
+            return f"{action}: applies to the next session QA"
+        assert record is not None
+        failing_tests = record.stage == "awaiting_fix" and record.findings[:1] != [] and (
+            record.findings[0].kind == "failure")  # fmt: skip
+        if flag == "skip_tests":
+            record.skip_tests = True
+            if not failing_tests:
+                await self._save(session_id, record)
+                return "tests will be skipped in this session QA (the summary says so)"
+            await self._halt(session_id, record)
+            self._start(session_id, self._complete(session_id, record), "qa-complete")
+            return "tests skipped: the failures are deferred; completing"
+        if record.stage != "awaiting_fix" or failing_tests:
+            if failing_tests:
+                raise QaCommandError("test failures cannot be overridden", "tests_failing",
+                                     "/qa skip-tests skips the tests instead")  # fmt: skip
+            record.override_next = True
+            await self._save(session_id, record)
+            return "override: inspection findings of this QA run will be accepted"
+        await self._halt(session_id, record)
+        record.overridden, record.findings = [*record.overridden, *record.findings], []
+        self._start(session_id, self._test_and_complete(session_id, record), "qa-tests")
+        return f"{len(record.overridden)} finding(s) overridden (listed as deferred); testing"
+
+    async def _halt(self, session_id: str, record: QaRecord) -> None:
+        """Stop QA's own work for the session and close its fix plan if still open."""
+        fix = record.fix_plan
+        plan = await self._desk.latest(session_id, fix) if fix is not None else None
+        if plan is not None and plan.status == PlanStatus.APPROVED:
+            raise QaCommandError(f"fix plan {fix} is approved and runs", "fix_running",
+                                 "wait for it (QA checks again after it), /qa status")  # fmt: skip
+        record.fix_plan = None
+        await self._save(session_id, record)
+        task = self._tasks.pop(session_id, None)
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        if fix is not None and plan is not None and plan.status in (
+            PlanStatus.AWAITING_APPROVAL, PlanStatus.DRAFT):  # fmt: skip
+            await self._desk.reject(session_id, fix, by="qa")
+
+    async def _rerun(self, session_id: str, record: QaRecord | None) -> str:
+        if record is None:
+            raise QaCommandError("no plan has passed in this session yet", "nothing_to_check")
+        if session_id in self._tasks:
+            raise QaCommandError("session QA is running now", "running", "/qa status")
+        if record.stage == "awaiting_fix":
+            await self._halt(session_id, record)
+        plan_id = record.plans[-1] if record.stage not in ENDED else record.plan_id
+        self._start(session_id, self._run(session_id, plan_id), f"qa-{plan_id}")
+        return f"session QA runs again for plan {record.plan_id}"
+
+    # -- reading, waiting, closing ----------------------------------------------------------
+    def status_text(self, session_id: str) -> str:
+        record = self.record(session_id)
+        if record is None:
+            return "no session QA yet: it runs when a plan's DAG passes"
+        return record_status(record, self.max_rounds)
+
+    def status_line(self, session_id: str) -> str | None:
+        """One line for ``/plan``: the last completion, or what QA waits for."""
+        record = self.record(session_id)
+        if record is None:
+            return None
+        if record.stage == "complete" and record.summary:
+            return status_line(record.summary)
+        return f"session QA of plan {record.plan_id}: {record.stage.replace('_', ' ')}" + (
+            f" (fix plan {record.fix_plan})" if record.fix_plan else "")  # fmt: skip
+
+    async def wait(self, session_id: str) -> QaRecord | None:
+        """Until the session's QA (and the fix DAGs it waits on) is idle; its record."""
+        while (task := self._tasks.get(session_id)) is not None or self._others:
+            if task is not None:
+                await asyncio.shield(task)
+            else:
+                await asyncio.gather(*self._others, return_exceptions=True)
+        return self.record(session_id)
+
+    async def aclose(self) -> None:
+        self._closed = True
+        self._detach()
+        tasks = [*self._tasks.values(), *self._others]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
