@@ -21,6 +21,7 @@ or cancelled DAG, a phase that stopped short).
 from __future__ import annotations
 
 import asyncio
+import re
 import shlex
 import sys
 from collections.abc import Awaitable, Callable
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
 
 EXIT_PLAN_INCOMPLETE = 5
 Confirm = Callable[[str], Awaitable[bool]]
+PIPELINE_MOVE = re.compile(r"^Plan (\S+, task \S+): (\w+) \(loop \d+\)")
+LOOPED_BECAUSE = {"inspecting": "the inspection failed", "testing": "the tests failed"}
 PLAN_STATUS_SAID = {
     "awaiting_approval": "proposed, awaiting approval",
     "approved": "approved",
@@ -60,6 +63,7 @@ class PlanProgress:
         self._out = out
         self.plans: dict[str, str] = {}  # plan id -> its latest status
         self.dags: list[str] = []  # plans whose DAG this run saw start
+        self._stages: dict[str, str] = {}  # "plan/task" -> its pipeline's last state
         self.broken_line = False  # an answer is being streamed on stdout, mid-line
 
     def use(self, redactor: Redactor) -> None:
@@ -80,7 +84,7 @@ class PlanProgress:
         elif isinstance(event, SessionPhaseChanged):
             self.say(f"phase: {event.old_phase.value} -> {event.phase.value} ({event.reason})")
         elif isinstance(event, EngineNotice) and event.text.startswith("Plan "):
-            self.say(event.text)  # a pipeline's transition: running, inspecting, testing
+            self.say(self._loop_line(event.text))  # a pipeline's transition
         elif isinstance(event, MessageAppended) and _is_dag_note(event):
             self.say(str(event.message.payload.get("text", "")))
         elif isinstance(event, DagStatusChanged) and event.node_id is None:
@@ -88,6 +92,18 @@ class PlanProgress:
                 self.dags.append(event.plan_id)
             if event.error:
                 self.say(f"plan {event.plan_id}: the DAG {event.status}: {event.error}")
+
+    def _loop_line(self, text: str) -> str:
+        """A pipeline's transition; back to running says which check sent it back."""
+        found = PIPELINE_MOVE.match(text)
+        if found is None:
+            return text
+        task, state = found.group(1), found.group(2)
+        before = self._stages.get(task)
+        self._stages[task] = state
+        if state == "running" and before in LOOPED_BECAUSE:
+            return f"{text} ({LOOPED_BECAUSE[before]}; its feedback goes to the engineer)"
+        return text
 
 
 def _is_dag_note(event: MessageAppended) -> bool:

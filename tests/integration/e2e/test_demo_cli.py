@@ -86,6 +86,13 @@ def test_the_demo_runs_the_plan_and_prints_its_progression(repo: Path, tmp_path:
         "phase: execution -> inspection",
     )
     assert f"{task} e2: completed (loop 1)" in lines
+    why = {line.split(": ")[1]: line.rsplit("(", 1)[1] for line in lines
+           if line.startswith(f"{task} e1: running")}  # fmt: skip
+    assert why == {
+        "running (loop 1)": "loop 1): engineer turn 1",
+        "running (loop 2)": "the inspection failed; its feedback goes to the engineer)",
+        "running (loop 3)": "the tests failed; its feedback goes to the engineer)",
+    }
     assert_changed_once(repo)
     # Until the session's QA is wired the phase stops at inspection: not complete, so
     # the run says so and does not exit 0.
