@@ -25,6 +25,7 @@ from backend.archive.plan_book import StoredPlan
 from backend.errors import ErrorKind, SylkError
 from backend.guide.routing.phase_rules import FEEDBACK_MAX, PhaseView
 from backend.messages import Message, MessageType
+from backend.orchestration import DagStateStore, NodeStatus
 from backend.plans.desk import PlanDesk
 from backend.plans.review import OPEN, PlanningNeedsModelError, PlanStatus, render_plan
 from backend.sessions.models import Session
@@ -84,6 +85,11 @@ class DagRuns(Protocol):
 
     async def execute(self, session_id: str, plan_id: str) -> dict[str, Any]: ...
 
+    def dag_id(self, session_id: str, plan_id: str, version: int) -> str: ...
+
+    @property
+    def store(self) -> DagStateStore: ...
+
 
 @dataclass
 class PhaseTalk:
@@ -123,6 +129,10 @@ class PhaseTalk:
         if self.pipelines is not None:
             lines += [f"  pipeline {line}" for line in self.pipelines(session.id)]
         waits = [*await self._open_lines(session.id), *self.waiting(session.id)]
+        if running is None and session.phase is SessionPhase.PLANNING:
+            stopped = await self._stopped_plan(session.id)
+            if stopped is not None:
+                waits.append(f'plan {stopped} stopped: say what to change, or "resume"')
         lines.append("Waiting on you: " + ("; ".join(waits) if waits else "nothing"))
         if not dags and not running:
             lines.insert(1, "No plan has run in this session yet.")
@@ -192,11 +202,17 @@ class PhaseTalk:
         now = await self.desk.latest(sid, plan.plan_id)
         if now.version == plan.version:
             raise NoRevisionError(plan.plan_id, plan.version)
+        kept = await self._carry_over(sid, plan.plan_id, plan.version, now.version)
         text = (f"Plan {now.plan_id} version {now.version} ({now.status.replace('_', ' ')}) "
                 f"revises version {plan.version} with: {feedback}. /plan show {now.plan_id}; "
                 f"\"approve\" runs it.")  # fmt: skip
+        if kept:
+            text += (
+                f" Tasks passed before are not run again if the new version keeps them "
+                f"as they were: {', '.join(kept)}."
+            )
         return {"action": "revise", "plan_id": now.plan_id, "version": now.version,
-                "status": now.status, "text": text, "stopped": stopped}  # fmt: skip
+                "status": now.status, "text": text, "stopped": stopped, "kept": kept}  # fmt: skip
 
     # -- questions about the plan ----------------------------------------------------------
     async def why(self, session_id: str, question: str) -> dict[str, Any]:
@@ -236,6 +252,21 @@ class PhaseTalk:
         latest = {p.plan_id: p for p in plans}  # oldest first: the newest version wins
         waiting = [p for p in latest.values() if p.status in OPEN]
         return waiting[-1].plan_id if waiting else None
+
+    async def _carry_over(self, session_id: str, plan_id: str, old: int, new: int) -> list[str]:
+        """The old version's passed records, under the new version's DAG: the scheduler
+        trusts one only where the node is planned the same (its digest) and everything
+        upstream of it is trusted too; the others run."""
+        records = await self.dags.store.load(self.dags.dag_id(session_id, plan_id, old))
+        kept = {node for node, record in records.items() if record.status is NodeStatus.PASSED}
+        planned = {
+            n.get("id")
+            for n in (await self.desk.latest(session_id, plan_id)).document.get("nodes", [])
+        }
+        target = self.dags.dag_id(session_id, plan_id, new)
+        for node in sorted(kept & planned):
+            await self.dags.store.save(target, node, records[node])
+        return sorted(kept & planned)
 
     async def _stopped_plan(self, session_id: str) -> str | None:
         """The newest plan whose DAG stopped or failed, still approved (not revised)."""

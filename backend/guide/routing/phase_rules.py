@@ -4,7 +4,9 @@ The seed's "Phase-Based User Interaction": while a plan's DAG runs, "stop" stops
 "actually, also add X" revises the plan, "what's taking so long?" asks for its status;
 while a plan waits for approval, "looks good, go" approves it, "also add per-endpoint
 config" asks the Architect for a revised version, and "why three levels?" asks the
-Architect about the plan. Everything else (a codebase question in the middle of
+Architect about the plan; after a stop, "resume" runs the rest; during the session's QA
+(inspection, testing), "skip the tests" and "ignore that finding" are ``/qa skip-tests``
+and ``/qa override``. Everything else (a codebase question in the middle of
 planning, a coding request that happens to contain "stop") goes through the ordinary
 tiers, so the phase stays what it was.
 
@@ -23,7 +25,10 @@ from typing import Literal
 
 from backend.guide.routing.decision import RouteDecision, Target
 
-PhaseAction = Literal["stop", "resume", "revise", "status", "why", "approve"]
+PhaseAction = Literal[
+    "stop", "resume", "revise", "status", "why", "approve", "skip-tests", "override", "qa-status"
+]
+QA_PHASES = ("inspection", "testing")  # the session's QA after a plan (``/qa``)
 
 PHASE_VERB = "phase"  # the command verb of a phase route (``/plan approve`` for approvals)
 FEEDBACK_MAX = 2000
@@ -96,8 +101,20 @@ _APPROVE = re.compile(
 # After a stop: "resume", "continue", "go on", "carry on with the plan".
 _RESUME = re.compile(
     rf"^{_POLITE}(?:resume|continue|go on|carry on|keep going|restart|start again)"
-    r"(?:[\s,]+(?:it|the plan|the run|the work|please"
+    r"(?:[\s,]+(?:with )?(?:it|the plan|the run|the work|please"
     rf"|where (?:you|we) (?:stopped|left off)))*{_END}"
+)
+# During QA: "skip the tests", "don't run the tests"; "ignore that finding", "override".
+_SKIP_TESTS = re.compile(
+    rf"^{_POLITE}(?:(?:just )?skip (?:the |running the |all the )?(?:tests?|testing|test run)"
+    rf"|(?:don't|do not) (?:bother )?(?:run(?:ning)?|do(?:ing)?) (?:the )?tests?|no tests)"
+    rf"(?:[\s,]+(?:please|this time|for now|now))*{_END}"
+)
+_OVERRIDE = re.compile(
+    rf"^{_POLITE}(?:(?:that's|that is|it's) (?:fine|ok|okay)[,\s]+)?(?:(?:ignore|override|accept"
+    r"|dismiss) (?:that|this|the|these|those|all the|all) (?:findings?|issues?|warnings?|lint"
+    r"(?: errors)?)|override(?: it)?|ignore (?:it|that))"
+    rf"(?:[\s,]+(?:please|this time|for now|now))*{_END}"
 )
 # A question about the plan: "why three levels?", "why is there a librarian step?",
 # "what does the plan do about tests?", "explain the plan". "why does the cache ..."
@@ -126,6 +143,8 @@ def match(text: str, view: PhaseView) -> PhaseRoute | None:
         return _while_waiting(said, text.strip(), view.open_plan)
     if view.stopped_plan is not None:
         return _while_stopped(said, text.strip(), view.stopped_plan)
+    if view.phase in QA_PHASES:
+        return _during_qa(said, text.strip())
     return None
 
 
@@ -164,6 +183,16 @@ def _while_stopped(said: str, raw: str, plan_id: str) -> PhaseRoute | None:
     return None
 
 
+def _during_qa(said: str, raw: str) -> PhaseRoute | None:
+    if _SKIP_TESTS.match(said):
+        return PhaseRoute("skip-tests", "", raw)
+    if _OVERRIDE.match(said):
+        return PhaseRoute("override", "", raw)
+    if _STATUS.match(said):
+        return PhaseRoute("qa-status", "", raw)
+    return None
+
+
 def _revision(said: str, raw: str) -> str | None:
     """The change asked for ("also add X" -> "add X"), in the user's own case."""
     found = _REVISE.match(said) or _ACTUALLY.match(said)
@@ -175,10 +204,13 @@ def _revision(said: str, raw: str) -> str | None:
 
 
 def decision(route: PhaseRoute, text: str) -> RouteDecision:
-    """The Guide's decision for a phase route: ``/plan approve ID`` for an approval, else
-    a ``phase`` command the engine carries out (stop, revise, status, why)."""
+    """The Guide's decision for a phase route: ``/plan approve ID`` for an approval,
+    ``/qa ACTION`` during QA, else a ``phase`` command the engine carries out (stop,
+    resume, revise, status, why)."""
     if route.action == "approve":
         command = {"verb": "plan", "action": "approve", "id": route.plan_id}
+    elif route.action in ("skip-tests", "override", "qa-status"):
+        command = {"verb": "qa", "action": route.action.removeprefix("qa-")}
     else:
         command = {"verb": PHASE_VERB, "action": route.action, "plan_id": route.plan_id,
                    "text": route.text}  # fmt: skip

@@ -62,7 +62,8 @@ async def test_status_then_a_revision_while_the_plan_runs(
 ) -> None:
     write(tmp_path / "s.json", monkeypatch, [
         *architect_proposes(DOC), {"text": "Found."}, {"text": HANG_TEXT},
-        *revises(REVISED, "add X"),
+        *revises(REVISED, "add X"), {"expect": "do t2", "text": "Done t2."},
+        {"expect": "add the X option", "text": "Added X."},
     ])  # fmt: skip
     run = Run(data_dir, workspace)
     try:
@@ -97,11 +98,19 @@ async def test_status_then_a_revision_while_the_plan_runs(
         assert [n["id"] for n in (await run.engine.plans(sid))[-1].document["nodes"]] == [
             "t1", "t2", "t3",
         ]  # fmt: skip
+        assert "not run again if the new version keeps them as they were: t1" in revised["text"]
         noted = await _op(run, sid, workspace, "architect.status.update", message="v2 waits")
         assert noted.error is None, noted.error
         assert "plan p1 v2 awaits approval (/plan approve p1)" in noted.result["waiting"]
         last = (await run.engine.transcript(sid))[-1]
         assert last.source == "architect" and last.payload["text"] == "v2 waits"
+
+        await say(run.engine, sid, "approve")  # version 2 runs: t1 passed as planned before
+        outcome = await run.engine.wait_dag(sid, "p1")
+        assert outcome is not None and outcome.status.value == "passed"
+        v2 = [e for e in run.dag_events() if e.version == 2 and e.node_id == "t1"]
+        assert [(e.status, e.resumed) for e in v2] == [("passed", True)]
+        assert run.node_moves("t3") == ["pending", "running", "passed"]
     finally:
         await run.engine.aclose()
 
@@ -171,5 +180,24 @@ async def test_a_question_and_a_codebase_question_then_approve(
         assert "approved plan p1" in approved["text"]
         outcome = await run.engine.wait_dag(sid, "p1")
         assert outcome is not None and outcome.status.value == "passed"
+    finally:
+        await run.engine.aclose()
+
+
+async def test_during_qa_plain_words_are_the_qa_commands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data_dir: Path, workspace: Path
+) -> None:
+    write(tmp_path / "s.json", monkeypatch, [{"text": "unused"}])
+    run = Run(data_dir, workspace)
+    try:
+        sid = (await run.engine.ensure_session()).id
+        await run.engine.set_phase(sid, "planning", "a plan was proposed")
+        await run.engine.set_phase(sid, "execution", "approved", approval="plan p1 v1")
+        await run.engine.set_phase(sid, "inspection", "every task passed")
+        skipped = await say(run.engine, sid, "skip the tests")
+        assert skipped["text"] == "skip-tests: applies to the next session QA"
+        assert await _tier(run, sid, "skip the tests") == "phase"
+        overridden = await say(run.engine, sid, "ignore that finding")
+        assert overridden["text"] == "override: applies to the next session QA"
     finally:
         await run.engine.aclose()

@@ -109,3 +109,41 @@ async def test_the_router_asks_the_session_phase_before_its_cache() -> None:
     assert (await router.route("stop", session_id="nope")).tier != "phase"
     mention = await router.route("@librarian stop", session_id="s1")
     assert mention.target is Target.LIBRARIAN
+
+
+STOPPED = PhaseView("planning", stopped_plan="p1")
+INSPECTION = PhaseView("inspection")
+
+
+@pytest.mark.parametrize(
+    ("text", "action"),
+    [("resume", "resume"), ("continue", "resume"), ("ok, go on", "resume"),
+     ("carry on with the plan", "resume"), ("also add X", "revise"), ("status?", "status")],
+)  # fmt: skip
+def test_after_a_stop(text: str, action: str) -> None:
+    found = match(text, STOPPED)
+    assert found is not None and found.action == action and found.plan_id == "p1"
+
+
+@pytest.mark.parametrize(
+    ("text", "command"),
+    [("skip the tests", "skip-tests"), ("just skip tests for now", "skip-tests"),
+     ("don't run the tests", "skip-tests"), ("ignore that finding", "override"),
+     ("that's fine, ignore those warnings", "override"), ("override", "override"),
+     ("status?", "status")],
+)  # fmt: skip
+def test_during_qa_the_qa_commands(text: str, command: str) -> None:
+    for view in (INSPECTION, PhaseView("testing")):
+        found = match(text, view)
+        assert found is not None
+        assert decision(found, text).command == {"verb": "qa", "action": command}
+
+
+@pytest.mark.parametrize(
+    ("text", "view"),
+    [("skip the tests", RUNNING), ("skip the tests", IDLE), ("ignore that finding", WAITING),
+     ("skip the tests in CI for docs-only changes", INSPECTION), ("resume", IDLE),
+     ("continue the refactor of the parser", STOPPED), ("stop", INSPECTION)],
+)  # fmt: skip
+def test_qa_and_resume_words_elsewhere_are_ordinary(text: str, view: PhaseView) -> None:
+    assert match(text, view) is None
