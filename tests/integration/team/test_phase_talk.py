@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from backend.agents.gateway_tools import GatewayToolExecutor
+from backend.engine import Engine
 from backend.sessions.phases import SessionPhase
 from backend.skills.builtin.catalog import agent_context
 from tests.integration.orchestration.plan_runs import HANG_TEXT, Run, architect_proposes, node, plan
@@ -201,3 +202,25 @@ async def test_during_qa_plain_words_are_the_qa_commands(
         assert overridden["text"] == "override: applies to the next session QA"
     finally:
         await run.engine.aclose()
+
+
+async def test_offline_the_plan_answers_for_itself_and_a_revision_needs_a_model(
+    engine: Engine, workspace: Path
+) -> None:
+    sid = (await engine.ensure_session()).id
+    ex = GatewayToolExecutor(
+        (await engine.tools_gateway()), agent_context("architect", sid, workspace)
+    )
+    made = await ex.dispatch("execute", {"op": "architect.plan.create", "args": {"plan": REVISED},
+                                         "dry_run": False})  # fmt: skip
+    assert made.error is None, made.error
+    why = await say(engine, sid, "why three levels?")
+    assert why["text"].startswith("No model is configured for the Architect")
+    assert "3 level(s), run in order: t1 -> t2 -> t3" in why["text"]
+    assert (
+        "- t3 (librarian, after t2): add the X option Reason: the user asked for X too"
+        in (why["text"])
+    )
+    refused = await say(engine, sid, "also add per-endpoint config")
+    assert refused["error"] == "PlanningNeedsModelError"
+    assert [p.version for p in await engine.plans(sid)] == [1]  # nothing changed
