@@ -95,7 +95,9 @@ def changed_files(diff: SessionDiff) -> tuple[list[str], list[str], list[str]]:
 
 def inspection_findings(report: InspectionReport) -> list[Finding]:
     return [
-        Finding(kind="issue", file=i.file, line=i.line, text=issue_line(i)[:TEXT_MAX])
+        Finding(
+            kind="issue", file=i.file, line=i.line, text=issue_line(i).removeprefix("- ")[:TEXT_MAX]
+        )
         for i in report.issues[:FINDINGS_KEPT]
     ]
 
@@ -105,7 +107,12 @@ def test_findings(report: TestReport) -> list[Finding]:
     if report.status not in FAILING_TESTS:
         return []
     found = [
-        Finding(kind="failure", file=f.file, line=f.line, text=failure_line(f)[:TEXT_MAX])
+        Finding(
+            kind="failure",
+            file=f.file,
+            line=f.line,
+            text=failure_line(f).removeprefix("- ")[:TEXT_MAX],
+        )
         for f in report.failures[:FINDINGS_KEPT]
     ]
     if not found:

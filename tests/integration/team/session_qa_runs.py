@@ -83,15 +83,20 @@ def architect_proposes(document: dict[str, Any], expect: str = "") -> list[dict[
     return [first, {"text": f"Proposed plan {document['id']}."}]
 
 
-def engineer_writes(files: dict[str, str], *, shell: str = "", expect: str = "") -> list[Any]:
-    """One engineer turn: write ``files`` (and run ``shell``), then say so."""
+def engineer_writes(
+    files: dict[str, str], *, shell: str = "", expect: str = "", read: tuple[str, ...] = ()
+) -> list[Any]:
+    """One engineer turn: write ``files`` (and run ``shell``), then say so; files that
+    exist are ``read`` in a turn before (edits need a fresh read)."""
+    reads = [execute("engineer.file.read", path=p) for p in read]
     calls = [execute("engineer.file.write", path=p, content=c) for p, c in files.items()]
     if shell:
         calls.append(execute("engineer.shell.run", command=shell))
     first: dict[str, Any] = {"text": "Working.", "tool_calls": calls}
+    turns = [{"text": "Reading.", "tool_calls": reads}, first] if reads else [first]
     if expect:
-        first["expect"] = expect
-    return [first, {"text": "Done: " + ", ".join(files)}]
+        turns[0]["expect"] = expect
+    return [*turns, {"text": "Done: " + ", ".join(files)}]
 
 
 def engineer_fixes(path: str, old: str, new: str, expect: str) -> list[dict[str, Any]]:
