@@ -158,7 +158,7 @@ async def test_the_engineer_consults_the_knowledge_agents_and_it_is_logged(
 # available" and names the part that will provide it. Wiring one moves it off this list.
 AWAITING = frozenset({
     "architect.status.update",
-    "architect.dag.create_fix", "architect.execution.interrupt",
+    "architect.execution.interrupt",
     "academic.research.topic",
 })  # fmt: skip
 
