@@ -293,7 +293,7 @@ class PhaseTalk:
 
     async def _note(self, session_id: str, text: str, **extra: Any) -> Record:
         return await self.sessions.append(Record(
-            session_id=session_id, source=ARCHITECT, target="user", type=MessageType.DAG_STATUS,
+            session_id=session_id, source=ARCHITECT, target="user", type=MessageType.AGENT_REPLY,
             payload={"text": text, "agent": ARCHITECT, **extra},
         ))  # fmt: skip
 
