@@ -6,7 +6,8 @@ engine wires its plan desk, the Architect's ``architect.plan.create|approve|modi
 (:mod:`backend.engine.quality_work` passes ``inspect``), and, where an engine wires them,
 the Orchestrator's ops (:mod:`backend.skills.builtin.orchestrator`) and the Inspector's
 and Tester's other ops (:mod:`backend.team.inspector_ops`, :mod:`backend.team.tester_ops`,
-installed by :func:`backend.engine.quality_work.install_quality_ops`). Without an engine,
+installed by :func:`backend.engine.quality_work.install_quality_ops`), and the Architect's
+``architect.dag.create_fix`` (:mod:`backend.team.fix_plans`). Without an engine,
 and for the Architect's other ops, they are declared in full and fail with a typed
 not-available error naming what will serve them.
 """
@@ -14,7 +15,7 @@ not-available error naming what will serve them.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -56,7 +57,9 @@ class StatusParams(Params):
 
 
 class FixParams(Params):
-    issues: list[str] = Field(min_length=1)
+    issues: list[Annotated[str, Field(min_length=1, max_length=2000)]] = Field(
+        min_length=1, max_length=500, description="one finding a line: 'path:line: message'"
+    )
     source: Literal["inspector", "tester"] = "inspector"
 
 
@@ -136,8 +139,8 @@ def architect_skills(plans: PlanWiring | None = None) -> list[Skill]:
            "each task of the running plan, live pipelines, what waits on the user.",
            StatusParams, ORCHESTRATOR, tier=CORE, tags=("status", "progress", "update"),
            examples=[("status", {}), ("with a note", {"message": "e1 is slow: big file"})]),
-        _d("architect.dag.create_fix", "Create a fix workflow from Inspector or Tester "
-           "corrections.", FixParams, PLANNER, tier=CONTEXTUAL, kind=WRITE,
+        _d("architect.dag.create_fix", "Create a fix workflow (a plan, shown for approval) "
+           "from Inspector or Tester corrections.", FixParams, PLANNER, tier=CONTEXTUAL, kind=WRITE,
            triggers=(r"\bfix", r"\bcorrect", r"\brepair", r"\bissue", r"\bfail"),
            tags=("fix", "correct", "repair", "corrections"),
            examples=[("fix lint issues", {"issues": ["E501 in a.py"]})]),
