@@ -64,6 +64,7 @@ class PlanProgress:
         self.plans: dict[str, str] = {}  # plan id -> its latest status
         self.dags: list[str] = []  # plans whose DAG this run saw start
         self._stages: dict[str, str] = {}  # "plan/task" -> its pipeline's last state
+        self.summary: str | None = None  # the Architect's completion summary
         self.broken_line = False  # an answer is being streamed on stdout, mid-line
 
     def use(self, redactor: Redactor) -> None:
@@ -87,6 +88,11 @@ class PlanProgress:
             self.say(self._loop_line(event.text))  # a pipeline's transition
         elif isinstance(event, MessageAppended) and _is_dag_note(event):
             self.say(str(event.message.payload.get("text", "")))
+        elif (
+            isinstance(event, MessageAppended)
+            and event.message.payload.get("response_type") == "WORKFLOW_COMPLETE"
+        ):
+            self.summary = str(event.message.payload.get("text", ""))
         elif isinstance(event, DagStatusChanged) and event.node_id is None:
             if event.status == "running" and event.plan_id not in self.dags:
                 self.dags.append(event.plan_id)
@@ -107,8 +113,11 @@ class PlanProgress:
 
 
 def _is_dag_note(event: MessageAppended) -> bool:
+    """A notice of a DAG's transition or of the session's QA after it."""
     message = event.message
-    return message.type is MessageType.SYSTEM_NOTICE and bool(message.payload.get("dag"))
+    payload = message.payload
+    return message.type is MessageType.SYSTEM_NOTICE and bool(payload.get("dag") or
+                                                              payload.get("qa"))  # fmt: skip
 
 
 async def follow_plans(
@@ -133,12 +142,16 @@ async def follow_plans(
     running = list(dict.fromkeys([*ours, *progress.dags]))
     for plan_id in running:
         await engine.wait_dag(session_id, plan_id)  # also one its approval is starting
+    if running:
+        await engine.wait_qa(session_id)  # the session's QA after a passed DAG, fixes too
     waiting = [p for p, status in progress.plans.items() if status == "awaiting_approval"]
     if not running and not progress.plans:
         return None
     phase = engine.session_phase(session_id)
     if phase is SessionPhase.COMPLETE:
         progress.say("the plan completed")
+        if progress.summary:
+            print(progress.summary, flush=True)  # the plan's answer: the Architect's summary
         return 0
     if waiting and not running and confirm is not None:
         plan = waiting[-1]

@@ -53,6 +53,7 @@ if __name__ == "__main__":
 """
 )
 
+CHANGED = ["README.md", "greet/cli.py"]  # what the plan changes (git's view)
 # e1's pipeline: ruff fails loop 1, pytest fails loop 2, loop 3 passes; e2 passes at once.
 E1_MOVES = [
     "running (loop 1)", "inspecting (loop 1)",
@@ -107,4 +108,4 @@ def assert_changed_once(repo: Path) -> None:
     assert cli.count("--verbose") == 1
     readme = (repo / "README.md").read_text()
     assert readme.count(README_LINE) == 1
-    assert changed_files(repo) == ["README.md", "greet/cli.py"]
+    assert changed_files(repo) == CHANGED

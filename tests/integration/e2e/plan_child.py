@@ -9,7 +9,8 @@
 The script is ``$SYLK_SCRIPT``. Each DAG transition is printed as it happens
 (``node ID STATUS [resumed]``), each pipeline transition as ``task ID STATE LOOP``,
 and each model call as ``model ROLE``; flushed, so a parent can wait for a line and
-kill the process there. Last: ``outcome STATUS``.
+kill the process there. Then ``outcome STATUS`` and, after the session's QA, ``phase
+PHASE``.
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ async def main(mode: str, data_dir: Path, workspace: Path) -> int:
             session = engine.get_session(resumed[0][0])
         outcome = await engine.wait_dag(session.id, PLAN_ID)
         print(f"outcome {outcome.status.value if outcome else None}", flush=True)
+        await engine.wait_qa(session.id)  # the session's QA after a passed DAG
+        print(f"phase {engine.session_phase(session.id).value}", flush=True)
     finally:
         await engine.aclose()
     return 0

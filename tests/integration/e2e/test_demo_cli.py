@@ -2,10 +2,11 @@
 "add a --verbose flag to the CLI"`` in a copy of the example project, a real process.
 
 With ``--yes`` the plan is approved and runs: stderr shows the progression in order
-(proposed, approved, each task, e1's three loops, the phase moves) and the changes
-land once. Without ``--yes`` and no terminal the plan waits, nothing changes, the run
-exits non-zero saying how to approve, and that command runs the plan; at a terminal
-the run asks, and a "y" runs it.
+(proposed, approved, each task, e1's three loops and why each looped, the session's QA,
+the phase moves up to complete), the changes land once, stdout ends with the
+Architect's summary and the run exits 0. Without ``--yes`` and no terminal the plan
+waits, nothing changes, the run exits non-zero saying how to approve, and that command
+runs the plan; at a terminal the run asks, and a "y" runs it.
 """
 
 from __future__ import annotations
@@ -94,14 +95,20 @@ def test_the_demo_runs_the_plan_and_prints_its_progression(repo: Path, tmp_path:
         "running (loop 3)": "the tests failed; its feedback goes to the engineer)",
     }
     assert_changed_once(repo)
-    # Until the session's QA is wired the phase stops at inspection: not complete, so
-    # the run says so and does not exit 0.
-    assert lines[-1] == (
-        "the plan did not complete: its DAG passed, but the session stopped in phase inspection"
-    )
-    assert done.returncode == EXIT_PLAN_INCOMPLETE, done.stderr
-    # stdout is the Architect's answer alone: the tasks' turns show as progress.
+    assert lines[-6:] == [
+        "phase: execution -> inspection (plan verbose-flag: every task passed; its work goes "
+        "to inspection)",
+        "Session QA after plan verbose-flag: inspecting the 2 file(s) this session changed",
+        "phase: inspection -> testing (plan verbose-flag: inspection passed)",
+        "Session QA: running the whole test suite",
+        "phase: testing -> complete (plan verbose-flag: session QA passed)",
+        "the plan completed",
+    ]
+    assert done.returncode == 0, done.stderr
+    # stdout: the Architect's answer, then its summary; the tasks' turns show as progress.
     assert done.stdout.startswith("I'll plan it:"), done.stdout
+    assert done.stdout.rstrip().endswith("Validation: inspection clean (2 changed file(s))")
+    assert "Tests: 2 passed, 0 failed (pytest)" in done.stdout
     assert "Reading greet/cli.py" not in done.stdout
 
 
@@ -119,10 +126,12 @@ def test_without_yes_the_plan_waits_and_the_run_says_how_to_approve_it(
     assert (repo / "greet" / "cli.py").read_text() == (EXAMPLE / "greet" / "cli.py").read_text()
 
     then = sylk(repo, data, "--session", "session 1", "--yes", f"/plan approve {PLAN_ID}")
-    assert then.stdout.strip() == f"approved plan {PLAN_ID} (version 1)", then.stderr
+    assert then.stdout.startswith(f"approved plan {PLAN_ID} (version 1)\n"), then.stderr
+    assert f"Plan {PLAN_ID} is complete." in then.stdout
     assert f"Plan {PLAN_ID}: every task passed (3 passed); next: inspection" in progress(
         then.stderr
     )
+    assert then.returncode == 0, then.stderr
     assert (repo / "greet" / "cli.py").read_text() == CLI_AFTER
 
 
@@ -142,4 +151,5 @@ def test_at_a_terminal_without_yes_the_run_asks_and_a_yes_runs_the_plan(
     in_order(lines, f"plan {PLAN_ID} v1: proposed, awaiting approval",
              f"plan {PLAN_ID} v1: approved", f"Plan {PLAN_ID}: every task passed")  # fmt: skip
     assert not any("waits for your approval" in line for line in lines)
+    assert lines[-1] == "the plan completed" and done.returncode == 0, done.stderr
     assert_changed_once(repo)

@@ -6,12 +6,11 @@ task, then two engineer tasks at once) is reviewed as a question the test answer
 through the engine; the approved DAG runs; task e1's first attempt leaves an unused
 import (the real ruff fails it) and a changed greeting (the real pytest fails it next),
 each failure reaches the next engineer turn as feedback (the script's ``expect`` checks
-that it did), and the third loop passes; task e2 passes at once. Every step is in the
-event stream and in the archive: the plan's status, the phase log, the DAG's node
-records and the transcript's notices.
-
-Session QA and completion (inspection -> testing -> complete) are not asserted here
-yet: the DAG ends the run in the inspection phase until the session's QA is wired.
+that it did), and the third loop passes; task e2 passes at once. Then the session's QA
+inspects the changed files and runs the whole suite (both clean), and the phase is
+complete, with the Architect's summary. Every step is in the event stream and in the
+archive: the plan's status, the phase log, the DAG's node records, the QA record and
+the transcript's notices and summary.
 """
 
 from __future__ import annotations
@@ -34,6 +33,7 @@ from backend.events import (
 from backend.orchestration import DagOutcome, DagStatus
 from backend.sessions.phases import SessionPhase
 from tests.integration.e2e.flow import (
+    CHANGED,
     E1_MOVES,
     E2_MOVES,
     PLAN_ID,
@@ -85,6 +85,10 @@ async def test_a_request_runs_as_a_plan_whose_pipeline_fixes_what_ruff_and_pytes
         assert reply.payload.get("agent") == "architect", reply.payload
         outcome = await finishes(engine.wait_dag(sid, PLAN_ID), what="the plan's DAG")
         assert outcome is not None and outcome.status is DagStatus.PASSED, outcome
+        qa = await finishes(engine.wait_qa(sid), what="the session's QA")
+        assert qa is not None and qa.stage == "complete", qa
+        assert qa.findings == [] and qa.rounds == 0 and qa.inspected == CHANGED
+        assert qa.tests is not None and qa.tests.get("status") == "passed", qa.tests
 
         assert_event_stream(events, review)
         await assert_archive(engine, sid, outcome)
@@ -110,6 +114,8 @@ def assert_event_stream(events: list[EngineEvent], review: QuestionAsked) -> Non
         (SessionPhase.IDLE, SessionPhase.PLANNING),
         (SessionPhase.PLANNING, SessionPhase.EXECUTION),
         (SessionPhase.EXECUTION, SessionPhase.INSPECTION),
+        (SessionPhase.INSPECTION, SessionPhase.TESTING),
+        (SessionPhase.TESTING, SessionPhase.COMPLETE),
     ]
     dag = [e for e in events if isinstance(e, DagStatusChanged)]
     for task in ("t1", "e1", "e2"):
@@ -130,18 +136,25 @@ async def assert_archive(engine: Engine, sid: str, outcome: DagOutcome) -> None:
     history = await engine.phase_history(sid)
     assert [h.new for h in history] == [
         SessionPhase.PLANNING, SessionPhase.EXECUTION, SessionPhase.INSPECTION,
+        SessionPhase.TESTING, SessionPhase.COMPLETE,
     ]  # fmt: skip
     assert history[1].approval == f"plan {PLAN_ID} v1"
-    assert engine.session_phase(sid) is SessionPhase.INSPECTION
+    assert engine.session_phase(sid) is SessionPhase.COMPLETE
     [status] = await engine.dag_status(sid, PLAN_ID)
     assert status["status"] == "passed"
     assert {n["id"]: (n["status"], n["attempts"]) for n in status["nodes"]} == {
         "t1": ("passed", 1), "e1": ("passed", 1), "e2": ("passed", 1),
     }  # fmt: skip
-    notes = [str(m.payload["text"]) for m in await engine.transcript(sid)
-             if m.payload.get("dag")]  # fmt: skip
+    transcript = await engine.transcript(sid)
+    notes = [str(m.payload["text"]) for m in transcript if m.payload.get("dag")]
     assert f"Plan {PLAN_ID}: ▶ t1 (librarian) started, attempt 1/3" in notes
     assert any(n.startswith(f"Plan {PLAN_ID}: ✓ e1 (engineer) passed in ") for n in notes)
     assert notes[-1] == f"Plan {PLAN_ID}: every task passed (3 passed); next: inspection"
     said = str(outcome.outputs["e1"])
     assert said.endswith("the greeting is unchanged."), said
+    qa_notes = [str(m.payload["text"]) for m in transcript if m.payload.get("qa")]
+    assert qa_notes[0].startswith(f"Session QA after plan {PLAN_ID}: inspecting"), qa_notes
+    summary = transcript[-1].payload
+    assert summary.get("response_type") == "WORKFLOW_COMPLETE", summary
+    assert f"Plan {PLAN_ID} is complete." in str(summary["text"])
+    assert "Files modified: README.md, greet/cli.py" in str(summary["text"])

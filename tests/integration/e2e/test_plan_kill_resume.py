@@ -8,9 +8,9 @@ greet/cli.py and failed ruff. The child is killed there (``kill -9``). A ``sylk 
 the same data dir afterwards leaves the stopped plan alone (it never resumes DAGs). A
 second child (``plan_child.py resume``) calls ``Engine.resume_dags()`` with the demo's
 own script: only e1 runs, from its first loop again (a killed task's attempt is not
-half-kept), and the plan passes. Then the archive and the disk are read: t1 and e2
-ran once (one model turn each, one attempt, one README edit), each change is on disk
-once, and the project's own ruff and pytest pass.
+half-kept), the plan passes and the session's QA completes it. Then the archive and the
+disk are read: t1 and e2 ran once (one model turn each, one attempt, one README edit),
+each change is on disk once, and the project's own ruff and pytest pass.
 """
 
 from __future__ import annotations
@@ -147,6 +147,7 @@ async def test_a_plan_killed_mid_pipeline_resumes_without_running_or_editing_twi
     second = Child("resume", data, repo, SCRIPT)
     second.finish()
     assert f"resumed {PLAN_ID}" in second.seen and "outcome passed" in second.seen
+    assert second.seen[-1] == "phase complete"  # the session's QA ran after the resume
     ran = [line for line in second.seen if line.startswith(("node ", "model ", "task "))]
     assert not [line for line in ran if line.startswith(("node t1", "node e2"))
                 and not line.endswith("resumed")]  # fmt: skip
