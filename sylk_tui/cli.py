@@ -259,6 +259,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         elif isinstance(event, AgentStepEvent) and event.step.kind == "tool_result":
             refused = approval_refusal(event.step.data.get("content"))
             if refused:
+                progress.refused += 1
                 print(f"sylk: {refused}", file=sys.stderr, flush=True)
         elif isinstance(event, IndexProgress) and event.phase in ("ready", "failed"):
             what = f"indexed {event.total} files in {event.seconds:.1f}s"

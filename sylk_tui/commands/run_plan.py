@@ -65,6 +65,7 @@ class PlanProgress:
         self.dags: list[str] = []  # plans whose DAG this run saw start
         self._stages: dict[str, str] = {}  # "plan/task" -> its pipeline's last state
         self.summary: str | None = None  # the Architect's completion summary
+        self.refused = 0  # edits and commands the approval policy refused in this run
         self.broken_line = False  # an answer is being streamed on stdout, mid-line
 
     def use(self, redactor: Redactor) -> None:
@@ -149,9 +150,15 @@ async def follow_plans(
         return None
     phase = engine.session_phase(session_id)
     if phase is SessionPhase.COMPLETE:
-        progress.say("the plan completed")
         if progress.summary:
             print(progress.summary, flush=True)  # the plan's answer: the Architect's summary
+        if progress.refused:  # "complete" without what was refused is not what was asked
+            progress.say(
+                f"the plan completed WITHOUT {progress.refused} edit(s) or command(s) the "
+                "approval policy refused (above): run it with --approval auto-edit or --yes"
+            )
+            return EXIT_PLAN_INCOMPLETE
+        progress.say("the plan completed")
         return 0
     if waiting and not running and confirm is not None:
         plan = waiting[-1]

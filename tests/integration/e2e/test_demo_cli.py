@@ -135,17 +135,22 @@ def test_without_yes_the_plan_waits_and_the_run_says_how_to_approve_it(
     assert (repo / "greet" / "cli.py").read_text() == CLI_AFTER
 
 
-def test_at_a_terminal_without_yes_the_run_asks_and_a_yes_runs_the_plan(
-    repo: Path, tmp_path: Path
-) -> None:
-    reader, writer = os.openpty()  # stdin is a terminal; the answer is typed ahead
+def at_a_terminal(repo: Path, data: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The demo with stdin a terminal on which "y" was typed ahead."""
+    reader, writer = os.openpty()
     try:
         os.write(writer, b"y\n")
-        # Edits follow the approval mode, not the plan's approval: allowed here.
-        done = sylk(repo, tmp_path / "data", "--approval", "auto-edit", REQUEST, stdin=reader)
+        return sylk(repo, data, *args, REQUEST, stdin=reader)
     finally:
         os.close(reader)
         os.close(writer)
+
+
+def test_at_a_terminal_without_yes_the_run_asks_and_a_yes_runs_the_plan(
+    repo: Path, tmp_path: Path
+) -> None:
+    # Edits follow the approval mode, not the plan's approval: allowed here.
+    done = at_a_terminal(repo, tmp_path / "data", "--approval", "auto-edit")
     assert f"Approve plan {PLAN_ID} and run it? [y/N] " in done.stderr
     lines = progress(done.stderr)
     in_order(lines, f"plan {PLAN_ID} v1: proposed, awaiting approval",
@@ -153,3 +158,13 @@ def test_at_a_terminal_without_yes_the_run_asks_and_a_yes_runs_the_plan(
     assert not any("waits for your approval" in line for line in lines)
     assert lines[-1] == "the plan completed" and done.returncode == 0, done.stderr
     assert_changed_once(repo)
+
+
+def test_a_plan_that_completes_without_its_refused_edits_does_not_exit_0(
+    repo: Path, tmp_path: Path
+) -> None:
+    done = at_a_terminal(repo, tmp_path / "data")  # the plan approved, its edits asked
+    assert "sylk: refused to edit greet/cli.py: it needs the user's approval" in done.stderr
+    assert progress(done.stderr)[-1].startswith("the plan completed WITHOUT 2 edit(s)")
+    assert done.returncode == EXIT_PLAN_INCOMPLETE
+    assert (repo / "greet" / "cli.py").read_text() == (EXAMPLE / "greet" / "cli.py").read_text()
