@@ -37,7 +37,8 @@ EXIT_CODES = """exit status:
   4    the archive could not be written (a full disk, a read-only data dir): an
        answer printed was not saved
   5    a plan was proposed but did not complete: it waits for approval, its DAG
-       failed or was cancelled, or the session stopped short of the complete phase
+       failed or was cancelled, the session stopped short of the complete phase,
+       or it completed without edits or commands the approval policy refused
   130  interrupted"""
 
 
