@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from backend.checkpoints.records import SessionDiff
 from backend.errors import ErrorKind, SylkError
+from backend.events import ChoiceOption, ChoiceQuestion
 from backend.knowledge.tool_discovery.discovery import ToolDiscovery
 from backend.knowledge.tool_discovery.models import ToolDiscoveryRequest, ToolDiscoveryResponse
 from backend.pipelines.checks import InspectionReport, TestReport, TestRunStatus, inspect, run_tests
@@ -82,6 +83,16 @@ def listing(findings: list[Finding], shown: int = 10) -> str:
     if len(findings) > shown:
         lines.append(f"- ... and {len(findings) - shown} more (/qa status)")
     return "\n".join(lines)
+
+
+def round_question(record: QaRecord) -> ChoiceQuestion:
+    """At the loop bound: one more fix round, or stop (nobody answering stops it)."""
+    return ChoiceQuestion(
+        title=f"Session QA still fails after {record.rounds} fix rounds",
+        prompt=listing(record.findings),
+        options=[ChoiceOption("again", "One more fix round", "the Architect tries again"),
+                 ChoiceOption("stop", "Stop", "back to planning, findings listed", True)],
+    )  # fmt: skip
 
 
 def changed_files(diff: SessionDiff) -> tuple[list[str], list[str], list[str]]:

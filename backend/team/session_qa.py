@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 from backend.checkpoints.service import Checkpoints
 from backend.errors import SylkError
-from backend.events import ChoiceOption, ChoiceQuestion, DagStatusChanged, EngineEvent, PlanChanged
+from backend.events import DagStatusChanged, EngineEvent, PlanChanged
 from backend.knowledge.chronicle.chronicle import Chronicle
 from backend.messages import Message
 from backend.plans.desk import PlanDesk
@@ -48,6 +48,7 @@ from backend.team.qa_checks import (
     changed_files,
     inspection_findings,
     listing,
+    round_question,
     test_counts,
     test_findings,
     tool_lines,
@@ -143,9 +144,11 @@ class SessionQa:
             await self._say(session_id, f"Phase not moved to {phase.value}: {exc}", "phase")
 
     # -- the QA pass ---------------------------------------------------------------------
-    async def _run(self, session_id: str, plan_id: str) -> None:
-        before = self.record(session_id)
-        if before is not None and before.fix_plan == plan_id and before.stage not in ENDED:
+    async def _run(self, session_id: str, plan_id: str, again: QaRecord | None = None) -> None:
+        before = again or self.record(session_id)
+        if again is not None:
+            record = again
+        elif before is not None and before.fix_plan == plan_id and before.stage not in ENDED:
             record = before.model_copy(update={"fix_plan": None})  # a fix plan passed
         else:
             flags = self._next.pop(session_id, {})
@@ -225,14 +228,14 @@ class SessionQa:
             n += 1
             plan_id = fix_plan_id(record.plan_id, n)
         record.stage, record.fix_plan = "awaiting_fix", plan_id
+        record.plans.append(plan_id)  # before its DAG can pass: that QA pass continues this one
         await self._save(session_id, record)
         made = await self._planner.create(session_id, findings, plan_id=plan_id,
                                           root_plan=record.plan_id)  # fmt: skip
         current = self.record(session_id)  # /qa may have acted while the Architect wrote
         if current is None or current.fix_plan != plan_id:
             return
-        record.fix_plan = made.plan.plan_id
-        record.plans.append(made.plan.plan_id)
+        record.fix_plan = record.plans[-1] = made.plan.plan_id  # the Architect may rename it
         await self._save(session_id, record)
         if made.plan.status == PlanStatus.APPROVED:
             await self._say(session_id, f"Fix plan {made.plan.plan_id} approved: it runs, then "
@@ -244,13 +247,7 @@ class SessionQa:
                         "/qa skip-tests, /qa stop)", "awaiting_fix")  # fmt: skip
 
     async def _another_round(self, session_id: str, record: QaRecord) -> bool:
-        question = ChoiceQuestion(
-            title=f"Session QA still fails after {record.rounds} fix rounds",
-            prompt=listing(record.findings),
-            options=[ChoiceOption("again", "One more fix round", "the Architect tries again"),
-                     ChoiceOption("stop", "Stop", "back to planning, findings listed", True)],
-        )  # fmt: skip
-        return await self._questions.ask(question, session_id) == "again"
+        return await self._questions.ask(round_question(record), session_id) == "again"
 
     async def _stop(self, session_id: str, text: str, **extra: Any) -> None:
         """QA ends here: the findings listed, the phase back to planning."""
@@ -337,6 +334,7 @@ class SessionQa:
             raise QaCommandError(f"fix plan {fix} is approved and runs", "fix_running",
                                  "wait for it (QA checks again after it), /qa status")  # fmt: skip
         record.fix_plan = None
+        record.plans = [p for p in record.plans if p != fix]  # closed unrun: not in the summary
         await self._save(session_id, record)
         task = self._tasks.pop(session_id, None)
         if task is not None and task is not asyncio.current_task():
@@ -351,10 +349,15 @@ class SessionQa:
             raise QaCommandError("no plan has passed in this session yet", "nothing_to_check")
         if session_id in self._tasks:
             raise QaCommandError("session QA is running now", "running", "/qa status")
-        if record.stage == "awaiting_fix":
+        phase = self._sessions.get(session_id).phase
+        if phase not in (SessionPhase.INSPECTION, SessionPhase.TESTING):  # QA's own phases
+            raise QaCommandError(f"the session is in {phase.value}: QA runs after a plan's "
+                                 "DAG passes", "wrong_phase", "/plan, /qa status")  # fmt: skip
+        again = None
+        if record.stage not in ENDED:  # keep its rounds and decisions; close its fix plan
             await self._halt(session_id, record)
-        plan_id = record.plans[-1] if record.stage not in ENDED else record.plan_id
-        self._start(session_id, self._run(session_id, plan_id), f"qa-{plan_id}")
+            again = record
+        self._start(session_id, self._run(session_id, record.plan_id, again), "qa-again")
         return f"session QA runs again for plan {record.plan_id}"
 
     # -- reading, waiting, closing ----------------------------------------------------------

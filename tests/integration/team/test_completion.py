@@ -63,6 +63,11 @@ async def test_override_accepts_the_findings_and_lists_them_as_deferred(
         await run.say(sid, "/plan approve p1")
         record = await run.settle(sid)
         assert record is not None and record.stage == "awaiting_fix"
+        assert await run.say(sid, "/qa run") == "session QA runs again for plan p1"
+        record = await run.settle(sid)  # nothing changed: the same finding, a new fix plan
+        assert record is not None and (record.fix_plan, record.rounds) == ("p1-fix2", 2)
+        assert record.plans == ["p1", "p1-fix2"]  # the closed p1-fix1 ran nothing
+        assert (await run.parts.plans.latest(sid, "p1-fix1")).status == "rejected"
         answer = await run.say(sid, "/qa override")
         assert answer == "1 finding(s) overridden (listed as deferred); testing"
         record = await run.settle(sid)

@@ -42,6 +42,8 @@ async def test_rejecting_the_fix_plan_sends_the_work_back_to_planning_with_the_f
         assert "pkg/gen.py:1: [ruff F401]" in stopped
         status = await run.say(sid, "/qa")
         assert "Session QA of plan p1: stopped" in status and "F401" in status
+        refused = await run.say(sid, "/qa run")  # planning: a new plan comes first
+        assert refused.startswith("the session is in planning: QA runs after a plan's DAG")
     finally:
         await run.aclose()
 
