@@ -31,7 +31,10 @@ TASK_VERBS: tuple[TaskVerb, ...] = (
     "ignore_inspector",
     "ignore_tester",
 )
-TASK_USAGE = "/task ID prompt|query TEXT  ·  /task ID interrupt|ignore_inspector|ignore_tester"
+TASK_USAGE = (
+    "/task ID prompt TEXT  ·  /task ID query [TEXT]  ·  "
+    "/task ID interrupt|ignore_inspector|ignore_tester"
+)
 MENTION_USAGE = "@AGENT MESSAGE, where AGENT is one of: " + ", ".join(
     sorted(t.value for t in AGENT_TARGETS)
 )
@@ -221,7 +224,7 @@ def _parse_task(words: list[str]) -> TaskCommand:
     if verb not in TASK_VERBS:
         raise CommandError(f"unknown /task verb {words[2]!r}", help_hint=TASK_USAGE)
     text = " ".join(words[3:]).strip()
-    if verb in ("prompt", "query") and not text:
+    if verb == "prompt" and not text:  # query's text is optional: the state is the answer
         raise CommandError(f"/task {verb} needs the text to send", help_hint=TASK_USAGE)
     if verb not in ("prompt", "query") and text:
         raise CommandError(f"/task {verb} takes no text", help_hint=TASK_USAGE)
