@@ -107,8 +107,8 @@ async def test_with_nothing_to_check_the_answer_says_so(
         sid = await desk.session("auto-edit")
         reply = await desk.say(sid, "@engineer write the todo note")
         assert reply["text"] == (
-            "Writing.\n\nWrote notes/todo.md.\n\nChecks (task q1, 1 loop(s)): nothing was checked — no "
-            "linter or test ran for this project."
+            "Writing.\n\nWrote notes/todo.md.\n\nChecks (task q1, 1 loop(s)): nothing was "
+            "checked — no linter or test ran for this project."
         )
         assert (workspace / "notes" / "todo.md").read_text() == "- ship it\n"
     finally:
