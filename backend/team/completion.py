@@ -87,17 +87,19 @@ def summary_text(summary: dict[str, Any]) -> str:
         if overridden
         else f"inspection clean ({validation['inspected_files']} changed file(s))"
     )
+    # One markdown list item per field: the transcript joins a paragraph's lines.
     lines = [
         f"Plan {summary['plan_id']} is complete{fixes}.",
-        f"Files created: {_names(summary['files_created'])}",
-        f"Files modified: {_names(summary['files_modified'])}",
+        "",
+        f"- Files created: {_names(summary['files_created'])}",
+        f"- Files modified: {_names(summary['files_modified'])}",
     ]
     if summary["files_deleted"]:
-        lines.append(f"Files deleted: {_names(summary['files_deleted'])}")
-    lines += [f"Tests: {tests_line(summary['tests'])}", f"Validation: {checked}"]
+        lines.append(f"- Files deleted: {_names(summary['files_deleted'])}")
+    lines += [f"- Tests: {tests_line(summary['tests'])}", f"- Validation: {checked}"]
     if summary["deferred"]:
-        lines.append("Deferred:")
-        lines += [f"- {item}" for item in summary["deferred"][:LISTED]]
+        lines.append("- Deferred:")
+        lines += [f"  - {item}" for item in summary["deferred"][:LISTED]]
     return "\n".join(lines)
 
 
