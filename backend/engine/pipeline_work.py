@@ -210,6 +210,7 @@ class PipelineWork:
             decision = RouteDecision(target=Target.ENGINEER, confidence=1.0, tier="dsl", text=text)
             with pipeline_turn():  # a turn of this pipeline, not a new one
                 record = await ask(session_id, decision)
+            held[0].last_answer = record
             result = result_of(record)
             if not result.ok:
                 turn_failure.append(result)

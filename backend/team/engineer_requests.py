@@ -3,9 +3,11 @@
 ``@engineer TEXT`` (and any request the Guide routes to the Engineer) runs as a pipeline
 of one task (``q1``, ``q2``, ... in the session): engineer -> inspector -> tester with
 the feedback loops and the loop-limit question, exactly as a plan's engineer node runs.
-The user's answer is the engineer's final text and one line of what the checks found
-(passed, skipped, failed and why; "nothing was checked" when the project has no linter
-or test the checks could run).
+The user sees the engineer's final answer, then a notice with one line of what the
+checks found (passed, skipped, "nothing was checked" when the project has no linter or
+test the checks could run). When the task failed, that line (failed, and why) is the
+answer itself, marked as an error, so ``sylk run`` does not exit 0 on a change its
+checks refused; when the engineer's turn itself failed, the turn's notice is.
 
 While a plan's DAG runs in the session, or another task's pipeline does, a new request
 for the Engineer is refused: a running pipeline's engineer is reached through
@@ -22,7 +24,8 @@ from typing import Any, Protocol
 
 from backend.errors import ErrorKind, SylkError
 from backend.guide.routing.decision import RouteDecision
-from backend.messages import Message
+from backend.messages import Message, MessageType
+from backend.pipelines.context import PipelineState
 from backend.skills.builtin.engineer import TaskParams
 from backend.skills.models import Handler, SkillContext
 from backend.team.pipeline_desk import LiveTask, PipelineDesk, checks_line
@@ -59,6 +62,12 @@ class TaskIdTakenError(SylkError):
             help_hint=f"/task {task_id} query shows it",
             details={"reason": "task_id_taken", "task_id": task_id},
         )
+
+
+def _turn_failed(record: Record) -> bool:
+    """The engineer's turn did not answer (a notice), or ended early (stopped, errored)."""
+    return record.type is MessageType.SYSTEM_NOTICE or record.payload.get("stop") not in (
+        None, "final", "truncated")  # fmt: skip
 
 
 class EngineerRequests:
@@ -112,18 +121,21 @@ class EngineerRequests:
             return await self._sessions.notice(
                 session_id, str(error), error=type(error).__name__, agent="engineer"
             )
-        pipeline = task.pipeline
-        said = pipeline.context.engineer_texts[-1] if pipeline.context.engineer_texts else ""
-        text = "\n\n".join(p for p in (said.strip(), checks_line(task)) if p)
-        return await self._sessions.notice(
-            session_id,
-            text,
-            agent="engineer",
-            pipeline=task.task_id,
-            state=pipeline.state.value,
-            loops=pipeline.context.loop,
-            files=pipeline.context.modified_files + pipeline.context.created_files,
-        )
+        pipeline, last = task.pipeline, task.last_answer
+        failed = pipeline.state is not PipelineState.COMPLETED
+        if last is not None and failed and _turn_failed(last):
+            return last  # the turn's own notice (or its stopped answer) says why
+        context = pipeline.context
+        about: dict[str, Any] = {
+            "agent": "engineer", "pipeline": task.task_id, "state": pipeline.state.value,
+            "loops": context.loop, "files": context.modified_files + context.created_files,
+        }  # fmt: skip
+        if failed:  # the answer: the task failed, and why
+            return await self._sessions.notice(
+                session_id, checks_line(task), error="PipelineFailed", **about
+            )
+        checked = await self._sessions.notice(session_id, checks_line(task), **about)
+        return last if last is not None else checked
 
     async def execute(self, session_id: str, instructions: str, task_id: str) -> dict[str, Any]:
         """``engineer.task.execute``: the task as a one-node pipeline, run to its end."""

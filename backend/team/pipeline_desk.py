@@ -72,6 +72,7 @@ class LiveTask:
     pipeline: Pipeline
     reports: CheckReports = field(default_factory=CheckReports)
     sent: list[str] = field(default_factory=list)  # /task prompt texts, in order
+    last_answer: Message[dict[str, Any]] | None = None  # the engineer's last turn, recorded
 
     @property
     def task_id(self) -> str:

@@ -101,7 +101,9 @@ async def test_an_edit_keeps_its_diff_and_a_command_its_exit_code_and_output(
     assert text[: read.at] == "Reading." and text[: edit.at] == "Reading.\n\nEditing."
     assert command.at == edit.at
     # The archive keeps the answer with its actions, and each call's two steps.
-    assert (await engine.transcript(session.id))[-1].payload["actions"] == reply.payload["actions"]
+    # (@engineer runs as a one-node pipeline: its checks' notice comes after the answer.)
+    stored_reply = (await engine.transcript(session.id))[-2]
+    assert stored_reply.payload["actions"] == reply.payload["actions"]
     stored = [row["kind"] for row in parts.archive.load_steps(session.id)]
     assert stored.count("tool_call") == stored.count("tool_result") == 3
 

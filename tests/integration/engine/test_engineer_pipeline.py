@@ -42,13 +42,14 @@ async def test_a_lint_error_is_fixed_on_the_second_loop(
     try:
         sid = await desk.session("auto-edit")
         reply = await desk.say(sid, "@engineer add a VERBOSE flag to pkg/flags.py")
-        text = str(reply["text"])
-        assert text.endswith(
-            "Removed the unused import.\n\nChecks (task q1, 2 loop(s)): "
-            "inspector passed (ruff (formatter), ruff (linter)); tester ran "
-            "no test (no_tests)"
+        assert str(reply["text"]).endswith("Removed the unused import.")  # the engineer's answer
+        assert reply["stop"] == "final"
+        checks = await desk.checks(sid)  # then what the checks found
+        assert checks["text"] == (
+            "Checks (task q1, 2 loop(s)): inspector passed (ruff (formatter), ruff (linter)); "
+            "tester ran no test (no_tests)"
         )
-        assert (reply["pipeline"], reply["state"], reply["loops"]) == ("q1", "completed", 2)
+        assert (checks["pipeline"], checks["state"], checks["loops"]) == ("q1", "completed", 2)
         assert (project / "pkg" / "flags.py").read_text() == "VERBOSE = True\n"
         moves = [n.split(":")[0] for n in desk.notices("Task q1: ")]
         assert moves == [
@@ -87,8 +88,10 @@ async def test_edits_made_inside_a_batch_are_the_turns_files(
     desk = Desk(data_dir, project)
     try:
         sid = await desk.session("auto-edit")
-        reply = await desk.say(sid, "@engineer add flags and names")
-        assert reply["state"] == "completed" and reply["files"] == ["pkg/flags.py", "pkg/names.py"]
+        await desk.say(sid, "@engineer add flags and names")
+        checks = await desk.checks(sid)
+        assert checks["state"] == "completed"
+        assert checks["files"] == ["pkg/flags.py", "pkg/names.py"]
         assert not (project / "pkg" / "dry.py").exists()
         first = next(m for m in await desk.engine.transcript(sid)
                      if str(m.payload.get("text")).endswith("Wrote them."))  # fmt: skip
@@ -106,9 +109,10 @@ async def test_with_nothing_to_check_the_answer_says_so(
     try:
         sid = await desk.session("auto-edit")
         reply = await desk.say(sid, "@engineer write the todo note")
-        assert reply["text"] == (
-            "Writing.\n\nWrote notes/todo.md.\n\nChecks (task q1, 1 loop(s)): nothing was "
-            "checked — no linter or test ran for this project."
+        assert reply["text"] == "Writing.\n\nWrote notes/todo.md."
+        assert (await desk.checks(sid))["text"] == (
+            "Checks (task q1, 1 loop(s)): nothing was checked — no linter or test ran for "
+            "this project."
         )
         assert (workspace / "notes" / "todo.md").read_text() == "- ship it\n"
     finally:

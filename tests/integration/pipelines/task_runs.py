@@ -90,6 +90,11 @@ class Desk:
         reply = (await self.engine.submit(session_id, text))[-1]
         return dict(reply.payload)
 
+    async def checks(self, session_id: str) -> dict[str, Any]:
+        """The newest notice of what a pipeline's checks found (after the engineer's answer)."""
+        found = [m for m in await self.engine.transcript(session_id) if m.payload.get("pipeline")]
+        return dict(found[-1].payload)
+
     def notices(self, prefix: str) -> list[str]:
         return [
             e.text.removeprefix(prefix)

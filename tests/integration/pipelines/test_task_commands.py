@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from backend.events import EngineNotice
+from backend.messages import MessageType
 from backend.orchestration import DagStatus
 from backend.sessions.phases import SessionPhase
+from backend.skills.builtin.catalog import agent_context
 from tests.integration.orchestration.plan_runs import architect_proposes, node, plan
 from tests.integration.pipelines.task_runs import BAD, Desk, python_project, script, writes
 from tests.support.scripted import read_then_edit
@@ -54,7 +56,9 @@ async def test_a_prompt_reaches_the_next_engineer_turn_and_query_tells_the_state
         await desk.engine.approval_command(sid, "auto-edit")  # loop 2's edit goes ahead
         desk.parts.questions.answer(asked.question_id, "allow")
         reply = await answer
-        assert reply["state"] == "completed" and reply["loops"] == 2
+        assert str(reply["text"]).endswith("Done, and kept it True.")
+        checks = await desk.checks(sid)
+        assert checks["state"] == "completed" and checks["loops"] == 2
         assert (project / "pkg" / "flags.py").read_text() == "VERBOSE = True\n"
 
         after = str((await desk.say(sid, "/task q1 query"))["text"])
@@ -85,9 +89,10 @@ async def test_ignore_tester_skips_the_tests_of_a_failing_pipeline(
         skipped = await desk.say(sid, "/task q1 ignore_tester")
         assert "the tester is skipped from its next check on" in skipped["text"]
         desk.parts.questions.answer(asked.question_id, "allow")
-        reply = await answer
-        assert (reply["state"], reply["loops"]) == ("completed", 1)
-        assert "inspector passed" in reply["text"] and "tester skipped" in reply["text"]
+        await answer
+        checks = await desk.checks(sid)
+        assert (checks["state"], checks["loops"]) == ("completed", 1)
+        assert "inspector passed" in checks["text"] and "tester skipped" in checks["text"]
         moves = [n.split(":")[0] for n in desk.notices("Task q1: ")]
         assert "testing (loop 1)" not in moves and moves[-1] == "completed (loop 1)"
         query = str((await desk.say(sid, "/task q1 query"))["text"])
@@ -157,5 +162,36 @@ async def test_an_unknown_task_is_a_typed_error_in_the_transcript(
         assert last.payload["error"] == "PipelineNotFoundError"
         bad = await desk.say(sid, "/task zz pause")  # the DSL's own typed error
         assert bad["error"] == "CommandError" and "unknown /task verb" in bad["text"]
+    finally:
+        await desk.aclose()
+
+
+async def test_the_op_interrupts_a_request_and_the_answer_is_the_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data_dir: Path, project: Path
+) -> None:
+    """guide.task.interact is /task for a model or an MCP client; a one-node pipeline that
+    ends failed answers with the failure, marked as an error (``sylk run`` exits non-zero)."""
+    script(tmp_path / "s.json", monkeypatch, writes("pkg/flags.py", BAD))
+    desk = Desk(data_dir, project)
+    try:
+        sid = await desk.session("ask")
+        answer = asyncio.create_task(desk.engine.submit(sid, f"@engineer {ASK_TEXT}"))
+        await desk.question(sid)
+        ctx = agent_context("guide", sid, project)
+        gateway = desk.parts.gateway
+        query = await gateway.execute(ctx, "guide.task.interact",
+                                      {"pipeline_id": "1", "action": "query"})  # fmt: skip
+        assert query.ok and str(query.result["answer"]).startswith("Task q1: running (loop 1/3)")
+        stop = await gateway.execute(
+            ctx, "guide.task.interact", {"pipeline_id": "q1", "action": "interrupt"},
+            dry_run=False,
+        )  # fmt: skip
+        assert stop.ok and "interrupted while running" in stop.result["answer"]
+        reply = (await answer)[-1]
+        assert reply.type is MessageType.SYSTEM_NOTICE
+        assert reply.payload["error"] == "PipelineFailed" and reply.payload["state"] == "failed"
+        assert reply.payload["text"] == "Checks (task q1, 1 loop(s)): failed — interrupted"
+        assert not (project / "pkg" / "flags.py").exists()
+        assert not desk.parts.questions.pending(sid)
     finally:
         await desk.aclose()
