@@ -28,7 +28,7 @@ from backend.messages import Message, MessageType
 from backend.pipelines.context import PipelineState
 from backend.skills.builtin.engineer import TaskParams
 from backend.skills.models import Handler, SkillContext
-from backend.team.pipeline_desk import LiveTask, PipelineDesk, checks_line
+from backend.team.pipeline_desk import LiveTask, PipelineDesk, first_line
 
 Record = Message[dict[str, Any]]
 # (session_id, text, task_id or None) -> the task, once its pipeline ended
@@ -167,3 +167,35 @@ def task_execute(requests: EngineerRequests) -> Handler:
         return await requests.execute(ctx.session_id, p.instructions, p.task_id)
 
     return execute
+
+
+def checks_line(task: LiveTask) -> str:
+    """What the checks found, in one short line, for the answer of a one-node pipeline."""
+    pipeline = task.pipeline
+    label = f"Checks (task {task.task_id}, {pipeline.context.loop} loop(s))"
+    if pipeline.state is PipelineState.FAILED:
+        return f"{label}: failed — {first_line(pipeline.reason)}"
+    inspection, tests = task.reports.inspection, task.reports.tests
+    linted = inspection is not None and bool(inspection.tools_run)
+    tested = tests is not None and tests.passed + tests.failed + tests.errors > 0
+    if not linted and not tested and not pipeline.context.notes:
+        return f"{label}: nothing was checked — no linter or test ran for this project."
+    said = [f"{stage} {_verdict(task, stage)}" for stage in ("inspector", "tester")]
+    return f"{label}: " + "; ".join(said)
+
+
+def _verdict(task: LiveTask, stage: str) -> str:
+    """One or two words on a stage of a pipeline that completed."""
+    context = task.pipeline.context
+    feedback = context.inspector_feedback if stage == "inspector" else context.tester_feedback
+    if any(n.startswith(stage) for n in context.notes):
+        return "skipped (deferred, see notes)" if feedback else "skipped"
+    if not feedback:
+        return "did not run"
+    if stage == "inspector" and task.reports.inspection is not None:
+        ran = sorted({run.tool for run in task.reports.inspection.tools_run})
+        return f"passed ({', '.join(ran)})" if ran else "had nothing to run"
+    tests = task.reports.tests
+    if tests is not None and tests.passed + tests.failed + tests.errors:
+        return f"passed ({tests.passed} test(s))"
+    return "ran no test" + (f" ({tests.status})" if tests is not None else "")

@@ -29,13 +29,16 @@ from backend.pipelines.checks import InspectionReport, TestReport
 from backend.pipelines.context import TERMINAL, PipelineState
 from backend.pipelines.pipeline import Pipeline
 from backend.pipelines.pipeline_checks import PipelineChecker
+from backend.roles import AGENT_ROLES
 from backend.skills.builtin.guide import TaskParams
+from backend.skills.envelopes import ErrorCode, SkillError
 from backend.skills.models import Handler, SkillContext
 
 VERBS = ("prompt", "query", "interrupt", "ignore_inspector", "ignore_tester")
 FINISHED_KEPT = 8  # finished tasks a session keeps for /task ID query
 LINE_MAX = 200  # characters of one feedback line in a query's answer
 FEEDBACK_LINES = 3
+PIPELINE_ROLES = frozenset({"engineer", "inspector", "tester"})
 
 
 class PipelineEndedError(SylkError):
@@ -274,10 +277,32 @@ def task_interact(desk: PipelineDesk) -> Handler:
     """``guide.task.interact``: ``/task`` for a model or an MCP client, in its session."""
 
     async def interact(ctx: SkillContext, p: TaskParams) -> dict[str, Any]:
+        refused = _not_for(ctx.agent, p.action)
+        if refused:
+            raise SkillError(
+                ErrorCode.ACCESS_DENIED, refused, help_path="guide.task.interact",
+                details={"reason": "not_for_agents", "agent": ctx.agent, "action": p.action},
+            )  # fmt: skip
         answer = await desk.command(ctx.session_id, p.pipeline_id, p.action, p.message or "")
         return {"task_id": p.pipeline_id, "action": p.action, "answer": answer}
 
     return interact
+
+
+def _not_for(agent: str, action: str) -> str:
+    """Why Sylk's own ``agent`` may not do ``action`` to a pipeline ("" if it may).
+
+    A pipeline's own roles may only ask how it stands: an engineer that could interrupt
+    or re-prompt its task, or skip its checks, would grade its own work. Skipping a check
+    is the user's call (``/task ID ignore_...``, or their own MCP client), never a model's.
+    """
+    if agent not in AGENT_ROLES or action == "query":
+        return ""
+    if action.startswith("ignore_"):
+        return f"only the user skips a pipeline's check (/task ID {action}), not the {agent}"
+    if agent in PIPELINE_ROLES:
+        return f"the {agent} works inside pipelines: it may query one, not {action} it"
+    return ""
 
 
 # -- what a task is doing, in words ----------------------------------------------------
@@ -288,18 +313,18 @@ def query_text(task: LiveTask, question: str = "") -> str:
     loops = f"loop {context.loop}/{pipeline.max_loops}"
     head = f"{task.label}: {pipeline.state} ({loops})"
     if task.ended and pipeline.reason:
-        head += f" — {_first(pipeline.reason)}"
+        head += f" — {first_line(pipeline.reason)}"
     lines = [head]
     if question.strip():
-        lines.append(f"(asked: {_first(question)}; answered from the pipeline's state)")
-    lines.append(f"Task: {_first(context.task_prompt)}")
+        lines.append(f"(asked: {first_line(question)}; answered from the pipeline's state)")
+    lines.append(f"Task: {first_line(context.task_prompt)}")
     files = context.modified_files + context.created_files
     lines.append("Files touched: " + (", ".join(files) if files else "none yet"))
     for stage in ("inspector", "tester"):
         lines.append(f"{stage.capitalize()}: {stage_line(task, stage)}")
     if task.queued:
         lines.append(f"Your messages waiting for the next engineer turn: {len(task.queued)}")
-        lines += [f"  - {_first(m)}" for m in task.queued]
+        lines += [f"  - {first_line(m)}" for m in task.queued]
     if context.user_messages:
         lines.append(f"Your messages the engineer has read: {len(context.user_messages)}")
     ignored = [s for s in ("inspector", "tester") if getattr(pipeline, f"ignore_{s}")]
@@ -331,43 +356,11 @@ def stage_line(task: LiveTask, stage: str) -> str:
             verdict = f"passed ({tests.passed} test(s), {tests.framework})"
     text = f"{verdict} at loop {last.loop}" + (" — now skipped" if skipped else "")
     if not last.passed:
-        found = [_first(line) for line in last.text.splitlines() if line.strip()]
+        found = [first_line(line) for line in last.text.splitlines() if line.strip()]
         text += "".join(f"\n  {line}" for line in found[:FEEDBACK_LINES])
     return text
 
 
-def checks_line(task: LiveTask) -> str:
-    """What the checks found, in one short line, for the answer of a one-node pipeline."""
-    pipeline = task.pipeline
-    label = f"Checks (task {task.task_id}, {pipeline.context.loop} loop(s))"
-    if pipeline.state is PipelineState.FAILED:
-        return f"{label}: failed — {_first(pipeline.reason)}"
-    inspection, tests = task.reports.inspection, task.reports.tests
-    linted = inspection is not None and bool(inspection.tools_run)
-    tested = tests is not None and tests.passed + tests.failed + tests.errors > 0
-    if not linted and not tested and not pipeline.context.notes:
-        return f"{label}: nothing was checked — no linter or test ran for this project."
-    said = [f"{stage} {_verdict(task, stage)}" for stage in ("inspector", "tester")]
-    return f"{label}: " + "; ".join(said)
-
-
-def _verdict(task: LiveTask, stage: str) -> str:
-    """One or two words on a stage of a pipeline that completed."""
-    context = task.pipeline.context
-    feedback = context.inspector_feedback if stage == "inspector" else context.tester_feedback
-    if any(n.startswith(stage) for n in context.notes):
-        return "skipped (deferred, see notes)" if feedback else "skipped"
-    if not feedback:
-        return "did not run"
-    if stage == "inspector" and task.reports.inspection is not None:
-        ran = sorted({run.tool for run in task.reports.inspection.tools_run})
-        return f"passed ({', '.join(ran)})" if ran else "had nothing to run"
-    tests = task.reports.tests
-    if tests is not None and tests.passed + tests.failed + tests.errors:
-        return f"passed ({tests.passed} test(s))"
-    return "ran no test" + (f" ({tests.status})" if tests is not None else "")
-
-
-def _first(text: str) -> str:
+def first_line(text: str) -> str:
     line = text.strip().splitlines()[0] if text.strip() else ""
     return line if len(line) <= LINE_MAX else line[: LINE_MAX - 1] + "…"

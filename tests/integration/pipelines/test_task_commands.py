@@ -182,6 +182,17 @@ async def test_the_op_interrupts_a_request_and_the_answer_is_the_failure(
         query = await gateway.execute(ctx, "guide.task.interact",
                                       {"pipeline_id": "1", "action": "query"})  # fmt: skip
         assert query.ok and str(query.result["answer"]).startswith("Task q1: running (loop 1/3)")
+        # The pipeline's own engineer may not steer it, and no model skips a check.
+        for agent, action in (("engineer", "interrupt"), ("engineer", "ignore_inspector"),
+                              ("architect", "ignore_tester")):  # fmt: skip
+            own = agent_context(agent, sid, project)
+            denied = await gateway.execute(own, "guide.task.interact",
+                                           {"pipeline_id": "q1", "action": action},
+                                           dry_run=False)  # fmt: skip
+            assert denied.error is not None and denied.error.code.value == "ACCESS_DENIED"
+        query = await gateway.execute(ctx, "guide.task.interact",
+                                      {"pipeline_id": "q1", "action": "query"})  # fmt: skip
+        assert "Skipped stages" not in str(query.result["answer"])
         stop = await gateway.execute(
             ctx, "guide.task.interact", {"pipeline_id": "q1", "action": "interrupt"},
             dry_run=False,
