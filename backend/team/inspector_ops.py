@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from backend.agents.answering import pipeline_turn
 from backend.errors import ErrorKind, SylkError
 from backend.guide.routing.decision import RouteDecision, Target
 from backend.knowledge.tool_discovery.installed import system_which
@@ -33,7 +34,6 @@ from backend.pipelines.checks.tool_process import run_tool
 from backend.skills.models import SkillContext
 
 KEPT_SESSIONS = 256  # sessions whose latest reports are remembered
-DEEP_MAX_FILES = 400  # source files one deep analysis inspects
 SOURCES = (*PY, *JS, *GO)
 DIFF_MAX = 40_000  # characters of the task's diff shown to the model
 EXPLAIN_TIMEOUT_S = 20.0
@@ -130,7 +130,8 @@ class AgentAsk:
     async def answer(self, ctx: SkillContext, role: Target, text: str) -> Record:
         assert self.ask is not None  # callers check can() first
         decision = RouteDecision(target=role, confidence=1.0, tier="dsl", text=text)
-        record = await self.ask(ctx.session_id, decision)
+        with pipeline_turn():  # one turn: the op checks its result itself
+            record = await self.ask(ctx.session_id, decision)
         payload = record.payload
         stop = payload.get("stop")
         if record.type is MessageType.SYSTEM_NOTICE or stop not in (None, "final", "truncated"):
@@ -239,7 +240,9 @@ class InspectorOps:
             "total": len(issues),
             "severity_counts": dict(Counter(i["severity"] for i in issues)),
             "by_file": by_file,
-            "failed_tools": [r for r in latest["tools_run"] if r["status"] not in GOOD],
+            "failed_tools": [
+                r for r in latest["tools_run"] if r["status"] not in ("clean", "issues")
+            ],
             "skipped": latest["skipped"],
             "clean": latest["clean"] and file is None,
         }
@@ -292,9 +295,6 @@ class InspectorOps:
                              confinement=ctx.confinement, timeout_s=EXPLAIN_TIMEOUT_S)  # fmt: skip
         ok = out.finished and out.exit_code == 0 and out.stdout.strip()
         return out.stdout.strip()[:8000] if ok else ""
-
-
-GOOD = ("clean", "issues")
 
 
 def _verdicts(text: str) -> list[dict[str, Any]] | None:

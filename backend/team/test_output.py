@@ -78,11 +78,12 @@ def _sniff(text: str, ws: Path) -> tuple[str, dict[str, int], list[TestFailure]]
     if re.search(r'^\{.*"Action":', stripped, re.MULTILINE):
         go = parse_go_test(stripped, "", ws)
         return "go test -json", _counted(go), go.failures
-    if _SECTION.search(text) or re.search(r"^(FAILED|ERROR) \S+::", text, re.MULTILINE):
+    lines = text.splitlines()
+    if any(_SECTION.match(ln) or _SUMMARY.match(ln) for ln in lines):
         return "pytest", *_pytest_text(text, ws)
-    if _JEST_HEAD.search(text):
+    if any(_JEST_HEAD.match(ln) for ln in lines):
         return "jest/vitest", *_jest_text(text, ws)
-    if _GO_FAIL.search(text):
+    if any(_GO_FAIL.match(ln) for ln in lines):
         return "go test", *_go_text(text, ws)
     failures = _bare(text, ws)
     return ("traceback" if failures else "unrecognised"), _zero(len(failures)), failures
@@ -195,8 +196,27 @@ def _jest_text(text: str, ws: Path) -> tuple[dict[str, int], list[TestFailure]]:
 
 
 def _go_text(text: str, ws: Path) -> tuple[dict[str, int], list[TestFailure]]:
+    """``go test`` (``-v`` or not): a test's lines are those after its ``=== RUN`` and
+    after its ``--- FAIL``, up to the next marker line."""
+    said: dict[str, list[str]] = {}
+    failed: list[str] = []
+    current: str | None = None
+    for line in text.splitlines():
+        run = re.match(r"^=== (?:RUN|CONT|PAUSE)\s+(\S+)", line)
+        fail = _GO_FAIL.match(line)
+        marker = run or fail
+        if marker is not None:
+            current = marker[1]
+            if fail:
+                failed.append(current)
+            said.setdefault(current, [])
+        elif line.startswith(("--- ", "=== ", "FAIL", "ok ", "PASS")):
+            current = None
+        elif current is not None:
+            said[current].append(line)
     failures = []
-    for name, body in _blocks(text, _GO_FAIL):
+    for name in dict.fromkeys(failed):
+        body = said.get(name, [])
         at = next((m for ln in body if (m := _GO_AT.match(ln))), None)
         message = at["msg"].strip() if at else ""
         expected, actual = go_values(message)

@@ -51,7 +51,13 @@ async def open_engine(
 
 
 async def call(
-    engine: Engine, agent: str, op: str, *, mode: str | None = "auto", **args: Any
+    engine: Engine,
+    agent: str,
+    op: str,
+    *,
+    mode: str | None = "auto",
+    dry_run: bool | None = None,
+    **args: Any,
 ) -> Envelope:
     session = await engine.ensure_session()
     if mode is not None:
@@ -59,7 +65,7 @@ async def call(
     ctx = agent_context(agent, session.id, engine.workspace,
                         confinement=engine.confinement(engine.workspace))  # fmt: skip
     gateway = await engine.tools_gateway()
-    return await gateway.execute(ctx, op, dict(args))
+    return await gateway.execute(ctx, op, dict(args), dry_run=dry_run)
 
 
 async def ok(engine: Engine, agent: str, op: str, **args: Any) -> dict[str, Any]:

@@ -7,11 +7,13 @@ import json
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from backend.engine import Engine
 from tests.integration.team.quality_engine import call, ok, open_engine, refused
+from tests.support.scripted import execute
 
 
 @pytest.fixture
@@ -132,7 +134,7 @@ VERDICT = {"criteria": [
 async def test_with_a_model_the_inspector_checks_compliance_and_explains_the_rest(
     data_dir: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    turns = [
+    turns: list[dict[str, Any]] = [
         {"expect": "compliance criterion", "text": json.dumps(VERDICT)},
         {"expect": "frobnicate-widgets", "text": "It means the widgets were frobnicated."},
     ]
@@ -151,3 +153,26 @@ async def test_with_a_model_the_inspector_checks_compliance_and_explains_the_res
                         criteria=["add() has a docstring"])  # fmt: skip
         assert mine["compliance"]["checked"] is False
         assert "you are the inspector" in mine["compliance"]["reason"]
+
+
+EXTRA = 'def triple(x: int) -> int:\n    """Three times x."""\n    return 3 * x\n'
+
+
+async def test_a_pipeline_task_is_validated_on_the_files_it_changed(
+    data_dir: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    turns: list[dict[str, Any]] = [
+        {"text": "Writing.", "tool_calls": [
+            execute("engineer.file.write", path="pkg/extra.py", content=EXTRA)]},
+        {"text": "Added pkg/extra.py."},
+        {"expect": "compliance criterion", "text": json.dumps({"criteria": [
+            {"criterion": "triple() is documented", "met": True, "why": "it has a docstring"}]})},
+    ]  # fmt: skip
+    async for engine in open_engine(data_dir, workspace, monkeypatch, turns):
+        session = await engine.ensure_session()
+        await engine.approval_command(session.id, "auto")
+        await engine.submit(session.id, "@engineer add triple() in pkg/extra.py")
+        report = await ok(engine, "architect", "inspector.task.validate", task_id="q1",
+                          criteria=["triple() is documented"])  # fmt: skip
+        assert report["files"] == ["pkg/extra.py"] and report["task_id"] == "q1"
+        assert report["compliance"]["verdict"] == "met" and report["clean"] is True
