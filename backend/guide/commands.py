@@ -29,7 +29,7 @@ class PipelineNotFoundError(SylkError):
         now = ", ".join(running) if running else "none"
         super().__init__(
             f"no pipeline runs task {task_id!r} in this session (running tasks: {now})",
-            help_hint="pipelines start when a plan runs or with @engineer TEXT; /status",
+            help_hint="pipelines start when a plan runs or with @engineer TEXT; /help task",
             details={"reason": "pipeline_not_found", "task_id": task_id, "running": [*running]},
         )
 
