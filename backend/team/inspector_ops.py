@@ -324,7 +324,9 @@ def source_files(workspace: Path, protected: Any, under: list[str]) -> list[str]
     starts = [root / workspace_relative(u, root) for u in under] if under else [root]
     found: list[str] = []
     for start in starts:
-        if start.is_file() and not start.is_symlink():
+        if start.is_symlink() or not start.resolve().is_relative_to(root):
+            continue  # a link (or a path through one) could lead out: not walked
+        if start.is_file():
             found.append(start.relative_to(root).as_posix())
             continue
         for folder, dirs, names in os.walk(start, followlinks=False):
@@ -349,7 +351,6 @@ TABLE: dict[str, tuple[str, str]] = {
     "F841": ("ruff", "Unused variable: a local is assigned but never read. Drop the "
              "assignment or name it _ when the value is deliberately ignored."),
     "F821": ("ruff", "Undefined name: the name is used but never defined or imported."),
-    "E711": ("ruff", "Comparison to None with == or !=: use 'is None' / 'is not None'."),
     "E722": ("ruff", "Bare except: catches everything, KeyboardInterrupt included. "
              "Catch the exceptions you expect."),
     "I001": ("ruff", "Import block is unsorted or unformatted: run 'ruff check --fix'."),
@@ -365,7 +366,6 @@ TABLE: dict[str, tuple[str, str]] = {
                      "an Optional that must be checked for None first."),
     "union-attr": ("mypy", "An attribute of a union member that may lack it (often None): "
                    "narrow the type first (if x is not None)."),
-    "name-defined": ("mypy", "Name is not defined: a typo or a missing import."),
     "call-arg": ("mypy", "Wrong arguments in a call: too many, too few, or an unexpected "
                  "keyword."),
     "no-untyped-def": ("mypy", "A function without type annotations under strict mode: "

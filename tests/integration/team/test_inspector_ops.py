@@ -176,3 +176,18 @@ async def test_a_pipeline_task_is_validated_on_the_files_it_changed(
                           criteria=["triple() is documented"])  # fmt: skip
         assert report["files"] == ["pkg/extra.py"] and report["task_id"] == "q1"
         assert report["compliance"]["verdict"] == "met" and report["clean"] is True
+
+
+async def test_deep_analysis_walks_no_link_out_of_the_workspace(
+    engine: Engine, workspace: Path
+) -> None:
+    outside = workspace.parent / "elsewhere"
+    outside.mkdir()
+    (outside / "secret.py").write_text("import os\n")
+    (workspace / "pkg" / "door").symlink_to(outside, target_is_directory=True)
+    (workspace / "lead").symlink_to(outside, target_is_directory=True)
+    whole = await ok(engine, "inspector", "inspector.analysis.deep")
+    named = await ok(engine, "inspector", "inspector.analysis.deep", paths=["lead", "pkg/door"])
+    for report in (whole, named):
+        assert not any("secret" in f for f in report["files"])
+        assert not any("secret" in i["file"] for i in report["issues"])
