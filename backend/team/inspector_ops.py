@@ -188,14 +188,13 @@ class InspectorOps:
     ) -> tuple[dict[str, Any], list[InspectionIssue]]:
         if not criteria:
             return {"checked": False, "reason": "no compliance criteria given"}, []
-        if not self._agents.can(ctx, Target.INSPECTOR.value):
-            why = (
-                "you are the inspector: judge the criteria against the diff yourself"
-                if ctx.agent == Target.INSPECTOR.value
-                else "no model is configured for the inspector; the tool checks ran"
-            )
-            return {"checked": False, "reason": why, "criteria": criteria}, []
         diff = _only(await self._checks.patch(ctx), files)[:DIFF_MAX]
+        if ctx.agent == Target.INSPECTOR.value:  # a model already: it judges, here and now
+            why = "you are the inspector: judge the criteria against this diff yourself"
+            return {"checked": False, "reason": why, "criteria": criteria, "diff": diff}, []
+        if not self._agents.can(ctx, Target.INSPECTOR.value):
+            why = "no model is configured for the inspector; the tool checks ran"
+            return {"checked": False, "reason": why, "criteria": criteria}, []
         text = "\n".join([
             "Check this change against each compliance criterion. Answer with JSON only:",
             '{"criteria": [{"criterion": "...", "met": true, "why": "..."}]}',

@@ -153,6 +153,7 @@ async def test_with_a_model_the_inspector_checks_compliance_and_explains_the_res
                         criteria=["add() has a docstring"])  # fmt: skip
         assert mine["compliance"]["checked"] is False
         assert "you are the inspector" in mine["compliance"]["reason"]
+        assert "diff" in mine["compliance"]  # what it judges: no change recorded here
 
 
 EXTRA = 'def triple(x: int) -> int:\n    """Three times x."""\n    return 3 * x\n'
@@ -165,7 +166,7 @@ async def test_a_pipeline_task_is_validated_on_the_files_it_changed(
         {"text": "Writing.", "tool_calls": [
             execute("engineer.file.write", path="pkg/extra.py", content=EXTRA)]},
         {"text": "Added pkg/extra.py."},
-        {"expect": "compliance criterion", "text": json.dumps({"criteria": [
+        {"expect": "+def triple(x: int)", "text": json.dumps({"criteria": [
             {"criterion": "triple() is documented", "met": True, "why": "it has a docstring"}]})},
     ]  # fmt: skip
     async for engine in open_engine(data_dir, workspace, monkeypatch, turns):
