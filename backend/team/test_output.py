@@ -40,6 +40,7 @@ _HEADER = re.compile(r"^_{3,} (?P<name>.+?) _{3,}$")
 _SUMMARY = re.compile(r"^(?P<kind>FAILED|ERROR) (?P<node>\S+)(?: - (?P<msg>.*))?$")
 _RAISED = re.compile(r"^(?P<file>[^\s:]+\.py):(?P<line>\d+): (?P<etype>[A-Za-z_][\w.]*)$")
 _FRAME = re.compile(r"^(?P<file>[^\s:]+\.py):(?P<line>\d+):")
+_PYTEST_TAIL = re.compile(r"^=*\s*\d+ (passed|failed|errors?|skipped)\b.* in [\d.]+s")
 _COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed)\b")
 _JEST_HEAD = re.compile(r"^\s*● (?P<name>.+)$")
 _JEST_AT = re.compile(r"\(?(?P<file>[^\s()]+\.[cm]?[jt]sx?):(?P<line>\d+):\d+\)?")
@@ -79,7 +80,7 @@ def _sniff(text: str, ws: Path) -> tuple[str, dict[str, int], list[TestFailure]]
         go = parse_go_test(stripped, "", ws)
         return "go test -json", _counted(go), go.failures
     lines = text.splitlines()
-    if any(_SECTION.match(ln) or _SUMMARY.match(ln) for ln in lines):
+    if any(_SECTION.match(ln) or _SUMMARY.match(ln) or _PYTEST_TAIL.match(ln) for ln in lines):
         return "pytest", *_pytest_text(text, ws)
     if any(_JEST_HEAD.match(ln) for ln in lines):
         return "jest/vitest", *_jest_text(text, ws)

@@ -102,3 +102,10 @@ def test_failures_sharing_an_error_type_but_not_a_site_are_one_cause() -> None:
 def test_nothing_recognisable_is_said_not_guessed() -> None:
     found = analyze_output("Ran 3 things. All fine.", WS)
     assert found["format"] == "unrecognised" and found["failures"] == found["causes"] == []
+
+
+def test_a_passing_pytest_run_is_counted() -> None:
+    found = analyze_output("....\n4 passed in 0.05s\n", WS)
+    assert found["format"] == "pytest" and found["passed"] == 4 and found["failures"] == []
+    verbose = analyze_output("===== 2 passed, 1 skipped in 0.31s =====", WS)
+    assert (verbose["passed"], verbose["skipped"]) == (2, 1)
