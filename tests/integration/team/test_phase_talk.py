@@ -224,3 +224,22 @@ async def test_offline_the_plan_answers_for_itself_and_a_revision_needs_a_model(
     refused = await say(engine, sid, "also add per-endpoint config")
     assert refused["error"] == "PlanningNeedsModelError"
     assert [p.version for p in await engine.plans(sid)] == [1]  # nothing changed
+
+
+async def test_the_status_shows_a_running_engineer_tasks_pipeline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data_dir: Path, workspace: Path
+) -> None:
+    doc = plan(node("e1", "engineer"))
+    write(tmp_path / "s.json", monkeypatch, [*architect_proposes(doc), {"text": HANG_TEXT}])
+    run = Run(data_dir, workspace)
+    try:
+        sid = await run.session_with_plan()
+        await say(run.engine, sid, "approve")
+        await until(lambda: "running" in run.node_moves("e1"), what="e1 runs")
+        await until(lambda: run.engine.turn_running(sid), what="e1's engineer turn runs")
+        status = await say(run.engine, sid, "how far along are we?")
+        assert "  pipeline Plan p1, task e1: running, loop 1/3" in status["text"].splitlines()
+        stopped = await say(run.engine, sid, "halt")
+        assert stopped["text"].startswith("Stopped plan p1. 0 of 1 tasks passed, 1 cancelled.")
+    finally:
+        await run.engine.aclose()
