@@ -7,11 +7,18 @@ handlers of the ops it serves.
 
 from __future__ import annotations
 
+import asyncio
+import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from backend.engine.pipeline_work import install_pipelines, pipeline_desk
 from backend.engine.quality_work import install_quality_ops
+from backend.errors import SylkError
+from backend.events import EngineEvent, PlanChanged
 from backend.guide.routing.decision import RouteDecision, Target
+from backend.plans.review import PlanStatus
+from backend.sessions.phases import SessionPhase
 from backend.team.fix_plans import FixPlanner, create_fix_handler, fix_plan_id
 from backend.team.knowledge_ops import install_archivalist_analysis
 from backend.team.messages import AgentMessages, install_messages
@@ -23,6 +30,9 @@ from backend.team.wiring import install_handler
 
 if TYPE_CHECKING:
     from backend.engine.build import EngineParts
+
+log = logging.getLogger(__name__)
+PROPOSAL_MOVES_FROM = (SessionPhase.IDLE, SessionPhase.RESEARCH, SessionPhase.COMPLETE)
 
 
 def install_team(parts: EngineParts) -> None:
@@ -49,10 +59,40 @@ def install_team(parts: EngineParts) -> None:
     install_pipelines(parts)
     # Talking by phase: status, stop/resume/revise, questions about a plan; the router
     # reads the session's phase so "stop" while a plan runs stops it.
-    install_phase_talk(parts.gateway, phase_talk(parts))
-    parts.guide.router.phase_view = phase_talk(parts).view
+    talk = phase_talk(parts)
+    install_phase_talk(parts.gateway, talk)
+    parts.guide.router.phase_view = talk.view
+    # A change request goes to planning as soon as the Architect proposes its plan.
+    parts.events.add_listener(planning_on_proposal(parts))
     # Session QA after a passed plan, the fix loop, the completion summary; /qa.
     install_session_qa(parts)
+
+
+def planning_on_proposal(parts: EngineParts) -> Callable[[EngineEvent], None]:
+    """A listener: a plan awaiting approval moves its session's phase to planning (from
+    idle, research or complete; a QA fix plan leaves inspection and testing alone)."""
+    tasks: set[asyncio.Task[None]] = set()
+
+    async def move(session_id: str, plan_id: str, version: int) -> None:
+        try:
+            if parts.sessions.get(session_id).phase in PROPOSAL_MOVES_FROM:
+                reason = f"plan {plan_id} v{version} was proposed"
+                await parts.sessions.set_phase(session_id, SessionPhase.PLANNING, reason)
+        except SylkError as exc:  # the session ended or moved meanwhile: nothing to do
+            log.info("phase not moved to planning for plan %s: %s", plan_id, exc)
+
+    def on_event(event: EngineEvent) -> None:
+        if not isinstance(event, PlanChanged) or event.session_id is None:
+            return
+        if event.status != PlanStatus.AWAITING_APPROVAL:
+            return
+        task = asyncio.get_running_loop().create_task(
+            move(event.session_id, event.plan_id, event.version)
+        )
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+
+    return on_event
 
 
 def phase_talk(parts: EngineParts) -> PhaseTalk:

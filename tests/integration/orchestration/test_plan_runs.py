@@ -41,7 +41,8 @@ async def test_an_approved_plan_runs_librarian_then_two_engineers_and_moves_to_i
     run = Run(data_dir, workspace)
     try:
         sid = await run.session_with_plan()
-        assert run.engine.session_phase(sid) is SessionPhase.IDLE
+        # The change request went to planning when the Architect proposed its plan.
+        assert run.engine.session_phase(sid) is SessionPhase.PLANNING
         approved = await say(run.engine, sid, "/plan approve p1")
         assert approved["text"] == "approved plan p1 (version 1)"
         outcome = await run.engine.wait_dag(sid, "p1")
