@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from backend.agents.answering import pipeline_turn
-from backend.agents.tool_actions import EDIT_OPS, actions_from_payload
+from backend.agents.tool_actions import EDIT_OPS, ToolAction, actions_from_payload
 from backend.engine.dag_nodes import OUTPUT_MAX, AskAgent, Record, node_request, result_of
 from backend.errors import ErrorKind, SylkError
 from backend.events import ChoiceOption, ChoiceQuestion, EngineNotice, EventStream
@@ -62,6 +62,43 @@ class EngineerTurnFailedError(SylkError):
     """The engineer's turn did not answer (ends the pipeline; the node's result says why)."""
 
     error_kind = ErrorKind.CONFLICT
+
+
+class EditsNotApprovedError(SylkError):
+    """The approval policy refused the engineer's edits: the task cannot be done as it
+    stands, and checking "0 file(s)" would pass it with nothing done. Another attempt
+    meets the same policy, so it is not retried."""
+
+    error_kind = ErrorKind.DENIED
+
+
+def refused_edits(record: Record) -> list[ToolAction]:
+    """The turn's edits and writes the approval *policy* refused (read-only mode, a deny
+    rule, an ask nobody could answer); a refusal the user gave is left out: the model
+    read the user's reason and may do the task another way."""
+    return [
+        a
+        for a in actions_from_payload(record.payload)
+        if a.status == "denied" and a.op in EDIT_OPS
+        and not (a.approval or "").startswith("denied by you")
+    ]  # fmt: skip
+
+
+def refusal_reason(refused: list[ToolAction]) -> str:
+    """Why the task failed and what lets it through, in the user's terms."""
+    paths = ", ".join(dict.fromkeys(a.title for a in refused if a.title)) or "the workspace"
+    said = refused[0].approval or ""
+    if said.startswith("denied by rule"):
+        why = said.removeprefix("denied by ")
+        how = "remove or narrow that rule under [approvals] deny in the config"
+    elif said.startswith("denied by mode"):
+        why = "approval mode " + said.removeprefix("denied by mode ")
+        how = "allow them with /approval auto-edit (sylk run --approval auto-edit)"
+    else:
+        why = "approval mode ask, no one to answer"
+        how = ("allow them with /approval auto-edit (sylk run --approval auto-edit or --yes), "
+               "or answer the approval")  # fmt: skip
+    return f"the engineer's edits to {paths} were not approved ({why}): {how}"
 
 
 def edited_files(record: Record, workspace: Path) -> list[str]:
@@ -121,6 +158,7 @@ class PipelineRun:
     result: PipelineResult
     turn_failure: NodeResult | None  # the engineer's turn did not answer: why
     asked: bool  # the user was asked at the loop limit (another attempt changes nothing)
+    refused: bool = False  # the approval policy refused its edits (a retry meets it again)
 
 
 class PipelineWork:
@@ -173,6 +211,8 @@ class PipelineWork:
             return NodeResult.failed(INTERRUPTED, retryable=False)
         if ran.turn_failure is not None:
             return ran.turn_failure
+        if ran.refused:
+            return NodeResult.failed(outcome.reason, retryable=False)
         # At the loop limit the user (or nobody) said "fail": another attempt changes nothing.
         return NodeResult.failed(outcome.reason or "the pipeline failed", retryable=not ran.asked)
 
@@ -203,6 +243,7 @@ class PipelineWork:
             raise ChecksUnavailableError(f"tool discovery failed: {error.message}") from error
         turn_failure: list[NodeResult] = []
         asked: list[str] = []
+        refused: list[str] = []
         held: list[LiveTask] = []  # the task exists once the pipeline does
 
         async def engineer(context: PipelineContext) -> EngineerResult:
@@ -215,6 +256,9 @@ class PipelineWork:
             if not result.ok:
                 turn_failure.append(result)
                 raise EngineerTurnFailedError(result.error or "the engineer did not answer")
+            if denied := refused_edits(record):
+                refused.append(refusal_reason(denied))
+                raise EditsNotApprovedError(refused[-1])
             return EngineerResult(
                 text=str(result.output or ""), modified_files=edited_files(record, workspace)
             )
@@ -247,7 +291,8 @@ class PipelineWork:
             outcome = await pipeline.run()
         finally:
             self.desk.close(task)
-        return PipelineRun(task, outcome, turn_failure[-1] if turn_failure else None, bool(asked))
+        failure = turn_failure[-1] if turn_failure else None
+        return PipelineRun(task, outcome, failure, bool(asked), bool(refused))
 
     @staticmethod
     def _notice(session_id: str, label: str, event: PipelineEvent) -> EngineNotice:

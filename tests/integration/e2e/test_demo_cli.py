@@ -160,11 +160,13 @@ def test_at_a_terminal_without_yes_the_run_asks_and_a_yes_runs_the_plan(
     assert_changed_once(repo)
 
 
-def test_a_plan_that_completes_without_its_refused_edits_does_not_exit_0(
+def test_a_plan_whose_edits_are_refused_fails_and_does_not_exit_0(
     repo: Path, tmp_path: Path
 ) -> None:
     done = at_a_terminal(repo, tmp_path / "data")  # the plan approved, its edits asked
     assert "sylk: refused to edit greet/cli.py: it needs the user's approval" in done.stderr
-    assert progress(done.stderr)[-1].startswith("the plan completed WITHOUT 2 edit(s)")
+    last = progress(done.stderr)[-1]  # a task whose edits were refused fails, not passes
+    assert last.startswith("the plan did not complete: its DAG failed ("), last
+    assert "were not approved (approval mode ask, no one to answer)" in last
     assert done.returncode == EXIT_PLAN_INCOMPLETE
     assert (repo / "greet" / "cli.py").read_text() == (EXAMPLE / "greet" / "cli.py").read_text()
