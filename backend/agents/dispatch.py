@@ -15,6 +15,7 @@ from typing import Any
 from backend.agents.tool_actions import stored_actions
 from backend.agents.turns import TurnRunner
 from backend.bus.consumer import Handler
+from backend.checkpoints.task_ledger import TASK_TAG, task_tag
 from backend.guide.guide import USER, Guide
 from backend.guide.routing.decision import RouteDecision, Target
 from backend.llm.types import ChatMessage
@@ -35,6 +36,7 @@ DEFAULT_TYPES = (MessageType.USER_INPUT, MessageType.AGENT_REPLY)
 SessionOf = Callable[[str], Session]
 LateReply = Callable[[Message[Any]], Awaitable[None]]
 DESK_KEY = "desk"  # a message's metadata naming the desk that handles it instead of a turn
+TASK_KEY = "task"  # the plan task a request's turn works for (its edits recorded under it)
 
 
 class AgentDispatcher:
@@ -81,6 +83,8 @@ class AgentDispatcher:
                 "history": [m.model_dump(mode="json") for m in history],
             },
         )
+        if (tag := TASK_TAG.get()) is not None:  # the turn runs in another task: carried
+            request.metadata[TASK_KEY] = tag
         return await self.guide.ask(request)
 
     def _handler(self, session_id: str, role: str) -> Handler:
@@ -91,10 +95,12 @@ class AgentDispatcher:
             session = self._session_of(session_id)
             history = [ChatMessage.model_validate(m) for m in message.payload["history"]]
             choice = self.turns.choice(role)
-            turn = asyncio.create_task(
-                self.turns.run(session, role, history, choice),
-                name=f"sylk-turn-{session.short_id}-{role}",
-            )
+            tag = message.metadata.get(TASK_KEY)
+            with task_tag(tag if isinstance(tag, str) else None):  # the turn's task copies it
+                turn = asyncio.create_task(
+                    self.turns.run(session, role, history, choice),
+                    name=f"sylk-turn-{session.short_id}-{role}",
+                )
             running = self._running.setdefault(session_id, set())
             running.add(turn)
             try:

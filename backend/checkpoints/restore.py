@@ -186,6 +186,30 @@ class _Walker:
         return stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else 0o666 & ~_umask()
 
 
+def read_file(root: Path, path: str, protected: tuple[str, ...] = ()) -> bytes | None:
+    """``path``'s bytes as the workspace holds them now, reached the same careful way
+    (no link followed on the way or at the end); None when it is not there."""
+    walker = _Walker(root, protected)
+    try:
+        parts = walker.check(path)
+        try:
+            fd = walker.parent(path, parts, create=False)
+        except RestoreError:
+            return None  # a link or a file where a directory was: not the file we wrote
+        if fd is None:
+            return None
+        try:
+            opened = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        with os.fdopen(opened, "rb") as stream:
+            return stream.read() if stat.S_ISREG(os.fstat(stream.fileno()).st_mode) else None
+    finally:
+        walker.close()
+
+
 def restore(
     root: Path,
     items: Iterable[Restoration],

@@ -11,10 +11,10 @@ inspection, or back to planning when a node failed or the DAG was cancelled.
 Persistence, so a restart resumes instead of redoing: node records go to a SQLite
 file in the data dir (``dags.db``, 0600; :class:`SqliteDagStateStore`); which DAGs a
 session has and whether each is still running is kept in the session's metadata
-(``dags``), in the archive. :meth:`DagWork.resume_dags` runs again every DAG that was
-running when the process stopped; nodes that passed are not run again. Engine
-shutdown cancels the runs but leaves them "running" for that reason; a user's cancel
-ends them. One DAG runs per session at a time.
+(``dags``). :meth:`DagWork.resume_dags` runs again every DAG that was running when the
+process stopped (active and background sessions); passed nodes are not run again, nodes
+that were running have their files put back first (:mod:`backend.engine.task_rollback`).
+Shutdown leaves runs "running" for that; a user's cancel ends them. One DAG per session.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -61,12 +61,14 @@ from backend.skills.gateway.gateway import Gateway
 log = logging.getLogger(__name__)
 METADATA_KEY = "dags"
 RUNNING = "running"
+RESUMED_STATES = (SessionState.ACTIVE, SessionState.SUSPENDED)  # a plan runs in the background
 
 
 class AfterPassed(Protocol):
     """What follows a passed DAG (the session's QA, :mod:`backend.team.session_qa`)."""
 
     def after_plan(self, session_id: str, plan_id: str) -> None: ...
+    def resume(self, session_id: str) -> bool: ...
     async def aclose(self) -> None: ...
 
 
@@ -115,6 +117,8 @@ class DagWork:
         self._lock = asyncio.Lock()
         self._closed = False
         self.after_passed: AfterPassed | None = None  # set by backend.engine.team_work
+        # (session, plan, nodes a dead process left running): their files put back first
+        self.before_rerun: Callable[[str, str, list[str]], Awaitable[None]] | None = None
         self._detach = (
             events.add_listener(self._on_engine_event) if run_on_approval else lambda: None
         )
@@ -153,6 +157,10 @@ class DagWork:
             plan = self._desk.check(session_id, stored.document)
             await self._enter_execution(session_id, plan_id, stored.version)
             dag_id = self.dag_id(session_id, plan_id, stored.version)
+            cut = [n for n, r in (await self._store.load(dag_id)).items()
+                   if r.status is NodeStatus.RUNNING]  # fmt: skip
+            if cut and self.before_rerun is not None:  # killed mid-way: they restart clean
+                await self.before_rerun(session_id, plan_id, cut)
             runner = NodeRunner(self._ask, session_id, plan_id, self._cancel_turns, self._pipelines)
             held: list[DagRun] = []  # the scheduler speaks only once it runs
             scheduler = DagScheduler(
@@ -169,13 +177,13 @@ class DagWork:
             return await self._summary(session_id, plan_id)
 
     async def resume_dags(self) -> list[tuple[str, str]]:
-        """Run again every DAG of an active session that was running when Sylk stopped."""
+        """Run again every DAG of an active or suspended session that was running when Sylk
+        stopped; with none, the session's QA if it was in flight (``after_passed.resume``)."""
         resumed: list[tuple[str, str]] = []
         for session in self._sessions.list_sessions():
-            if session.state is not SessionState.ACTIVE or session.id in self._runs:
+            if session.state not in RESUMED_STATES or session.id in self._runs:
                 continue
-            dags = session.metadata.get(METADATA_KEY) or {}
-            for plan_id, entry in dags.items():
+            for plan_id, entry in (session.metadata.get(METADATA_KEY) or {}).items():
                 if not isinstance(entry, dict) or entry.get("status") != RUNNING:
                     continue
                 try:
@@ -188,6 +196,9 @@ class DagWork:
                     continue
                 resumed.append((session.id, plan_id))
                 break  # one DAG per session
+            else:  # no DAG to resume: the session's QA, if one was in flight
+                if self.after_passed is not None:
+                    self.after_passed.resume(session.id)
         return resumed
 
     # -- the run ---------------------------------------------------------------------

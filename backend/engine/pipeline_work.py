@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from backend.agents.answering import pipeline_turn
 from backend.agents.tool_actions import EDIT_OPS, ToolAction, actions_from_payload
+from backend.checkpoints.task_ledger import TaskLedger, task_key, task_tag
 from backend.engine.dag_nodes import OUTPUT_MAX, AskAgent, Record, node_request, result_of
 from backend.errors import ErrorKind, SylkError
 from backend.events import ChoiceOption, ChoiceQuestion, EngineNotice, EventStream
@@ -182,6 +183,9 @@ class PipelineWork:
         self._confinement = confinement
         self._workspace_of = workspace_of
         self.desk = desk if desk is not None else PipelineDesk(publish=events.publish)
+        # Where a plan task's edits are written down as they land, so a resume after a
+        # kill puts them back first (backend.engine.task_rollback); None: not kept.
+        self.ledger: TaskLedger | None = None
 
     async def run(
         self,
@@ -199,8 +203,13 @@ class PipelineWork:
             upstream_outputs=dict(upstream),
         )
         request = node_request(plan_id, node, upstream)
+        tag = task_key(plan_id, node.id)
+        if self.ledger is not None:  # this attempt's edits from here on
+            await self.ledger.begin(session_id, tag)
         try:
-            ran = await self.run_pipeline(ask, session_id, context, request, plan_id=plan_id)
+            ran = await self.run_pipeline(
+                ask, session_id, context, request, plan_id=plan_id, tag=tag
+            )
         except ChecksUnavailableError as error:
             return NodeResult.failed(error.message)
         outcome = ran.result
@@ -232,8 +241,10 @@ class PipelineWork:
         request: str,
         *,
         plan_id: str | None = None,
+        tag: str | None = None,
     ) -> PipelineRun:
-        """Run ``context``'s task to its end, on the desk while it runs."""
+        """Run ``context``'s task to its end, on the desk while it runs; ``tag``: the
+        plan task its engineer turns' edits are recorded under (``TaskLedger``)."""
         workspace = self._workspace_of(session_id)
         confines = self._confinement(workspace)
         wanted = ToolDiscoveryRequest(session_id=session_id, requesting_agent="inspector")
@@ -249,7 +260,7 @@ class PipelineWork:
         async def engineer(context: PipelineContext) -> EngineerResult:
             text = with_feedback(request, context)
             decision = RouteDecision(target=Target.ENGINEER, confidence=1.0, tier="dsl", text=text)
-            with pipeline_turn():  # a turn of this pipeline, not a new one
+            with pipeline_turn(), task_tag(tag):  # a turn of this pipeline, not a new one
                 record = await ask(session_id, decision)
             held[0].last_answer = record
             result = result_of(record)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from backend.engine.pipeline_work import install_pipelines, pipeline_desk
 from backend.engine.quality_work import install_quality_ops
+from backend.engine.task_rollback import install_task_rollback
 from backend.errors import SylkError
 from backend.events import EngineEvent, PlanChanged
 from backend.guide.routing.decision import RouteDecision, Target
@@ -66,6 +67,9 @@ def install_team(parts: EngineParts) -> None:
     parts.events.add_listener(planning_on_proposal(parts))
     # Session QA after a passed plan, the fix loop, the completion summary; /qa.
     install_session_qa(parts)
+    # A plan's task killed mid-way restarts clean: its edits recorded as they land, put
+    # back when its DAG resumes.
+    install_task_rollback(parts)
 
 
 def planning_on_proposal(parts: EngineParts) -> Callable[[EngineEvent], None]:

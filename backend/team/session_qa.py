@@ -1,21 +1,17 @@
 """Session QA after a plan, the fix loop, and ``/qa``.
 
-When a plan's DAG passes (the Orchestrator's :meth:`after_plan` callback) the phase is
-inspection: QA inspects every file the session changed with the project's own tools
-(:mod:`backend.team.qa_checks`), then moves to testing and runs the whole test suite,
-both in the session's sandbox. Clean: the phase is complete and the Architect's summary
-is recorded (:mod:`backend.team.completion`). Findings: a fix plan
-(:mod:`backend.team.fix_plans`) goes to the user like any plan; approved, its DAG runs
-and, when it passes, QA runs again. The loop is bounded: after ``max_rounds`` fix plans
-the user is asked for one more round or to stop, and nobody answering stops it. A
-rejected fix plan, a failed fix DAG or ``/qa stop`` sends the phase back to planning
-with the findings listed.
+When a plan's DAG passes (:meth:`after_plan`) the phase is inspection: QA inspects every
+file the session changed with the project's own tools (:mod:`backend.team.qa_checks`),
+then testing runs the whole test suite, both in the session's sandbox. Clean: the phase
+is complete and the Architect's summary recorded (:mod:`backend.team.completion`).
+Findings: a fix plan (:mod:`backend.team.fix_plans`) for the user; its DAG runs, then QA
+again. After ``max_rounds`` fix plans the user is asked for another round (nobody: stop).
+A rejected fix plan, a failed fix DAG or ``/qa stop``: back to planning, findings listed.
 
 ``/qa [status|run|skip-tests|override|stop]``: ``override`` accepts the outstanding
-inspection findings (listed as deferred in the summary) and goes on to the tests;
-``skip-tests`` skips the test run (said in the summary); either given before QA runs
-applies to the next run. ``run`` runs QA again (after a restart, say: a run in flight
-when Sylk stopped is not resumed by itself).
+findings (deferred in the summary), ``skip-tests`` skips the tests (said in the summary),
+either given before QA applies to the next run; ``run`` runs QA again. A pass in flight
+when Sylk stopped resumes at its step (:meth:`SessionQa.resume`, by ``resume_dags``).
 """
 
 from __future__ import annotations
@@ -108,6 +104,16 @@ class SessionQa:
         """The plan's DAG passed (its phase is inspection): QA runs, in a task."""
         if not self._closed:
             self._start(session_id, self._run(session_id, plan_id), f"qa-{plan_id}")
+
+    def resume(self, session_id: str) -> bool:
+        """A QA pass Sylk stopped mid-way (stage inspecting or testing): run from there."""
+        record = self.record(session_id)
+        if not self._closed and session_id not in self._tasks and record is not None:
+            if record.stage == "inspecting":
+                self._start(session_id, self._run(session_id, record.plan_id, record), "qa-resume")
+            elif record.stage == "testing":
+                self._start(session_id, self._test_and_complete(session_id, record), "qa-resume")
+        return session_id in self._tasks
 
     def _start(self, session_id: str, work: Awaitable[None], name: str) -> None:
         task = asyncio.get_running_loop().create_task(self._guarded(session_id, work), name=name)
@@ -215,7 +221,9 @@ class SessionQa:
         what = "test failure(s)" if findings[0].kind == "failure" else "inspection finding(s)"
         await self._say(session_id, f"Session QA found {len(findings)} {what}:\n"
                         f"{listing(findings)}", "findings", level="warning")  # fmt: skip
-        if record.rounds >= self.max_rounds and not await self._another_round(session_id, record):
+        again = record.rounds < self.max_rounds or await self._questions.ask(
+            round_question(record), session_id) == "again"  # fmt: skip
+        if not again:
             record.stage = "awaiting_fix"  # so _stop lists the findings
             await self._save(session_id, record)
             await self._stop(session_id, f"Session QA still fails after {record.rounds} fix "
@@ -245,9 +253,6 @@ class SessionQa:
         await self._say(session_id, f"Fix plan {made.plan.plan_id} waits for your approval: "
                         f"/plan approve {made.plan.plan_id} (or /plan reject, /qa override, "
                         "/qa skip-tests, /qa stop)", "awaiting_fix")  # fmt: skip
-
-    async def _another_round(self, session_id: str, record: QaRecord) -> bool:
-        return await self._questions.ask(round_question(record), session_id) == "again"
 
     async def _stop(self, session_id: str, text: str, **extra: Any) -> None:
         """QA ends here: the findings listed, the phase back to planning."""

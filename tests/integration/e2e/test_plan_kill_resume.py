@@ -2,15 +2,18 @@
 that passed runs again and no edit lands twice.
 
 A child process (``plan_child.py start``) runs the plan with a copy of the demo's
-script in which e1's second engineer turn thinks for ten minutes: by then the librarian
-task and e2 have passed (e2's README edit is on disk) and e1's first loop wrote
-greet/cli.py and failed ruff. The child is killed there (``kill -9``). A ``sylk run`` on
-the same data dir afterwards leaves the stopped plan alone (it never resumes DAGs). A
-second child (``plan_child.py resume``) calls ``Engine.resume_dags()`` with the demo's
-own script: only e1 runs, from its first loop again (a killed task's attempt is not
-half-kept), the plan passes and the session's QA completes it. Then the archive and the
-disk are read: t1 and e2 ran once (one model turn each, one attempt, one README edit),
-each change is on disk once, and the project's own ruff and pytest pass.
+script in which e1's first loop also inserts a line into greet/__init__.py (an edit
+whose old text survives in its new text: applied twice, the line would be there twice)
+and its second engineer turn thinks for ten minutes: by then the librarian task and e2
+have passed (e2's README edit is on disk) and e1's first loop wrote greet/cli.py, made
+the insertion and failed ruff. The child is killed there (``kill -9``). A ``sylk run``
+on the same data dir afterwards leaves the stopped plan alone (it never resumes DAGs).
+A second child (``plan_child.py resume``) calls ``Engine.resume_dags()`` with the same
+script, unpaused: e1's files are first put back as they were before its first turn
+(said in the transcript), then only e1 runs, from its first loop again, the plan passes
+and the session's QA completes it. Then the archive and the disk are read: t1 and e2
+ran once (one model turn each, one attempt, one README edit), each change, the
+insertion too, is on disk once, and the project's own ruff and pytest pass.
 """
 
 from __future__ import annotations
@@ -31,19 +34,24 @@ import yaml
 from backend.agents.tool_actions import actions_from_payload
 from backend.engine import Engine, EngineConfig
 from tests.integration.e2e.flow import (
+    CLI_AFTER,
     PLAN_ID,
     README_LINE,
     REPO_ROOT,
     SCRIPT,
-    assert_changed_once,
+    changed_files,
     example_repo,
     project_checks_pass,
     tools_path,
 )
+from tests.support.scripted import execute
 
 CHILD = Path(__file__).with_name("plan_child.py")
 HANG = 120.0  # a hang guard only
 E1_LOOP_2 = 2  # e1's thread: loop 1 is turns 0-1, loop 2 starts at turn 2
+INIT_BEFORE = '"""greet: says hello."""\n'
+VERSION_LINE = '__version__ = "0.1"\n'
+INIT_AFTER = INIT_BEFORE + "\n" + VERSION_LINE  # the insertion: its old text survives
 
 
 class Child:
@@ -87,11 +95,19 @@ class Child:
         self.stderr.close()
 
 
-def stalled_script(tmp: Path) -> Path:
-    """The demo's script, but e1's second loop thinks for ten minutes: killed there."""
+def inserting_script(tmp: Path, *, stall: bool) -> Path:
+    """The demo's script, e1's first loop also inserting a line into greet/__init__.py;
+    ``stall``: its second loop thinks for ten minutes (killed there)."""
     script = yaml.safe_load(SCRIPT.read_text())
-    script["threads"]["e1"]["turns"][E1_LOOP_2]["pause_s"] = 600
-    path = tmp / "stalled.json"
+    turns = script["threads"]["e1"]["turns"]
+    init = "greet/__init__.py"  # read first: an edit needs the file read in the turn
+    turns[0]["tool_calls"] += [
+        execute("engineer.file.read", path=init),
+        execute("engineer.file.edit", path=init, old_content=INIT_BEFORE, new_content=INIT_AFTER),
+    ]
+    if stall:
+        turns[E1_LOOP_2]["pause_s"] = 600
+    path = tmp / ("stalled.json" if stall else "inserting.json")
     path.write_text(json.dumps(script))
     return path
 
@@ -110,17 +126,21 @@ def sylk_run(data: Path, repo: Path, text: str) -> subprocess.CompletedProcess[s
                           timeout=HANG, check=False, stdin=subprocess.DEVNULL)  # fmt: skip
 
 
-async def edits_by_file(data: Path, repo: Path) -> Counter[tuple[str, str]]:
-    """Every successful edit or write the transcript records, by (op, file)."""
+async def edits_by_file(data: Path, repo: Path) -> tuple[Counter[tuple[str, str]], list[str]]:
+    """Every successful edit or write the transcript records, by (op, file); and the
+    notices of interrupted attempts rolled back."""
     engine = Engine(EngineConfig(data_dir=data, workspace=repo, watch_files=False))
     try:
         [session] = engine.list_sessions()
         found: Counter[tuple[str, str]] = Counter()
+        rolled: list[str] = []
         for message in await engine.transcript(session.id):
+            if "rollback" in message.payload:
+                rolled.append(str(message.payload["text"]))
             for action in actions_from_payload(message.payload):
                 if action.op.startswith("engineer.file.") and action.op != "engineer.file.read":
                     found[(action.op.rsplit(".", 1)[1], action.title)] += action.status == "ok"
-        return found
+        return found, rolled
     finally:
         await engine.aclose()
 
@@ -131,20 +151,21 @@ async def test_a_plan_killed_mid_pipeline_resumes_without_running_or_editing_twi
     repo, data = example_repo(tmp_path), tmp_path / "data"
     data.mkdir()
 
-    first = Child("start", data, repo, stalled_script(tmp_path))
+    first = Child("start", data, repo, inserting_script(tmp_path, stall=True))
     first.wait_for("node t1 passed", "node e2 passed", "task e1 running 2")
     first.kill()
     assert node_rows(data) == {"t1": ("passed", 1), "e2": ("passed", 1), "e1": ("running", 1)}
     half_done = (repo / "greet" / "cli.py").read_text()
     assert "import os\n" in half_done  # e1's first loop wrote; its fix never came
     assert (repo / "README.md").read_text().count(README_LINE) == 1
+    assert (repo / "greet" / "__init__.py").read_text() == INIT_AFTER  # inserted, then killed
 
     bystander = sylk_run(data, repo, "/plan")
     assert bystander.returncode == 0, bystander.stderr
     assert node_rows(data)["e1"] == ("running", 1)  # sylk run resumed nothing
     assert (repo / "greet" / "cli.py").read_text() == half_done
 
-    second = Child("resume", data, repo, SCRIPT)
+    second = Child("resume", data, repo, inserting_script(tmp_path, stall=False))
     second.finish()
     assert f"resumed {PLAN_ID}" in second.seen and "outcome passed" in second.seen
     assert second.seen[-1] == "phase complete"  # the session's QA ran after the resume
@@ -156,10 +177,19 @@ async def test_a_plan_killed_mid_pipeline_resumes_without_running_or_editing_twi
     assert [x for x in ran if x.startswith("task e1")][-1] == "task e1 completed 3"
     assert node_rows(data) == {"t1": ("passed", 1), "e2": ("passed", 1), "e1": ("passed", 1)}
 
-    assert_changed_once(repo)
+    assert (repo / "greet" / "__init__.py").read_text() == INIT_AFTER  # once, not twice
+    assert (repo / "greet" / "cli.py").read_text() == CLI_AFTER
+    assert (repo / "README.md").read_text().count(README_LINE) == 1
+    assert changed_files(repo) == ["README.md", "greet/__init__.py", "greet/cli.py"]
     project_checks_pass(repo)
-    assert await edits_by_file(data, repo) == Counter({
+    edits, rolled = await edits_by_file(data, repo)
+    assert edits == Counter({
         ("edit", "README.md"): 1,  # e2 ran once, before the kill
         ("write", "greet/cli.py"): 2,  # e1's first loop, before the kill and again after
+        ("edit", "greet/__init__.py"): 2,  # the insertion, likewise: rolled back between
         ("edit", "greet/cli.py"): 2,  # its second and third loops, after the resume
     })  # fmt: skip
+    assert rolled == [
+        f"Plan {PLAN_ID}, task e1: its interrupted attempt's changes were rolled back before "
+        "it runs again: restored greet/__init__.py, greet/cli.py"
+    ]
