@@ -49,7 +49,9 @@ class SessionScoped(Params):
     session_id: str | None = Field(default=None, description="filled in with your session")
 
 
-NOT_BUILT = "which is not built yet"
+# Every op has a real handler now; one declared without it is served by a part that only
+# an engine builds and wires (a bare gateway, e.g. in a unit test, lacks it).
+NOT_BUILT = "which this gateway was built without (an engine wires it)"
 
 
 class NotAvailableError(SkillError):

@@ -78,7 +78,9 @@ def test_approval_read_only_refuses_with_the_mode_named(
     llm_stub.push(Reply(text=["Writing."], tool_calls=[WRITE]), Reply(text=["Refused."]))
     args = ["--approval", "read-only", "--yes", "@engineer write it"]
     result = run(args, _env(llm_stub), data_dir, workspace)
-    assert result.returncode == 0, result.stderr
+    # The refused write fails the engineer's task: the run does not claim success.
+    assert result.returncode == 1, result.stderr
+    assert "were not approved (approval mode read-only)" in result.stderr
     assert not (workspace / "new.txt").exists()
     assert "read-only" in _tool_result(llm_stub, 1) and "read-only" in result.stderr
     bad = run(["--approval", "yolo", "x"], {}, data_dir, workspace)

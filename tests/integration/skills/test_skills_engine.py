@@ -152,9 +152,9 @@ async def test_the_engineer_consults_the_knowledge_agents_and_it_is_logged(
         await reopened.aclose()
 
 
-# Ops that wait for parts of Sylk not built yet (planning and DAG execution, pipelines,
-# review, test planning, research): each answers "not
-# available" and names the part that will provide it. Wiring one moves it off this list.
+# Ops that answer "not available" in a fresh engine, naming the part that would serve
+# them: the Academic's topic research answers from the local library, and a topic the
+# library lacks needs web research, which Sylk does not do. Every other op works.
 AWAITING = frozenset({
     "academic.research.topic",
 })  # fmt: skip
