@@ -31,8 +31,8 @@ from backend.config.approvals import ApprovalMode
 from backend.config.settings import SylkConfig
 from backend.engine.build import EngineParts, build
 from backend.engine.config import EngineConfig
-from backend.engine.pipeline_work import pipeline_desk
-from backend.engine.plan_work import plan_command
+from backend.engine.plan_runs.pipeline_work import pipeline_desk
+from backend.engine.plan_runs.plan_work import plan_command
 from backend.engine.team_work import phase_talk, session_qa
 from backend.errors import CommandError, SessionNotActiveError, SylkError
 from backend.events import EventStream, QuestionAsked

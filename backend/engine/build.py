@@ -26,11 +26,11 @@ from backend.checkpoints.service import Checkpoints
 from backend.config.settings import SylkConfig, load_config
 from backend.engine.checkpoint_work import install_checkpoints
 from backend.engine.config import EngineConfig
-from backend.engine.dag_work import DagWork, install_orchestration
 from backend.engine.hook_work import HookWork
 from backend.engine.knowledge_services import KnowledgeServices
-from backend.engine.pipeline_work import PipelineWork
-from backend.engine.plan_work import plan_desk, plan_wiring
+from backend.engine.plan_runs.dag_work import DagWork, install_orchestration
+from backend.engine.plan_runs.pipeline_work import PipelineWork
+from backend.engine.plan_runs.plan_work import plan_desk, plan_wiring
 from backend.engine.session_service import SessionService
 from backend.engine.team_work import install_team
 from backend.errors import SessionNotFoundError

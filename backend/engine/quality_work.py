@@ -7,7 +7,7 @@ every category. Without paths they inspect what the session has changed since it
 policy: a project's ``.venv/bin/ruff`` is the repository's code, confined but not trusted.
 Each report is kept as the session's latest inspection (:class:`LatestReports`), which
 ``inspector.issues.report`` shows; :class:`QualityWork` is also the tool part of the
-Inspector's other ops (:mod:`backend.team.inspector_ops`).
+Inspector's other ops (:mod:`backend.team.agent_ops.inspector_ops`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from backend.checkpoints.service import Checkpoints
-from backend.engine.pipeline_work import PipelineWork
+from backend.engine.plan_runs.pipeline_work import PipelineWork
 from backend.errors import ErrorKind, SylkError
 from backend.knowledge.tool_discovery.discovery import ToolDiscovery
 from backend.knowledge.tool_discovery.models import ToolDiscoveryRequest
@@ -35,7 +35,7 @@ from backend.skills.builtin.teams import (
 )
 from backend.skills.gateway.gateway import Gateway
 from backend.skills.models import Guidance, Handler, SkillContext, SkillResult
-from backend.team.inspector_ops import (
+from backend.team.agent_ops.inspector_ops import (
     AgentAsk,
     InspectorOps,
     LatestReports,
@@ -43,7 +43,7 @@ from backend.team.inspector_ops import (
     TaskWork,
     report_body,
 )
-from backend.team.tester_ops import TesterOps
+from backend.team.agent_ops.tester_ops import TesterOps
 from backend.team.wiring import install_handler
 
 if TYPE_CHECKING:
@@ -119,8 +119,8 @@ def install_inspection(
 
 def install_quality_ops(parts: EngineParts) -> LatestReports:
     """Every Inspector and Tester op real: the checks above, and the ops of
-    :mod:`backend.team.inspector_ops` and :mod:`backend.team.tester_ops`, sharing the
-    sessions' latest reports; a task id names a task of the session's pipelines, and the
+    :mod:`backend.team.agent_ops.inspector_ops` and :mod:`backend.team.agent_ops.tester_ops`,
+    sharing the sessions' latest reports; a task id names a task of the session's pipelines, and the
     model parts ask agents through the engine's answer path."""
     gateway, tools = parts.gateway, parts.knowledge.tools
     turns = parts.turns

@@ -12,20 +12,20 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from backend.engine.pipeline_work import install_pipelines, pipeline_desk
+from backend.engine.plan_runs.pipeline_work import install_pipelines, pipeline_desk
+from backend.engine.plan_runs.task_rollback import install_task_rollback
 from backend.engine.quality_work import install_quality_ops
-from backend.engine.task_rollback import install_task_rollback
 from backend.errors import SylkError
 from backend.events import EngineEvent, PlanChanged
 from backend.guide.routing.decision import RouteDecision, Target
 from backend.plans.review import PlanStatus
 from backend.sessions.phases import SessionPhase
+from backend.team.agent_ops.knowledge_ops import install_archivalist_analysis
+from backend.team.agent_ops.research_ops import install_academic_research
 from backend.team.fix_plans import FixPlanner, create_fix_handler, fix_plan_id
-from backend.team.knowledge_ops import install_archivalist_analysis
 from backend.team.messages import AgentMessages, install_messages
 from backend.team.phase_talk import PhaseTalk, Record, install_phase_talk
 from backend.team.qa_checks import QaChecks
-from backend.team.research_ops import install_academic_research
 from backend.team.session_qa import SessionQa
 from backend.team.wiring import install_handler
 

@@ -1,6 +1,6 @@
 """The live pipelines of each session, and what ``/task ID VERB [TEXT]`` does to one.
 
-The engine's pipeline work (:mod:`backend.engine.pipeline_work`) opens a task here when
+The engine's pipeline work (:mod:`backend.engine.plan_runs.pipeline_work`) opens a task here when
 its pipeline starts and closes it when it ends; the desk keeps the running ones by
 session and task id, and the last few finished ones, so ``/task ID query`` still says
 how a task ended. The verbs act on the pipeline itself (:class:`Pipeline`): ``prompt``

@@ -6,7 +6,7 @@ practices and the ``academic.library.*`` ops answer from its fragments, and
 library) because web research needs parts Sylk does not have yet. Comparing
 options, ingesting a workspace file into the library and design proposals get their
 handlers from an engine, which has the codebase's index too
-(:mod:`backend.team.research_ops`). Without a library every op is declared and answers
+(:mod:`backend.team.agent_ops.research_ops`). Without a library every op is declared and answers
 not-available.
 """
 

@@ -4,7 +4,7 @@ Given a :class:`~backend.knowledge.chronicle.chronicle.Chronicle`, every op but 
 on it; ``analysis.extract_facts`` (facts found by patterns in a text, entries or a
 transcript range) and ``concurrency.resolve_conflict`` (decisions on one subject that
 disagree, and the resolution the caller chooses) get their handlers from an engine
-(:mod:`backend.team.knowledge_ops`). Without a chronicle all ops are declared and answer
+(:mod:`backend.team.agent_ops.knowledge_ops`). Without a chronicle all ops are declared and answer
 not-available.
 """
 

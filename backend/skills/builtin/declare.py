@@ -51,7 +51,7 @@ class SessionScoped(Params):
 
 # Every op has a real handler now; one declared without it is served by a part that only
 # an engine builds and wires (a bare gateway, e.g. in a unit test, lacks it).
-NOT_BUILT = "which this gateway was built without (an engine wires it)"
+NOT_BUILT = "which is not wired into this gateway (an engine wires it in)"
 
 
 class NotAvailableError(SkillError):

@@ -16,7 +16,7 @@ from backend.skills.session_scope import CROSS_SESSION_SCOPE
 
 AGENT = "engineer"
 ORCHESTRATOR = "the Orchestrator (DAG execution and task hand-off)"
-PIPELINES = "the engine's pipelines (backend/engine/pipeline_work)"
+PIPELINES = "the engine's pipelines (backend/engine/plan_runs/pipeline_work)"
 UNWIRED = "which the engine has not wired into the skill registry yet"
 
 

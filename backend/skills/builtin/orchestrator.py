@@ -1,6 +1,6 @@
 """The Orchestrator's ops, for real: run an approved plan's DAG, see it, stop it.
 
-The engine's DAG work (``backend.engine.dag_work``) does the running; these ops reach
+The engine's DAG work (``backend.engine.plan_runs.dag_work``) does the running; these ops reach
 it through :class:`DagOps`, the same calls the engine makes when a plan is approved.
 ``orchestrator.task.dispatch`` exists because the seed names it, but the scheduler
 starts every task itself the moment its dependencies passed: dispatching a task of a

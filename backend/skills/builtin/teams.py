@@ -5,7 +5,8 @@ engine wires its plan desk, the Architect's ``architect.plan.create|approve|modi
 (:mod:`backend.skills.builtin.architect`), and the Inspector's style and full checks
 (:mod:`backend.engine.quality_work` passes ``inspect``), and, where an engine wires them,
 the Orchestrator's ops (:mod:`backend.skills.builtin.orchestrator`) and the Inspector's
-and Tester's other ops (:mod:`backend.team.inspector_ops`, :mod:`backend.team.tester_ops`,
+and Tester's other ops (:mod:`backend.team.agent_ops.inspector_ops`,
+:mod:`backend.team.agent_ops.tester_ops`,
 installed by :func:`backend.engine.quality_work.install_quality_ops`), and the Architect's
 ``architect.dag.create_fix`` (:mod:`backend.team.fix_plans`). Without an engine,
 and for the Architect's other ops, they are declared in full and fail with a typed

@@ -137,7 +137,7 @@ async def test_ops_needing_a_model_or_a_chronicle_say_so(gateway: Gateway, ws: P
     facts = await run(gateway, ws, "analysis.extract_facts", entry_ids=["e1"])
     assert facts.code is ErrorCode.INTERNAL
     assert err(facts).details["reason"] == "not_available"
-    assert "an engine wires it" in err(facts).message  # its handler comes from the engine
+    assert "not wired into this gateway" in err(facts).message  # its handler comes from the engine
     bare = build_gateway()
     unwired = await run(bare, ws, "chronicle.query", search_text="x")
     assert err(unwired).details["reason"] == "not_available"

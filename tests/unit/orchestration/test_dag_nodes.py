@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from backend.engine.dag_nodes import UPSTREAM_MAX, node_request, result_of
+from backend.engine.plan_runs.dag_nodes import UPSTREAM_MAX, node_request, result_of
 from backend.messages import Message, MessageType
 from backend.plans import PlanNode
 

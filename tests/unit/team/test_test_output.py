@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from backend.team.test_output import analyze_output
+from backend.team.agent_ops.test_output import analyze_output
 
 WS = Path("/work/proj")
 

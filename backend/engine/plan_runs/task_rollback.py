@@ -3,10 +3,10 @@ and put back when its DAG resumes (:mod:`backend.checkpoints.task_ledger`).
 
 Two tool hooks on the gateway, for the edits and writes of a turn that belongs to a
 plan's task (:data:`~backend.checkpoints.task_ledger.TASK_TAG`, set by
-:class:`~backend.engine.pipeline_work.PipelineWork` around its engineer turns and
+:class:`~backend.engine.plan_runs.pipeline_work.PipelineWork` around its engineer turns and
 carried to the turn by the dispatcher): before the edit lands (after the approval gate
 and the checkpoint hook, so the turn's "before" snapshot exists) the path and that
-snapshot; after it, the file's content id. When :class:`~backend.engine.dag_work.DagWork`
+snapshot; after it, the file's content id. When :class:`~backend.engine.plan_runs.dag_work.DagWork`
 resumes a DAG whose records say a node was running, :func:`roll_back_nodes` puts those
 nodes' files back before the scheduler runs them again, and says so in the transcript.
 """
@@ -29,7 +29,7 @@ from backend.checkpoints.task_ledger import (
     roll_back_task,
     task_key,
 )
-from backend.engine.pipeline_work import PipelineWork
+from backend.engine.plan_runs.pipeline_work import PipelineWork
 from backend.errors import SylkError
 from backend.skills.hooks.registry import Hook, HookKind, HookPriority, ToolCallData
 

@@ -8,7 +8,7 @@ output for its dependants.
 
 Engineer nodes run as pipelines (engineer -> inspector -> tester sharing a context,
 ``backend.pipelines``) through :class:`EngineerPipelines`, the engine's
-:class:`backend.engine.pipeline_work.PipelineWork`; a runner given none (a unit test's)
+:class:`backend.engine.plan_runs.pipeline_work.PipelineWork`; a runner given none (a unit test's)
 runs them as one engineer turn.
 """
 

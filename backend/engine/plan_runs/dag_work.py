@@ -3,7 +3,7 @@
 An approval (:class:`~backend.events.PlanApproved`, ``orchestrator.dag.execute``)
 moves the session's phase to execution, naming the approval, and runs the plan's DAG
 in a task the engine owns (:class:`~backend.orchestration.DagScheduler`; each node
-through :class:`~backend.engine.dag_nodes.NodeRunner`, as a request to its agent).
+through :class:`~backend.engine.plan_runs.dag_nodes.NodeRunner`, as a request to its agent).
 Every node transition is published as a :class:`~backend.events.DagStatusChanged`
 and written to the transcript as a short notice; at the end the phase moves on to
 inspection, or back to planning when a node failed or the DAG was cancelled.
@@ -13,7 +13,7 @@ file in the data dir (``dags.db``, 0600; :class:`SqliteDagStateStore`); which DA
 session has and whether each is still running is kept in the session's metadata
 (``dags``). :meth:`DagWork.resume_dags` runs again every DAG that was running when the
 process stopped (active and background sessions); passed nodes are not run again, nodes
-that were running have their files put back first (:mod:`backend.engine.task_rollback`).
+that were running have their files put back first (:mod:`backend.engine.plan_runs.task_rollback`).
 Shutdown leaves runs "running" for that; a user's cancel ends them. One DAG per session.
 """
 
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from backend.clock import utc_now
-from backend.engine.dag_nodes import (
+from backend.engine.plan_runs.dag_nodes import (
     AskAgent,
     DagBusyError,
     DagNotFoundError,
@@ -37,7 +37,7 @@ from backend.engine.dag_nodes import (
     NodeRunner,
     PlanNotApprovedError,
 )
-from backend.engine.dag_notes import dag_end_note, node_note
+from backend.engine.plan_runs.dag_notes import dag_end_note, node_note
 from backend.engine.session_service import SessionService
 from backend.errors import SylkError
 from backend.events import DagStatusChanged, EngineEvent, EventStream, PlanApproved

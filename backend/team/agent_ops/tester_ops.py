@@ -3,7 +3,7 @@ reported, tests written by the engineer and run, and coverage.
 
 Everything runs on what tool discovery found for the project, in the session's
 sandbox (:mod:`backend.pipelines.checks`); writing tests needs a model (an engineer
-turn through the engine's answer path, :class:`~backend.team.inspector_ops.AgentAsk`)
+turn through the engine's answer path, :class:`~backend.team.agent_ops.inspector_ops.AgentAsk`)
 and says so when there is none. The latest test run of each session (from
 ``tester.tests.run``, ``tester.code.generate`` or ``tester.coverage.analyze``) is kept
 for ``tester.results.report``.
@@ -34,8 +34,8 @@ from backend.pipelines.checks.paths import reported_path, workspace_relative
 from backend.pipelines.checks.tester import FRAMEWORKS, Framework
 from backend.pipelines.checks.tool_process import locate_executable, run_tool, short
 from backend.skills.models import Guidance, SkillContext, SkillResult
-from backend.team.inspector_ops import AgentAsk, Inspection, LatestReports, TaskWork
-from backend.team.test_output import analyze_output
+from backend.team.agent_ops.inspector_ops import AgentAsk, Inspection, LatestReports, TaskWork
+from backend.team.agent_ops.test_output import analyze_output
 
 TEST_TIMEOUT_S = 600.0
 ENGINEER = Target.ENGINEER

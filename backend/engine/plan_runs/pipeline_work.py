@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from backend.agents.answering import pipeline_turn
 from backend.agents.tool_actions import EDIT_OPS, ToolAction, actions_from_payload
 from backend.checkpoints.task_ledger import TaskLedger, task_key, task_tag
-from backend.engine.dag_nodes import OUTPUT_MAX, AskAgent, Record, node_request, result_of
+from backend.engine.plan_runs.dag_nodes import OUTPUT_MAX, AskAgent, Record, node_request, result_of
 from backend.errors import ErrorKind, SylkError
 from backend.events import ChoiceOption, ChoiceQuestion, EngineNotice, EventStream
 from backend.guide.routing.decision import RouteDecision, Target
@@ -184,7 +184,7 @@ class PipelineWork:
         self._workspace_of = workspace_of
         self.desk = desk if desk is not None else PipelineDesk(publish=events.publish)
         # Where a plan task's edits are written down as they land, so a resume after a
-        # kill puts them back first (backend.engine.task_rollback); None: not kept.
+        # kill puts them back first (backend.engine.plan_runs.task_rollback); None: not kept.
         self.ledger: TaskLedger | None = None
 
     async def run(
