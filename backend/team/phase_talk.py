@@ -242,7 +242,10 @@ class PhaseTalk:
         if action in ("stop", "resume", "revise"):
             feedback = text if action == "revise" else ""  # "stop" itself is no reason
             done = await self.interrupt(session_id, action, feedback=feedback)  # type: ignore[arg-type]
-            return str(done["text"])
+            if action == "revise":
+                return str(done["text"])
+            # The Architect's note (its reply, in the transcript) says it in full.
+            return f"plan {done['plan_id']}: {'stopped' if action == 'stop' else 'resumed'}"
         raise NothingRunningError(action or "act", "unknown phase action")
 
     # -- helpers ------------------------------------------------------------------------------

@@ -130,18 +130,18 @@ async def test_stop_waits_for_instructions_and_resume_runs_the_rest(
         await _running_t2(run, sid)
 
         stopped = await say(run.engine, sid, "stop")
-        assert stopped["text"].startswith("Stopped plan p1. 1 of 2 tasks passed, 1 cancelled.")
+        assert stopped["text"] == "plan p1: stopped"  # the Architect's note says it in full
         assert run.engine.session_phase(sid) is SessionPhase.PLANNING
         await until(lambda: not run.engine.turn_running(sid), what="t2's turn stopped")
         note = [m for m in await run.engine.transcript(sid) if m.payload.get("interrupt")]
-        assert note[-1].source == "architect" and "I await your instructions" in str(
-            note[-1].payload["text"]
-        )
+        said = str(note[-1].payload["text"])
+        assert note[-1].source == "architect" and "I await your instructions" in said
+        assert said.startswith("Stopped plan p1. 1 of 2 tasks passed, 1 cancelled.")
         again = await _op(run, sid, workspace, "architect.execution.interrupt", action="stop")
         assert again.error is not None and again.error.details["reason"] == "nothing_running"
 
         resumed = await say(run.engine, sid, "resume")
-        assert resumed["text"].startswith("Resumed plan p1")
+        assert resumed["text"] == "plan p1: resumed"
         outcome = await run.engine.wait_dag(sid, "p1")
         assert outcome is not None and outcome.status.value == "passed"
         assert run.node_moves("t1") == ["pending", "running", "passed", "passed"]
@@ -240,6 +240,8 @@ async def test_the_status_shows_a_running_engineer_tasks_pipeline(
         status = await say(run.engine, sid, "how far along are we?")
         assert "  pipeline Plan p1, task e1: running, loop 1/3" in status["text"].splitlines()
         stopped = await say(run.engine, sid, "halt")
-        assert stopped["text"].startswith("Stopped plan p1. 0 of 1 tasks passed, 1 cancelled.")
+        assert stopped["text"] == "plan p1: stopped"
+        note = [m for m in await run.engine.transcript(sid) if m.payload.get("interrupt")]
+        assert str(note[-1].payload["text"]).startswith("Stopped plan p1. 0 of 1 tasks passed")
     finally:
         await run.engine.aclose()
