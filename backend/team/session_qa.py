@@ -1,4 +1,4 @@
-"""Session QA after a plan, the fix loop, and ``/qa``.
+"""Session QA after a plan, and the fix loop.
 
 When a plan's DAG passes (:meth:`after_plan`) the phase is inspection: QA inspects every
 file the session changed with the project's own tools (:mod:`backend.team.qa_checks`),
@@ -8,9 +8,7 @@ Findings: a fix plan (:mod:`backend.team.fix_plans`) for the user; its DAG runs,
 again. After ``max_rounds`` fix plans the user is asked for another round (nobody: stop).
 A rejected fix plan, a failed fix DAG or ``/qa stop``: back to planning, findings listed.
 
-``/qa [status|run|skip-tests|override|stop]``: ``override`` accepts the outstanding
-findings (deferred in the summary), ``skip-tests`` skips the tests (said in the summary),
-either given before QA applies to the next run; ``run`` runs QA again. A pass in flight
+``/qa`` steers it (:mod:`backend.team.qa_commands`, through the steps below). A pass in flight
 when Sylk stopped resumes at its step (:meth:`SessionQa.resume`, by ``resume_dags``).
 """
 
@@ -32,14 +30,12 @@ from backend.plans.review import PlanStatus
 from backend.questions import QuestionBoard
 from backend.sessions.models import Session
 from backend.sessions.phases import SessionPhase
-from backend.team.completion import build_summary, record_completion, record_status, status_line
+from backend.team.completion import build_summary, record_completion
 from backend.team.fix_plans import FixPlanner, fix_plan_id
 from backend.team.qa_checks import (
-    ACTIONS,
     METADATA_KEY,
     Finding,
     QaChecks,
-    QaCommandError,
     QaRecord,
     changed_files,
     inspection_findings,
@@ -49,10 +45,10 @@ from backend.team.qa_checks import (
     test_findings,
     tool_lines,
 )
+from backend.team.qa_commands import ENDED, QaCommands, qa_line
 
 log = logging.getLogger(__name__)
 MAX_FIX_ROUNDS = 3
-ENDED = ("complete", "stopped")
 
 
 class SessionAccess(Protocol):
@@ -97,6 +93,7 @@ class SessionQa:
         self._others: set[asyncio.Task[None]] = set()
         self._next: dict[str, dict[str, bool]] = {}  # /qa flags given before QA runs
         self._closed = False
+        self._commands = QaCommands(self, desk, sessions)
         self._detach = add_listener(self._on_event)
 
     # -- starting ----------------------------------------------------------------------
@@ -125,17 +122,17 @@ class SessionQa:
         try:
             await work
         except SylkError as exc:
-            await self._stop(session_id, f"session QA stopped: {exc}", error=type(exc).__name__)
+            await self.stop(session_id, f"session QA stopped: {exc}", error=type(exc).__name__)
         except Exception as exc:  # a broken tool runner or store: said, never a traceback
             log.exception("session %s: QA broke", session_id)
-            await self._stop(session_id, f"session QA broke: {type(exc).__name__}: {exc}")
+            await self.stop(session_id, f"session QA broke: {type(exc).__name__}: {exc}")
 
     def record(self, session_id: str) -> QaRecord | None:
         """The session's QA record (kept in its metadata), if QA ever ran there."""
         raw = self._sessions.get(session_id).metadata.get(METADATA_KEY)
         return QaRecord.model_validate(raw) if isinstance(raw, dict) else None
 
-    async def _save(self, session_id: str, record: QaRecord) -> None:
+    async def save(self, session_id: str, record: QaRecord) -> None:
         await self._sessions.set_metadata(session_id, METADATA_KEY, record.model_dump(mode="json"))
 
     async def _say(self, session_id: str, text: str, stage: str, **extra: Any) -> None:
@@ -165,7 +162,7 @@ class SessionQa:
         workspace = Path(self._sessions.get(session_id).workspace)
         created, modified, _ = changed_files(await self._checkpoints.diff(session_id, workspace))
         record.stage, record.inspected, record.findings = "inspecting", created + modified, []
-        await self._save(session_id, record)
+        await self.save(session_id, record)
         count = len(record.inspected)
         await self._say(session_id, f"Session QA after plan {plan_id}: inspecting the {count} "
                         "file(s) this session changed", "inspecting")  # fmt: skip
@@ -191,7 +188,7 @@ class SessionQa:
             await self._say(session_id, "QA: tests skipped (/qa skip-tests)", "testing")
         else:
             record.stage = "testing"
-            await self._save(session_id, record)
+            await self.save(session_id, record)
             await self._say(session_id, "Session QA: running the whole test suite", "testing")
             workspace = Path(self._sessions.get(session_id).workspace)
             report = await self._checks.test(session_id, workspace)
@@ -213,7 +210,7 @@ class SessionQa:
                                            chronicle=self._chronicle, desk=self._desk)  # fmt: skip
         record.summary = summary | {"promoted": len(promoted)}
         record.stage, record.findings = "complete", []
-        await self._save(session_id, record)
+        await self.save(session_id, record)
 
     # -- the fix loop --------------------------------------------------------------------
     async def _fix(self, session_id: str, record: QaRecord, findings: list[Finding]) -> None:
@@ -225,8 +222,8 @@ class SessionQa:
             round_question(record), session_id) == "again"  # fmt: skip
         if not again:
             record.stage = "awaiting_fix"  # so _stop lists the findings
-            await self._save(session_id, record)
-            await self._stop(session_id, f"Session QA still fails after {record.rounds} fix "
+            await self.save(session_id, record)
+            await self.stop(session_id, f"Session QA still fails after {record.rounds} fix "
                              "rounds: stopped; back to planning")  # fmt: skip
             return
         record.rounds += 1
@@ -237,14 +234,14 @@ class SessionQa:
             plan_id = fix_plan_id(record.plan_id, n)
         record.stage, record.fix_plan = "awaiting_fix", plan_id
         record.plans.append(plan_id)  # before its DAG can pass: that QA pass continues this one
-        await self._save(session_id, record)
+        await self.save(session_id, record)
         made = await self._planner.create(session_id, findings, plan_id=plan_id,
                                           root_plan=record.plan_id)  # fmt: skip
         current = self.record(session_id)  # /qa may have acted while the Architect wrote
         if current is None or current.fix_plan != plan_id:
             return
         record.fix_plan = record.plans[-1] = made.plan.plan_id  # the Architect may rename it
-        await self._save(session_id, record)
+        await self.save(session_id, record)
         if made.plan.status == PlanStatus.APPROVED:
             await self._say(session_id, f"Fix plan {made.plan.plan_id} approved: it runs, then "
                             "QA checks again", "fixing")  # fmt: skip
@@ -254,14 +251,14 @@ class SessionQa:
                         f"/plan approve {made.plan.plan_id} (or /plan reject, /qa override, "
                         "/qa skip-tests, /qa stop)", "awaiting_fix")  # fmt: skip
 
-    async def _stop(self, session_id: str, text: str, **extra: Any) -> None:
+    async def stop(self, session_id: str, text: str, **extra: Any) -> None:
         """QA ends here: the findings listed, the phase back to planning."""
         record = self.record(session_id)
         if record is not None and record.stage not in ENDED:
             if record.findings:
                 text += "\nOutstanding:\n" + listing(record.findings)
             record.stage, record.fix_plan = "stopped", None
-            await self._save(session_id, record)
+            await self.save(session_id, record)
         await self._say(session_id, text, "stopped", level="warning", **extra)
         await self._move(session_id, SessionPhase.PLANNING, text.splitlines()[0][:200])
 
@@ -283,104 +280,41 @@ class SessionQa:
             return
         if record is None or record.fix_plan != event.plan_id or record.stage in ENDED:
             return
-        task = asyncio.get_running_loop().create_task(self._stop(sid, why), name=f"qa-stop-{sid}")
+        task = asyncio.get_running_loop().create_task(self.stop(sid, why), name=f"qa-stop-{sid}")
         self._others.add(task)
         task.add_done_callback(self._others.discard)
 
-    # -- /qa -----------------------------------------------------------------------------
+    # -- what /qa does to it (backend.team.qa_commands) -----------------------------------
     async def command(self, session_id: str, action: str) -> str:
         """``/qa ACTION``: the answer for the user."""
-        if action not in ACTIONS:
-            raise QaCommandError(f"unknown /qa action {action!r}", "unknown_action")
-        record = self.record(session_id)
-        active = record is not None and record.stage not in ENDED
-        if action == "status":
-            return self.status_text(session_id)
-        if action == "run":
-            return await self._rerun(session_id, record)
-        if action == "stop":
-            if record is None or not active:
-                raise QaCommandError("no session QA is under way", "not_running")
-            await self._halt(session_id, record)
-            await self._stop(session_id, "Session QA stopped by the user: back to planning")
-            return "session QA stopped; the phase is planning"
-        flag = "skip_tests" if action == "skip-tests" else "override"
-        if record is None or not active:
-            self._next.setdefault(session_id, {})[flag] = True
-            return f"{action}: applies to the next session QA"
-        assert record is not None
-        failing_tests = record.stage == "awaiting_fix" and record.findings[:1] != [] and (
-            record.findings[0].kind == "failure")  # fmt: skip
-        if flag == "skip_tests":
-            record.skip_tests = True
-            if not failing_tests:
-                await self._save(session_id, record)
-                return "tests will be skipped in this session QA (the summary says so)"
-            await self._halt(session_id, record)
-            self._start(session_id, self._complete(session_id, record), "qa-complete")
-            return "tests skipped: the failures are deferred; completing"
-        if record.stage != "awaiting_fix" or failing_tests:
-            if failing_tests:
-                raise QaCommandError("test failures cannot be overridden", "tests_failing",
-                                     "/qa skip-tests skips the tests instead")  # fmt: skip
-            record.override_next = True
-            await self._save(session_id, record)
-            return "override: inspection findings of this QA run will be accepted"
-        await self._halt(session_id, record)
-        record.overridden, record.findings = [*record.overridden, *record.findings], []
-        self._start(session_id, self._test_and_complete(session_id, record), "qa-tests")
-        return f"{len(record.overridden)} finding(s) overridden (listed as deferred); testing"
+        return await self._commands.command(session_id, action)
 
-    async def _halt(self, session_id: str, record: QaRecord) -> None:
-        """Stop QA's own work for the session and close its fix plan if still open."""
-        fix = record.fix_plan
-        plan = await self._desk.latest(session_id, fix) if fix is not None else None
-        if plan is not None and plan.status == PlanStatus.APPROVED:
-            raise QaCommandError(f"fix plan {fix} is approved and runs", "fix_running",
-                                 "wait for it (QA checks again after it), /qa status")  # fmt: skip
-        record.fix_plan = None
-        record.plans = [p for p in record.plans if p != fix]  # closed unrun: not in the summary
-        await self._save(session_id, record)
+    def is_running(self, session_id: str) -> bool:
+        return session_id in self._tasks
+
+    def queue_flag(self, session_id: str, flag: str) -> None:
+        self._next.setdefault(session_id, {})[flag] = True  # for the next QA run
+
+    async def halt_work(self, session_id: str) -> None:
+        """Cancel QA's task for the session (not when /qa runs inside it)."""
         task = self._tasks.pop(session_id, None)
         if task is not None and task is not asyncio.current_task():
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
-        if fix is not None and plan is not None and plan.status in (
-            PlanStatus.AWAITING_APPROVAL, PlanStatus.DRAFT):  # fmt: skip
-            await self._desk.reject(session_id, fix, by="qa")
 
-    async def _rerun(self, session_id: str, record: QaRecord | None) -> str:
-        if record is None:
-            raise QaCommandError("no plan has passed in this session yet", "nothing_to_check")
-        if session_id in self._tasks:
-            raise QaCommandError("session QA is running now", "running", "/qa status")
-        phase = self._sessions.get(session_id).phase
-        if phase not in (SessionPhase.INSPECTION, SessionPhase.TESTING):  # QA's own phases
-            raise QaCommandError(f"the session is in {phase.value}: QA runs after a plan's "
-                                 "DAG passes", "wrong_phase", "/plan, /qa status")  # fmt: skip
-        again = None
-        if record.stage not in ENDED:  # keep its rounds and decisions; close its fix plan
-            await self._halt(session_id, record)
-            again = record
-        self._start(session_id, self._run(session_id, record.plan_id, again), "qa-again")
-        return f"session QA runs again for plan {record.plan_id}"
+    def start_inspection(self, session_id: str, plan_id: str, again: QaRecord | None) -> None:
+        self._start(session_id, self._run(session_id, plan_id, again), "qa-again")
+
+    def start_tests(self, session_id: str, record: QaRecord) -> None:
+        self._start(session_id, self._test_and_complete(session_id, record), "qa-tests")
+
+    def start_completion(self, session_id: str, record: QaRecord) -> None:
+        self._start(session_id, self._complete(session_id, record), "qa-complete")
 
     # -- reading, waiting, closing ----------------------------------------------------------
-    def status_text(self, session_id: str) -> str:
-        record = self.record(session_id)
-        if record is None:
-            return "no session QA yet: it runs when a plan's DAG passes"
-        return record_status(record, self.max_rounds)
-
     def status_line(self, session_id: str) -> str | None:
         """One line for ``/plan``: the last completion, or what QA waits for."""
-        record = self.record(session_id)
-        if record is None:
-            return None
-        if record.stage == "complete" and record.summary:
-            return status_line(record.summary)
-        return f"session QA of plan {record.plan_id}: {record.stage.replace('_', ' ')}" + (
-            f" (fix plan {record.fix_plan})" if record.fix_plan else "")  # fmt: skip
+        return qa_line(self.record(session_id))
 
     async def wait(self, session_id: str) -> QaRecord | None:
         """Until the session's QA (and the fix DAGs it waits on) is idle; its record."""

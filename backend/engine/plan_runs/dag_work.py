@@ -23,11 +23,9 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from backend.clock import utc_now
 from backend.engine.plan_runs.dag_nodes import (
     AskAgent,
     DagBusyError,
@@ -38,6 +36,7 @@ from backend.engine.plan_runs.dag_nodes import (
     PlanNotApprovedError,
 )
 from backend.engine.plan_runs.dag_notes import dag_end_note, node_note
+from backend.engine.plan_runs.dag_status import RUNNING, DagBook, DagRun, now_iso
 from backend.engine.session_service import SessionService
 from backend.errors import SylkError
 from backend.events import DagStatusChanged, EngineEvent, EventStream, PlanApproved
@@ -46,7 +45,6 @@ from backend.orchestration import (
     DagScheduler,
     DagStatus,
     NodeEvent,
-    NodeRecord,
     NodeStatus,
     Slots,
     SqliteDagStateStore,
@@ -59,8 +57,6 @@ from backend.skills.builtin.orchestrator import orchestrator_ops
 from backend.skills.gateway.gateway import Gateway
 
 log = logging.getLogger(__name__)
-METADATA_KEY = "dags"
-RUNNING = "running"
 RESUMED_STATES = (SessionState.ACTIVE, SessionState.SUSPENDED)  # a plan runs in the background
 
 
@@ -70,24 +66,6 @@ class AfterPassed(Protocol):
     def after_plan(self, session_id: str, plan_id: str) -> None: ...
     def resume(self, session_id: str) -> bool: ...
     async def aclose(self) -> None: ...
-
-
-@dataclass
-class DagRun:
-    """One DAG running in this process."""
-
-    session_id: str
-    plan_id: str
-    version: int
-    scheduler: DagScheduler
-    agents: dict[str, str]
-    started: dict[str, float] = field(default_factory=dict)  # node -> monotonic start
-    notes: asyncio.Queue[tuple[str, dict[str, Any]] | None] = field(default_factory=asyncio.Queue)
-    task: asyncio.Task[DagOutcome | None] | None = None
-
-    @property
-    def dag_id(self) -> str:
-        return self.scheduler.dag_id
 
 
 class DagWork:
@@ -110,6 +88,7 @@ class DagWork:
         self._ask = ask
         self._cancel_turns = cancel_turns
         self._store = SqliteDagStateStore(state_path)
+        self._book = DagBook(sessions, desk, self._store)
         self._slots = slots
         self._pipelines = pipelines  # engineer nodes as pipelines (None: one turn)
         self._runs: dict[str, DagRun] = {}  # by session id
@@ -183,9 +162,7 @@ class DagWork:
         for session in self._sessions.list_sessions():
             if session.state not in RESUMED_STATES or session.id in self._runs:
                 continue
-            for plan_id, entry in (session.metadata.get(METADATA_KEY) or {}).items():
-                if not isinstance(entry, dict) or entry.get("status") != RUNNING:
-                    continue
+            for plan_id in self._book.running_plans(session):
                 try:
                     await self.execute(session.id, plan_id)
                 except SylkError as exc:
@@ -228,7 +205,7 @@ class DagWork:
     ) -> None:
         sid = run.session_id
         try:
-            await self._remember(sid, run.plan_id, status=status.value, ended_at=_now())
+            await self._remember(sid, run.plan_id, status=status.value, ended_at=now_iso())
             text, extra = dag_end_note(run.plan_id, status, outcome, error)
             await self._sessions.notice(sid, text, **extra)
             if status is DagStatus.PASSED:
@@ -292,50 +269,15 @@ class DagWork:
             log.warning("session %s: phase not moved to %s: %s", session_id, phase, exc)
 
     async def _remember(self, session_id: str, plan_id: str, **entry: Any) -> None:
-        dags = dict(self._sessions.get(session_id).metadata.get(METADATA_KEY) or {})
-        old = dags.get(plan_id)
-        before: dict[str, Any] = dict(old) if isinstance(old, dict) else {}
-        if "dag_id" in entry:  # a new run
-            before = {"started_at": _now()}
-        dags[plan_id] = {**before, **entry}
-        await self._sessions.set_metadata(session_id, METADATA_KEY, dags)
+        await self._book.remember(session_id, plan_id, **entry)
 
     # -- reading and stopping ------------------------------------------------------------
-    def _entries(self, session_id: str) -> dict[str, dict[str, Any]]:
-        dags = self._sessions.get(session_id).metadata.get(METADATA_KEY) or {}
-        return {k: v for k, v in dags.items() if isinstance(v, dict) and "dag_id" in v}
-
     async def status(self, session_id: str, plan_id: str | None = None) -> list[dict[str, Any]]:
         """Each DAG of the session (or the one of ``plan_id``): its nodes' state."""
-        entries = self._entries(session_id)
-        if plan_id is not None:
-            if plan_id not in entries:
-                raise DagNotFoundError(f"plan {plan_id!r}")
-            entries = {plan_id: entries[plan_id]}
-        return [await self._summary(session_id, p) for p in entries]
+        return await self._book.status(session_id, plan_id, self._runs.get(session_id))
 
     async def _summary(self, session_id: str, plan_id: str) -> dict[str, Any]:
-        entry = self._entries(session_id)[plan_id]
-        run = self._runs.get(session_id)
-        live = run if run is not None and run.plan_id == plan_id else None
-        records: dict[str, NodeRecord] = (
-            dict(live.scheduler.records) if live else await self._store.load(entry["dag_id"])
-        )
-        plan = await self._desk.latest(session_id, plan_id)
-        nodes = []
-        now = time.monotonic()
-        for node in plan.document.get("nodes", []):
-            record = records.get(node["id"])
-            row: dict[str, Any] = {"id": node["id"], "agent": node.get("agent"),
-                                   "status": record.status.value if record else "pending",
-                                   "attempts": record.attempts if record else 0,
-                                   "duration_s": record.duration_s if record else None}  # fmt: skip
-            if record is not None and record.error:
-                row["error"] = record.error
-            if live and record is not None and record.status is NodeStatus.RUNNING:
-                row["running_for_s"] = round(now - live.started.get(node["id"], now), 3)
-            nodes.append(row)
-        return {"plan_id": plan_id, **entry, "status": entry.get("status"), "nodes": nodes}
+        return await self._book.summary(session_id, plan_id, self._runs.get(session_id))
 
     @property
     def pipelines(self) -> EngineerPipelines | None:
@@ -367,7 +309,7 @@ class DagWork:
         """Stop the plan's running DAG: its nodes are cancelled, the phase goes back to planning."""
         run = self._runs.get(session_id)
         if run is None or run.plan_id != plan_id or run.task is None:
-            if plan_id not in self._entries(session_id):
+            if plan_id not in self._book.entries(session_id):
                 raise DagNotFoundError(f"plan {plan_id!r}")
             raise DagNotRunningError(plan_id)
         run.scheduler.cancel()
@@ -386,10 +328,6 @@ class DagWork:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await self._store.aclose()
-
-
-def _now() -> str:
-    return utc_now().isoformat()
 
 
 def install_orchestration(gateway: Gateway, dags: DagWork) -> None:
