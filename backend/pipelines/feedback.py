@@ -94,3 +94,23 @@ def feedback_from_tests(report: TestReport, loop: int) -> TesterFeedback:
         failures=list(report.failures),
         text="\n".join([head, *_cut(lines)]),
     )
+
+
+def first_finding(feedback: InspectorFeedback | TesterFeedback, width: int = 160) -> str:
+    """What a one-line notice says sent the task back to its engineer: the first issue
+    (where, rule, message) or failing test (where, name, message), else the first line."""
+    if isinstance(feedback, InspectorFeedback) and feedback.issues:
+        issue = feedback.issues[0]
+        text = f"{_where(issue.file, issue.line)}: {issue.code or issue.tool} {issue.message}"
+    elif isinstance(feedback, TesterFeedback) and feedback.failures:
+        failure = feedback.failures[0]
+        name = failure.name.removeprefix(f"{failure.file}::")  # a pytest node id: its file
+        text = f"{_where(failure.file, failure.line)}: {name}"
+        text += f": {failure.message.splitlines()[0]}" if failure.message.strip() else ""
+    else:
+        lines = [line.strip() for line in feedback.text.splitlines() if line.strip()]
+        listed = [line[2:] for line in lines[1:] if line.startswith("- ")]
+        text = listed[0] if listed else (lines[0] if lines else "")
+    more = len(feedback.issues if isinstance(feedback, InspectorFeedback) else feedback.failures)
+    text = text if len(text) <= width else text[: width - 1] + "…"
+    return text + (f" (and {more - 1} more)" if more > 1 else "")

@@ -3,9 +3,10 @@
 ``created -> running`` (an engineer turn) ``-> inspecting`` (the discovered checks on
 every file the pipeline touched so far) ``-> testing`` (the relevant tests) ``->
 completed``. Issues or failures go back to the engineer as feedback (``running`` again,
-one more loop) until ``max_loops`` engineer turns are spent; then the pipeline waits for
-the user (``waiting_for_user``): "ignore" skips that stage from then on (inspection
-ignored: on to the tests; tests ignored: completed) and leaves a note, "fail" ends it
+one more loop; that event's detail names the check and its first finding) until
+``max_loops`` engineer turns are spent; then the pipeline waits for the user
+(``waiting_for_user``): "ignore" skips that stage from then on (inspection ignored: on
+to the tests; tests ignored: completed) and leaves a note, "fail" ends it
 ``failed``. ``ignore_inspector`` / ``ignore_tester`` skip a stage from the next check on.
 
 Feedback travels the pipeline's own bus (:mod:`backend.pipelines.bus`), inspector and
@@ -42,7 +43,11 @@ from backend.pipelines.context import (
     PipelineState,
     TesterFeedback,
 )
-from backend.pipelines.feedback import feedback_from_inspection, feedback_from_tests
+from backend.pipelines.feedback import (
+    feedback_from_inspection,
+    feedback_from_tests,
+    first_finding,
+)
 from backend.pipelines.pipeline_checks import PipelineChecker
 
 Decision = Literal["ignore", "fail"]
@@ -96,6 +101,7 @@ class Pipeline:
         self._on_event = on_event
         self._task: asyncio.Task[Any] | None = None
         self._cancel_requested = False
+        self._sent_back = ""  # what sent the task back to its engineer: the next turn says
 
     @property
     def task_id(self) -> str:
@@ -162,7 +168,8 @@ class Pipeline:
     async def _engineer_turn(self) -> None:
         self.context.loop += 1
         await self._drain_inbox()
-        self._move(PipelineState.RUNNING, f"engineer turn {self.context.loop}")
+        why, self._sent_back = self._sent_back, ""
+        self._move(PipelineState.RUNNING, why or f"engineer turn {self.context.loop}")
         result = await self._engineer(self.context)
         self.context.add_files(result)
         self.context.engineer_texts.append(result.text)
@@ -178,6 +185,7 @@ class Pipeline:
             self.context.inspector_feedback.append(feedback)
             self.ignore_inspector = True
             return True
+        self._sent_back = f"the inspection failed: {first_finding(feedback)}"
         await self.bus.send_inspector_feedback(feedback.model_dump(mode="json"))
         return False
 
@@ -192,6 +200,7 @@ class Pipeline:
             self.context.tester_feedback.append(feedback)
             self.ignore_tester = True
             return True
+        self._sent_back = f"the tests failed: {first_finding(feedback)}"
         await self.bus.send_tester_feedback(feedback.model_dump(mode="json"))
         return False
 

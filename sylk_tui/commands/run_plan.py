@@ -6,7 +6,8 @@ engine after the Architect's turn has ended, so the run stays until the DAG, and
 follows it in the session's phase, is over; closing the engine earlier would stop it.
 Each step is printed on stderr as one line, so stdout stays the answers: the plan
 proposed and approved, each task starting, passing or failing, each pipeline
-transition (running, inspecting, testing, loop by loop), each phase move.
+transition (running, inspecting, testing, loop by loop; back to running names the
+check that sent it back and its first finding), each phase move.
 
 Without ``--yes``, a person at a terminal is asked whether to approve the plan; with no
 terminal the run says how to approve it later. The exit status says whether the plan
@@ -21,7 +22,6 @@ or cancelled DAG, a phase that stopped short).
 from __future__ import annotations
 
 import asyncio
-import re
 import shlex
 import sys
 from collections.abc import Awaitable, Callable
@@ -44,8 +44,6 @@ if TYPE_CHECKING:
 
 EXIT_PLAN_INCOMPLETE = 5
 Confirm = Callable[[str], Awaitable[bool]]
-PIPELINE_MOVE = re.compile(r"^Plan (\S+, task \S+): (\w+) \(loop \d+\)")
-LOOPED_BECAUSE = {"inspecting": "the inspection failed", "testing": "the tests failed"}
 PLAN_STATUS_SAID = {
     "awaiting_approval": "proposed, awaiting approval",
     "approved": "approved",
@@ -63,7 +61,6 @@ class PlanProgress:
         self._out = out
         self.plans: dict[str, str] = {}  # plan id -> its latest status
         self.dags: list[str] = []  # plans whose DAG this run saw start
-        self._stages: dict[str, str] = {}  # "plan/task" -> its pipeline's last state
         self.summary: str | None = None  # the Architect's completion summary
         self.refused = 0  # edits and commands the approval policy refused in this run
         self.broken_line = False  # an answer is being streamed on stdout, mid-line
@@ -86,7 +83,7 @@ class PlanProgress:
         elif isinstance(event, SessionPhaseChanged):
             self.say(f"phase: {event.old_phase.value} -> {event.phase.value} ({event.reason})")
         elif isinstance(event, EngineNotice) and event.text.startswith("Plan "):
-            self.say(self._loop_line(event.text))  # a pipeline's transition
+            self.say(event.text)  # a pipeline's transition (back to running says why)
         elif isinstance(event, MessageAppended) and _is_dag_note(event):
             self.say(str(event.message.payload.get("text", "")))
         elif (
@@ -99,18 +96,6 @@ class PlanProgress:
                 self.dags.append(event.plan_id)
             if event.error:
                 self.say(f"plan {event.plan_id}: the DAG {event.status}: {event.error}")
-
-    def _loop_line(self, text: str) -> str:
-        """A pipeline's transition; back to running says which check sent it back."""
-        found = PIPELINE_MOVE.match(text)
-        if found is None:
-            return text
-        task, state = found.group(1), found.group(2)
-        before = self._stages.get(task)
-        self._stages[task] = state
-        if state == "running" and before in LOOPED_BECAUSE:
-            return f"{text} ({LOOPED_BECAUSE[before]}; its feedback goes to the engineer)"
-        return text
 
 
 def _is_dag_note(event: MessageAppended) -> bool:

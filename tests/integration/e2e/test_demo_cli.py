@@ -87,12 +87,13 @@ def test_the_demo_runs_the_plan_and_prints_its_progression(repo: Path, tmp_path:
         "phase: execution -> inspection",
     )
     assert f"{task} e2: completed (loop 1)" in lines
-    why = {line.split(": ")[1]: line.rsplit("(", 1)[1] for line in lines
+    why = {line.split(": ", 2)[1]: line.split(": ", 2)[2] for line in lines
            if line.startswith(f"{task} e1: running")}  # fmt: skip
     assert why == {
-        "running (loop 1)": "loop 1): engineer turn 1",
-        "running (loop 2)": "the inspection failed; its feedback goes to the engineer)",
-        "running (loop 3)": "the tests failed; its feedback goes to the engineer)",
+        "running (loop 1)": "engineer turn 1",
+        "running (loop 2)": "the inspection failed: greet/cli.py:4: F401 `os` imported but unused",
+        "running (loop 3)": "the tests failed: tests/test_cli.py:8: test_says_hello: "
+        "AssertionError: assert 'Hello, ada!\\n' == 'hello, ada\\n' (and 1 more)",
     }
     assert_changed_once(repo)
     assert lines[-6:] == [
