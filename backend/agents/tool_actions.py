@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 ActionKind = Literal["edit", "command", "other"]
 ActionStatus = Literal["running", "ok", "error", "denied", "preview", "stopped"]
@@ -79,6 +79,11 @@ class ToolAction(BaseModel):
     files: list[str] | None = None
     """The workspace paths the call changed, as the ops resolved them: an edit's or a
     write's file, or those of the edits and writes that ran inside a batch."""
+    refused: list[ToolAction] | None = None
+    """A batch's edits and writes the approval gate refused, each as its own action: a
+    refusal inside a batch counts as much as one made alone (the pipeline fails on it)."""
+    items: list[ToolAction] | None = Field(default=None, exclude=True)
+    """A batch's calls as begun (not stored): their results are paired with them."""
 
     @property
     def marker(self) -> str:
@@ -103,7 +108,10 @@ def begin_action(call_id: str, tool: str, arguments: Mapping[str, Any], at: int 
     """The action of a call the model just asked for (status ``running``)."""
     op, args = _op_and_args(tool, arguments)
     kind: ActionKind = "edit" if op in EDIT_OPS else "command" if op in COMMAND_OPS else "other"
-    return ToolAction(id=call_id, tool=tool, op=op, title=_title(op, args), kind=kind, at=at)
+    items = _batch_items(call_id, args.get("calls"), at) if op == "batch" else None
+    return ToolAction(
+        id=call_id, tool=tool, op=op, title=_title(op, args), kind=kind, at=at, items=items
+    )
 
 
 def finish_action(action: ToolAction, content: str, is_error: bool) -> ToolAction:
@@ -134,6 +142,8 @@ def finish_action(action: ToolAction, content: str, is_error: bool) -> ToolActio
         update |= _result_fields(result)
         if update["status"] == "ok":
             update["files"] = _changed_files(action.op, result) or None
+        if action.items and isinstance(result.get("results"), list):
+            update["refused"] = _refused_inside(action.items, result["results"]) or None
     if update.get("diff") or action.op in EDIT_OPS:
         update["kind"] = "edit"
     elif update.get("exit_code") is not None or action.op in COMMAND_OPS:
@@ -201,6 +211,13 @@ def _op_and_args(tool: str, arguments: Mapping[str, Any]) -> tuple[str, dict[str
     return _one_line(tool).replace("__", "."), args
 
 
+def _batch_items(call_id: str, calls: Any, at: int) -> list[ToolAction] | None:
+    """A batch's calls, each begun as its own action (None unless every call reads)."""
+    if not isinstance(calls, list) or not all(isinstance(c, dict) for c in calls):
+        return None
+    return [begin_action(f"{call_id}.{n}", str(c.get("verb")), c, at) for n, c in enumerate(calls)]
+
+
 def _title(op: str, args: Mapping[str, Any]) -> str:
     if op == "batch":
         calls = args.get("calls")
@@ -252,6 +269,13 @@ def _changed_files(op: str, result: Mapping[str, Any]) -> list[str]:
         if isinstance(inner, dict):
             found += [p for p in _changed_files(str(item.get("op")), inner) if p not in found]
     return found
+
+
+def _refused_inside(items: list[ToolAction], results: list[Any]) -> list[ToolAction]:
+    """A batch's edits the approval gate refused, each finished with its own envelope."""
+    pairs = zip(items, results, strict=True) if len(items) == len(results) else ()
+    edits = [(i, r) for i, r in pairs if i.op in EDIT_OPS and isinstance(r, dict)]
+    return [a for i, r in edits if (a := finish_action(i, json.dumps(r), True)).status == "denied"]
 
 
 def _summary(op: str, result: Any) -> str | None:

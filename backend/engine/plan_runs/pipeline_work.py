@@ -77,9 +77,9 @@ def refused_edits(record: Record) -> list[ToolAction]:
     """The turn's edits and writes the approval *policy* refused (read-only mode, a deny
     rule, an ask nobody could answer); a refusal the user gave is left out: the model
     read the user's reason and may do the task another way."""
+    made = [i for a in actions_from_payload(record.payload) for i in [a, *(a.refused or [])]]
     return [
-        a
-        for a in actions_from_payload(record.payload)
+        a for a in made  # a batch's refused edits count as those made alone
         if a.status == "denied" and a.op in EDIT_OPS
         and not (a.approval or "").startswith("denied by you")
     ]  # fmt: skip
