@@ -12,4 +12,3 @@ def test_the_plan_line_says_what_qa_waits_for() -> None:
     assert qa_line(record) == "session QA of plan p1: awaiting fix (fix plan p1-fix1)"
     record.stage, record.fix_plan = "testing", None
     assert qa_line(record) == "session QA of plan p1: testing"
-
