@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from backend.engine.plan_runs.pipeline_work import install_pipelines, pipeline_desk
+from backend.engine.plan_runs.pipeline_work import PipelineWork, install_pipelines, pipeline_desk
 from backend.engine.plan_runs.task_rollback import install_task_rollback
 from backend.engine.quality_work import install_quality_ops
 from backend.errors import SylkError
@@ -24,6 +25,7 @@ from backend.team.agent_ops.knowledge_ops import install_archivalist_analysis
 from backend.team.agent_ops.research_ops import install_academic_research
 from backend.team.fix_plans import FixPlanner, create_fix_handler, fix_plan_id
 from backend.team.messages import AgentMessages, install_messages
+from backend.team.model_checks import ModelCheckParts
 from backend.team.phase_talk import PhaseTalk, Record, install_phase_talk
 from backend.team.qa_checks import QaChecks
 from backend.team.session_qa import SessionQa
@@ -58,6 +60,8 @@ def install_team(parts: EngineParts) -> None:
     )
     # Pipelines: /task and guide.task.interact steer them; @engineer runs as one.
     install_pipelines(parts)
+    # A pipeline's checks add the model's: task compliance, tests the engineer writes.
+    install_model_checks(parts)
     # Talking by phase: status, stop/resume/revise, questions about a plan; the router
     # reads the session's phase so "stop" while a plan runs stops it.
     talk = phase_talk(parts)
@@ -70,6 +74,20 @@ def install_team(parts: EngineParts) -> None:
     # A plan's task killed mid-way restarts clean: its edits recorded as they land, put
     # back when its DAG resumes.
     install_task_rollback(parts)
+
+
+def install_model_checks(parts: EngineParts) -> None:
+    """Pipelines check with the model where one is configured (``ModelCheckParts``)."""
+    work = parts.dags.pipelines
+    if not isinstance(work, PipelineWork):
+        return
+
+    async def patch(session_id: str, workspace: Path) -> str:
+        return (await parts.checkpoints.diff(session_id, workspace)).patch
+
+    work.model_checks = ModelCheckParts(
+        has_model=lambda role: not parts.turns.choice(role).offline, patch=patch
+    )
 
 
 def planning_on_proposal(parts: EngineParts) -> Callable[[EngineEvent], None]:

@@ -38,11 +38,12 @@ from backend.pipelines.context import (
     PipelineState,
 )
 from backend.pipelines.pipeline import Pipeline
-from backend.pipelines.pipeline_checks import SandboxedChecks
+from backend.pipelines.pipeline_checks import PipelineChecker, SandboxedChecks
 from backend.plans import PlanNode
 from backend.questions import QuestionBoard
 from backend.sandbox import Confines
 from backend.team.engineer_requests import EngineerRequests, task_execute
+from backend.team.model_checks import ModelCheckParts, PipelineSeat
 from backend.team.pipeline_desk import (
     CheckReports,
     LiveTask,
@@ -186,6 +187,8 @@ class PipelineWork:
         # Where a plan task's edits are written down as they land, so a resume after a
         # kill puts them back first (backend.engine.plan_runs.task_rollback); None: not kept.
         self.ledger: TaskLedger | None = None
+        # The model's checks around the tools (compliance, tests written); None: tools only.
+        self.model_checks: ModelCheckParts | None = None
 
     async def run(
         self,
@@ -292,7 +295,12 @@ class PipelineWork:
 
         bus = InMemoryPipelineBus(f"{plan_id or 'request'}/{context.task_id}", session_id)
         reports = CheckReports()
-        checks = ReportedChecks(SandboxedChecks(workspace, found, confines), reports)
+        tools = SandboxedChecks(workspace, found, confines)
+        checker: PipelineChecker = tools
+        if self.model_checks is not None:
+            seat = PipelineSeat(session_id, workspace, context, ask, request, tag)
+            checker = self.model_checks(tools, seat)
+        checks = ReportedChecks(checker, reports)
         pipeline = Pipeline(
             context, engineer=engineer, checks=checks, decide=decide, on_event=on_event, bus=bus
         )

@@ -188,7 +188,7 @@ class InspectorOps:
     ) -> tuple[dict[str, Any], list[InspectionIssue]]:
         if not criteria:
             return {"checked": False, "reason": "no compliance criteria given"}, []
-        diff = _only(await self._checks.patch(ctx), files)[:DIFF_MAX]
+        diff = diff_of_files(await self._checks.patch(ctx), files)[:DIFF_MAX]
         if ctx.agent == Target.INSPECTOR.value:  # a model already: it judges, here and now
             why = "you are the inspector: judge the criteria against this diff yourself"
             return {"checked": False, "reason": why, "criteria": criteria, "diff": diff}, []
@@ -204,7 +204,7 @@ class InspectorOps:
         ])  # fmt: skip
         record = await self._agents.answer(ctx, Target.INSPECTOR, text)
         said = str(record.payload.get("text") or "")
-        verdicts = _verdicts(said)
+        verdicts = compliance_verdicts(said)
         if verdicts is None:
             return {"checked": True, "verdict": "unclear", "answer": said[:4000]}, []
         issues = [
@@ -296,7 +296,8 @@ class InspectorOps:
         return out.stdout.strip()[:8000] if ok else ""
 
 
-def _verdicts(text: str) -> list[dict[str, Any]] | None:
+def compliance_verdicts(text: str) -> list[dict[str, Any]] | None:
+    """The verdicts of a model's ``{"criteria": [...]}`` answer; None: not that JSON."""
     found = re.search(r"\{.*\}", text, re.DOTALL)
     try:
         data = json.loads(found[0]) if found else None
@@ -308,7 +309,7 @@ def _verdicts(text: str) -> list[dict[str, Any]] | None:
     return items
 
 
-def _only(patch: str, files: list[str]) -> str:
+def diff_of_files(patch: str, files: list[str]) -> str:
     """The sections of a unified ``git diff`` about ``files``."""
     parts = re.split(r"(?m)^(?=diff --git )", patch)
     return "".join(
