@@ -82,6 +82,14 @@ async def test_a_qa_pass_stopped_mid_test_run_resumes_at_the_tests(
             return record.get("stage")
 
         await until(lambda: qa_stage() == "testing")  # the suite runs: Sylk stops here
+
+        async def said_running() -> bool:  # the stage is saved just before its notice
+            return any(
+                m.payload.get("text") == "Session QA: running the whole test suite"
+                for m in await first.engine.transcript(sid)
+            )
+
+        await until(said_running, what="the test run's notice")
     finally:
         await first.engine.aclose()
 
