@@ -166,6 +166,7 @@ async def test_a_pipeline_task_is_validated_on_the_files_it_changed(
         {"text": "Writing.", "tool_calls": [
             execute("engineer.file.write", path="pkg/extra.py", content=EXTRA)]},
         {"text": "Added pkg/extra.py."},
+        {"expect": "Write tests for task q1", "text": "No new test: validation comes next."},
         {"expect": "+def triple(x: int)", "text": json.dumps({"criteria": [
             {"criterion": "triple() is documented", "met": True, "why": "it has a docstring"}]})},
     ]  # fmt: skip

@@ -21,6 +21,9 @@ from tests.integration.team.session_qa_runs import (
     plan,
 )
 
+# A change with no test makes its pipeline ask the engineer for tests; it declines.
+NO_TEST = {"expect": "Write tests for task", "text": "No new test for this."}
+
 
 async def test_a_clean_plan_completes_with_the_summary_and_promoted_decisions(
     data_dir: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
@@ -67,8 +70,10 @@ async def test_a_lint_error_gets_the_architects_fix_plan_which_runs_then_qa_pass
         *architect_proposes(plan(node("e1", "add the flag and generate pkg/gen.py"))),
         *engineer_writes({"pkg/flags.py": FLAGS}, shell="printf 'import os\\n\\nMODE = 1\\n' "
                          "> pkg/gen.py"),
+        NO_TEST,
         *architect_proposes(fix_plan, expect="pkg/gen.py:1: [ruff F401]"),
         *engineer_fixes("pkg/gen.py", "import os\n\n", "", expect="Task f1 of plan p1-fix1"),
+        NO_TEST,
     ]  # fmt: skip
     run = QaRun(data_dir, workspace, monkeypatch, turns, assume_yes=True)
     try:
@@ -95,8 +100,10 @@ async def test_without_an_architect_model_the_fix_plan_is_one_task_per_file(
     turns = [
         *engineer_writes({"pkg/flags.py": FLAGS}, shell="printf 'import os\\n\\nMODE = 1\\n' "
                          "> pkg/gen.py"),
+        NO_TEST,
         *engineer_fixes("pkg/gen.py", "import os\n\n", "",
                         expect="found these problems in pkg/gen.py"),
+        NO_TEST,
     ]  # fmt: skip
     run = QaRun(data_dir, workspace, monkeypatch, turns, offline_architect=True, assume_yes=True)
     try:
