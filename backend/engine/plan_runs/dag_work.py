@@ -136,9 +136,11 @@ class DagWork:
             plan = self._desk.check(session_id, stored.document)
             await self._enter_execution(session_id, plan_id, stored.version)
             dag_id = self.dag_id(session_id, plan_id, stored.version)
+            # Killed mid-way (left running) or stopped by the user (cancelled): such a task
+            # restarts clean, its interrupted attempt's edits put back first.
             cut = [n for n, r in (await self._store.load(dag_id)).items()
-                   if r.status is NodeStatus.RUNNING]  # fmt: skip
-            if cut and self.before_rerun is not None:  # killed mid-way: they restart clean
+                   if r.status in (NodeStatus.RUNNING, NodeStatus.CANCELLED)]  # fmt: skip
+            if cut and self.before_rerun is not None:
                 await self.before_rerun(session_id, plan_id, cut)
             runner = NodeRunner(self._ask, session_id, plan_id, self._cancel_turns, self._pipelines)
             held: list[DagRun] = []  # the scheduler speaks only once it runs

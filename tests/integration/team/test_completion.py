@@ -12,6 +12,8 @@ import pytest
 from tests.integration.team.session_qa_runs import FLAGS, QaRun, engineer_writes, node, plan
 
 SUBTRACTS = "def add(a: int, b: int) -> int:\n    return a - b\n"
+# pkg/flags.py has no test: its pipeline asks the engineer for one, who declines.
+NO_TEST = {"expect": "Write tests for task", "text": "No new test for this."}
 ITS_TEST = "from pkg.calc import add\n\n\ndef test_add() -> None:\n    assert add(3, 1) == 2\n"
 MAKES_GEN = "printf 'import os\\n\\nMODE = 1\\n' > pkg/gen.py"
 
@@ -55,7 +57,7 @@ async def test_skip_tests_completes_past_failing_tests_and_the_summary_says_so(
 async def test_override_accepts_the_findings_and_lists_them_as_deferred(
     data_dir: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    turns = engineer_writes({"pkg/flags.py": FLAGS}, shell=MAKES_GEN)
+    turns = [*engineer_writes({"pkg/flags.py": FLAGS}, shell=MAKES_GEN), NO_TEST]
     run = QaRun(data_dir, workspace, monkeypatch, turns, offline_architect=True)
     try:
         sid = await run.session()
@@ -78,7 +80,10 @@ async def test_override_accepts_the_findings_and_lists_them_as_deferred(
         assert summary["validation"]["clean"] is False
         [overridden] = summary["validation"]["overridden"]
         assert overridden.startswith("pkg/gen.py:1: [ruff F401]")
-        assert summary["deferred"] == [f"finding overridden by the user: {overridden}"]
+        assert summary["deferred"] == [
+            f"finding overridden by the user: {overridden}",
+            "Plan p1, task e1: tests not written: the engineer wrote no file",
+        ]
         assert summary["tests"]["status"] == "passed" and summary["tests"]["passed"] == 2
         assert "Validation: 1 finding(s) overridden by the user" in said["text"]
     finally:
@@ -88,7 +93,7 @@ async def test_override_accepts_the_findings_and_lists_them_as_deferred(
 async def test_flags_given_before_qa_apply_to_its_next_run(
     data_dir: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    turns = engineer_writes({"pkg/flags.py": FLAGS}, shell=MAKES_GEN)
+    turns = [*engineer_writes({"pkg/flags.py": FLAGS}, shell=MAKES_GEN), NO_TEST]
     run = QaRun(data_dir, workspace, monkeypatch, turns, offline_architect=True)
     try:
         sid = await run.session()
@@ -102,6 +107,6 @@ async def test_flags_given_before_qa_apply_to_its_next_run(
         assert record is not None and record.stage == "complete", record
         assert record.tests is None and record.rounds == 0  # no test ran, no fix plan
         [said] = await run.summaries(sid)
-        assert len(said["summary"]["deferred"]) == 2
+        assert len(said["summary"]["deferred"]) == 3  # override, skip-tests, no test written
     finally:
         await run.aclose()

@@ -52,7 +52,8 @@ async def test_the_loop_stops_after_three_fix_rounds_when_nobody_can_say_go_on(
     data_dir: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     gives_up = {"text": "I could not fix it.", "expect": "found these problems in pkg/gen.py"}
-    turns = [*engineer_writes({"pkg/flags.py": FLAGS}, shell=MAKES_GEN), *[gives_up] * 3]
+    no_test = {"expect": "Write tests for task", "text": "No new test for this."}
+    turns = [*engineer_writes({"pkg/flags.py": FLAGS}, shell=MAKES_GEN), no_test, *[gives_up] * 3]
     run = QaRun(data_dir, workspace, monkeypatch, turns, offline_architect=True, assume_yes=True)
     try:
         sid = await run.session()
