@@ -39,6 +39,7 @@ from backend.pipelines.checks import InspectionIssue, InspectionReport, IssueCat
 from backend.pipelines.checks.inspector import discovered_tools
 from backend.pipelines.checks.paths import workspace_relative
 from backend.pipelines.checks.results import CheckPathError
+from backend.pipelines.checks.test_targets import has_tests
 from backend.pipelines.checks.tester import FRAMEWORKS
 from backend.pipelines.context import EngineerResult, PipelineContext
 from backend.pipelines.pipeline_checks import PipelineChecker, SandboxedChecks
@@ -234,7 +235,13 @@ class ModelChecks:
             return "", []
         language = _SOURCE[framework.ecosystem]
         sources = [f for f in files if language.search(f) and not is_test_file(f)]
-        return framework.name, [] if not sources or self.tools.targets(sources) else sources
+        if not sources or self.tools.targets(sources):
+            return framework.name, []
+        # A project with no suite of its own (a script, a config repo) is not handed one:
+        # new code comes with tests where the project already has tests.
+        if not has_tests(self.seat.workspace, framework.name):
+            return framework.name, []
+        return framework.name, sources
 
     def _written(self, record: Record) -> list[str]:
         """Workspace-relative paths the turn's successful edits and writes changed."""

@@ -66,6 +66,21 @@ def _walk(workspace: Path, protected: Iterable[Path]) -> list[str]:
     return found
 
 
+def has_tests(workspace: Path, framework: str, *, protected: Iterable[Path] = ()) -> bool:
+    """Does the project have any test of ``framework`` yet (its own suite)?"""
+    if framework == "go test":
+        hidden = {Path(p) for p in protected}
+        for folder, dirs, names in os.walk(workspace, followlinks=False):
+            here = Path(folder)
+            dirs[:] = [d for d in dirs if d not in SKIP_DIRS and here / d not in hidden]
+            if any(n.endswith("_test.go") for n in names):
+                return True
+        return False
+    python = framework == "pytest"
+    return any(bool(_PY_TEST.match(t.rpartition("/")[2])) == python
+               for t in _walk(workspace, protected))  # fmt: skip
+
+
 def _read(workspace: Path, rel: str) -> str:
     try:
         with open(workspace / rel, "rb") as handle:

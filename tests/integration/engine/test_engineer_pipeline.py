@@ -36,9 +36,8 @@ async def test_a_lint_error_is_fixed_on_the_second_loop(
 ) -> None:
     project = python_project(workspace, monkeypatch)
     script(tmp_path / "s.json", monkeypatch, [
+        # The project has no test suite: nobody asks the engineer for tests.
         *writes("pkg/flags.py", BAD, expect="add a VERBOSE flag"), *fix_turns(),
-        # No test covers pkg/flags.py: the engineer is asked for one, and declines.
-        {"expect": "Write tests for task q1", "text": "No new test for a constant."},
     ])  # fmt: skip
     desk = Desk(data_dir, project)
     try:
@@ -61,9 +60,8 @@ async def test_a_lint_error_is_fixed_on_the_second_loop(
         ]  # fmt: skip
         # Each engineer turn is in the transcript; the checks' answer comes last.
         said = [m.payload.get("text") for m in await desk.engine.transcript(sid)]
-        assert [str(t).splitlines()[-1] for t in said[-4:-1]] == [
-            "Wrote pkg/flags.py.", "Removed the unused import.", "No new test for a constant."
-        ]  # fmt: skip
+        assert [str(t).splitlines()[-1] for t in said[-3:-1]] == [
+            "Wrote pkg/flags.py.", "Removed the unused import."]  # fmt: skip
         query = await desk.say(sid, "/task q1 query what happened?")
         assert str(query["text"]).startswith("Task q1: completed (loop 2/3)")
         assert "Files touched: pkg/flags.py" in str(query["text"])
