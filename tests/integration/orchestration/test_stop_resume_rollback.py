@@ -8,8 +8,16 @@ from pathlib import Path
 
 import pytest
 
+from backend.events import AgentStepEvent
 from backend.orchestration import DagStatus
-from tests.integration.orchestration.plan_runs import Run, architect_proposes, node, plan, script
+from tests.integration.orchestration.plan_runs import (
+    HANG_TEXT,
+    Run,
+    architect_proposes,
+    node,
+    plan,
+    script,
+)
 from tests.integration.plans.conftest import say
 from tests.support.polling import until
 from tests.support.scripted import execute
@@ -34,14 +42,20 @@ async def test_a_stopped_task_reruns_clean_after_resume(
     (workspace / "flags.py").write_text(OLD)
     script(tmp_path / "s.json", monkeypatch, [
         *architect_proposes(plan(node("e1", "engineer"))),
-        *insert_turns(then={"text": "Thinking it over.", "pause_s": 120}),  # stopped here
+        *insert_turns(then={"text": HANG_TEXT}),  # stopped while this streams
         *insert_turns(then={"text": "Inserted QUIET."}),  # the attempt after resume
-    ])  # fmt: skip
+    ], delay=0.05)  # fmt: skip
     run = Run(data_dir, workspace)
     try:
         sid = await run.session_with_plan()
         await say(run.engine, sid, "/plan approve p1")
         await until(lambda: (workspace / "flags.py").read_text() == NEW, what="the insertion")
+
+        def streaming() -> bool:  # the attempt's last turn has begun: stop it there
+            return any(isinstance(e, AgentStepEvent) and e.step.kind == "text_delta"
+                       and "working" in str(e.step.data) for e in run.events)  # fmt: skip
+
+        await until(streaming, what="the engineer's last turn streams")
         stopped = await say(run.engine, sid, "stop")
         assert stopped["text"] == "plan p1: stopped"
         assert (workspace / "flags.py").read_text() == NEW  # stopping changes no file
