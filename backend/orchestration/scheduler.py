@@ -49,7 +49,7 @@ from backend.orchestration.records import (
 )
 from backend.orchestration.slots import Slots
 from backend.orchestration.state_store import DagStateStore
-from backend.plans import ValidatedPlan
+from backend.plans import PlanNode, ValidatedPlan
 
 log = logging.getLogger(__name__)
 _PASSED, _PENDING = NodeStatus.PASSED, NodeStatus.PENDING  # looked up per node: kept at hand
@@ -74,8 +74,11 @@ class DagScheduler:
         max_concurrency: int | None = None,
         sleep: Sleep = asyncio.sleep,
         clock: Callable[[], float] = time.monotonic,
+        time_limit: Callable[[PlanNode], float] | None = None,
     ) -> None:
         self.plan = plan
+        # Seconds an attempt of a node may take; by default its ``timeout_ms``.
+        self._time_limit = time_limit or (lambda node: node.metadata.timeout_ms / 1000)
         self.dag_id = dag_id or plan.id
         self._run_node = run_node
         self._store = store
@@ -290,7 +293,7 @@ class DagScheduler:
         node = plan.nodes[node_id]
         retry = plan.retry_for(node_id)
         tries = retry.max + 1
-        timeout = node.metadata.timeout_ms / 1000
+        timeout = self._time_limit(node)
         upstream = {dep: records[dep].output for dep in plan.upstream[node_id]}
         digest = records[node_id].digest
         total = 0.0

@@ -49,6 +49,8 @@ from backend.orchestration import (
     Slots,
     SqliteDagStateStore,
 )
+from backend.pipelines.context import MAX_LOOPS
+from backend.plans import PlanNode
 from backend.plans.desk import PlanDesk
 from backend.plans.review import PlanStatus
 from backend.sessions.models import SessionState
@@ -147,6 +149,7 @@ class DagWork:
             scheduler = DagScheduler(
                 plan, runner.run, dag_id=dag_id, store=self._store,
                 on_event=lambda e: self._on_node(held[0], e), slots=self._slots, owner=session_id,
+                time_limit=self._time_limit,
             )  # fmt: skip
             run = DagRun(session_id, plan_id, stored.version, scheduler,
                          agents={n.id: n.agent for n in plan.plan.nodes})  # fmt: skip
@@ -156,6 +159,14 @@ class DagWork:
             self._runs[session_id] = run
             run.task = asyncio.get_running_loop().create_task(self._drive(run), name=dag_id)
             return await self._summary(session_id, plan_id)
+
+    def _time_limit(self, node: PlanNode) -> float:
+        """An attempt's seconds: the node's ``timeout_ms``; an engineer node run as a
+        pipeline gets it for each of its loops (a turn and its checks), not for all three."""
+        seconds = node.metadata.timeout_ms / 1000
+        if node.agent == "engineer" and self._pipelines is not None:
+            return seconds * MAX_LOOPS
+        return seconds
 
     async def resume_dags(self) -> list[tuple[str, str]]:
         """Run again every DAG of an active or suspended session that was running when Sylk

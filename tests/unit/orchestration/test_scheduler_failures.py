@@ -263,3 +263,14 @@ async def test_a_runner_that_swallows_its_timeout_is_still_timed_out() -> None:
     outcome = await finishes(DagScheduler(plan, run_node).run(), what="the DAG")
     assert outcome.records["a"].error == "timed out after 0.01 s"
     assert outcome.records["b"].status is NodeStatus.SKIPPED
+
+
+async def test_a_node_s_time_limit_can_be_given_per_node() -> None:
+    """What the engine does for an engineer node run as a pipeline: its timeout covers each
+    loop, so the whole pipeline gets three; the message names the limit applied."""
+    plan = make_plan(node("a", metadata={"timeout_ms": 20, "retry": {"max": 0}}))
+    runner = ScriptedRunner()
+    runner.hang.add("a")
+    limits = DagScheduler(plan, runner, time_limit=lambda n: n.metadata.timeout_ms / 1000 * 3)
+    outcome = await finishes(limits.run(), what="the DAG")
+    assert outcome.records["a"].error == "timed out after 0.06 s"
