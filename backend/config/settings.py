@@ -44,6 +44,8 @@ class ProviderSettings(_Model):
     default_model: str | None = None
     script: Path | None = None  # scripted provider only
     timeout_s: float = Field(default=60.0, gt=0)
+    # OpenAI-compatible providers: sent with the tools (llama-cpp-python needs it to use them).
+    tool_choice: Literal["auto", "required", "none"] = "auto"
 
 
 class AgentModel(_Model):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
@@ -16,6 +17,14 @@ from backend.llm.errors import (
 
 # Statuses a retry can fix besides 429 and 5xx: request timeout, conflict, overloaded.
 _RETRYABLE_4XX = frozenset({408, 409})
+# A server that validates requests with pydantic (llama-cpp-python) answers a malformed
+# one with HTTP 500 and "1 validation error for ChatCompletionRequest...": no retry fixes it.
+_VALIDATION_ERROR = re.compile(r"\bvalidation errors? for\b", re.IGNORECASE)
+
+
+def is_validation_error(detail: str) -> bool:
+    """Whether an error's text says the request itself failed validation."""
+    return bool(_VALIDATION_ERROR.search(detail))
 
 
 def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
@@ -64,6 +73,13 @@ def error_for_status(
             status=status,
             retry_after=retry_after,
             help_hint="Sylk retries after the wait the provider asks for",
+        )
+    if status >= 500 and is_validation_error(detail):
+        return ProviderRequestError(
+            f"{where}: the server rejected the request as invalid ({detail})",
+            provider=provider,
+            status=status,
+            help_hint="the server cannot accept this request; retrying will not help",
         )
     if status >= 500 or status in _RETRYABLE_4XX:
         return ProviderUnavailableError(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import AsyncIterator, Iterator
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import httpx2
 import openai
@@ -52,6 +52,9 @@ from backend.llm.types import (
     UsageReported,
 )
 
+ToolChoice = Literal["auto", "required", "none"]
+"""What the model may do with the offered tools; llama-cpp-python ignores tools without it."""
+
 _STOP_REASONS: dict[str, StopReason] = {
     "stop": "end_turn",
     "length": "max_tokens",
@@ -83,7 +86,8 @@ def to_openai_messages(request: ChatRequest) -> list[ChatCompletionMessageParam]
                 for b in message.content
                 if isinstance(b, ToolUseBlock)
             ]
-            entry: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
+            # "" rather than null: llama-cpp-python answers a null content with HTTP 500.
+            entry: dict[str, Any] = {"role": "assistant", "content": "".join(texts)}
             if calls:
                 entry["tool_calls"] = calls
             if texts or calls:
@@ -131,7 +135,18 @@ def _detail(exc: Exception) -> str:
         message = inner.get("message") if isinstance(inner, dict) else None
         if isinstance(message, str) and message:
             return short(message)
+        problems = body.get("detail")  # FastAPI's 422: [{"loc": [...], "msg": ...}, ...]
+        if isinstance(problems, list) and problems:
+            return short("; ".join(_problem(p) for p in problems))
     return short(exc)
+
+
+def _problem(problem: object) -> str:
+    if not isinstance(problem, dict):
+        return str(problem)
+    where = ".".join(str(part) for part in problem.get("loc") or ())
+    message = str(problem.get("msg", problem))
+    return f"{where}: {message}" if where else message
 
 
 def _refused(exc: Exception) -> bool:
@@ -233,8 +248,10 @@ class OpenAIProvider:
         *,
         name: str = "openai",
         timeout_s: float = 60.0,
+        tool_choice: ToolChoice = "auto",
     ) -> None:
         self.name = name
+        self._tool_choice: ToolChoice = tool_choice
         self._api_key = api_key
         self._base_url = base_url
         self._timeout_s = timeout_s
@@ -275,6 +292,7 @@ class OpenAIProvider:
                 model=opts.model,
                 messages=to_openai_messages(request),
                 tools=to_openai_tools(request) if request.tools else openai.omit,
+                tool_choice=self._tool_choice if request.tools else openai.omit,
                 temperature=opts.temperature if opts.temperature is not None else openai.omit,
                 max_completion_tokens=limit if self._native else openai.omit,
                 max_tokens=openai.omit if self._native else limit,

@@ -100,5 +100,9 @@ def build_provider(config: SylkConfig, name: str) -> Provider:
 
     # Local OpenAI-compatible servers accept any key; the SDK insists on one.
     return OpenAIProvider(
-        key or "sylk-local", settings.base_url, name=name, timeout_s=settings.timeout_s
+        key or "sylk-local",
+        settings.base_url,
+        name=name,
+        timeout_s=settings.timeout_s,
+        tool_choice=settings.tool_choice,
     )

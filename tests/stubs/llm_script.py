@@ -149,6 +149,24 @@ def error_body(vendor: Vendor, status: int, message: str) -> dict[str, Any]:
     return {"error": {"message": text, "type": kind, "param": None, "code": None}}
 
 
+def llama_cpp_rejection(body: object) -> dict[str, Any] | None:
+    """What llama-cpp-python (0.3.x) answers, with HTTP 500, to an assistant message whose
+    content is null; None when the request passes. Its pydantic error is wrapped as an
+    internal server error, which is why the status alone says "retry"."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    for n, message in enumerate(messages if isinstance(messages, list) else ()):
+        refused = isinstance(message, dict) and message.get("role") == "assistant"
+        if refused and "content" in message and message["content"] is None:
+            text = (
+                "1 validation error for ChatCompletionRequestAssistantMessage\n"
+                f"messages.{n}.content\n  Input should be a valid string "
+                "[type=string_type, input_value=None, input_type=NoneType]"
+            )
+            return {"error": {"message": text, "type": "internal_server_error",
+                                  "param": None, "code": None}}  # fmt: skip
+    return None
+
+
 def stream_error(vendor: Vendor, fault: StreamFault) -> bytes:
     if vendor == "anthropic":
         body = {"type": "error", "error": {"type": fault.error_type, "message": fault.message}}

@@ -39,6 +39,7 @@ from tests.stubs.llm_script import (
     error_body,
     http_chunk,
     http_head,
+    llama_cpp_rejection,
     openai_events,
     stream_error,
     whole_reply,
@@ -105,8 +106,9 @@ class _Conn:
 
 
 class LLMStub:
-    def __init__(self, host: str = "127.0.0.1") -> None:
+    def __init__(self, host: str = "127.0.0.1", *, llama_cpp: bool = False) -> None:
         self.host = host
+        self.llama_cpp = llama_cpp  # play llama-cpp-python's strictness on OpenAI requests
         self.port = 0
         self.default: Item | None = None
         self._lock = threading.Lock()
@@ -268,6 +270,9 @@ class LLMStub:
         if vendor is None or method != "POST":
             await self._json(conn, 404, {"error": {"message": f"stub: no route {method} {path}"}})
             return True
+        if self.llama_cpp and vendor == "openai" and (refusal := llama_cpp_rejection(body)):
+            await self._json(conn, 500, refusal)
+            return True
         item = self._next_item()
         if item is None:
             await self._json(conn, 400, error_body(vendor, 400, "llm stub: the script is empty"))
@@ -375,10 +380,7 @@ class LLMStub:
 
 
 def main() -> None:
-    """Serve a fixed reply until stdin closes (for benchmarks and manual runs).
-
-    python -m tests.stubs.llm_stub [--text-deltas N]   # prints the base URL first
-    """
+    """Serve a fixed reply until stdin closes: ``python -m tests.stubs.llm_stub``."""
     import argparse
     import sys
 
