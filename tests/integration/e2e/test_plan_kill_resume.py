@@ -20,12 +20,9 @@ from __future__ import annotations
 
 import json
 import os
-import queue
-import signal
 import sqlite3
 import subprocess
 import sys
-import threading
 from collections import Counter
 from pathlib import Path
 
@@ -44,6 +41,7 @@ from tests.integration.e2e.flow import (
     project_checks_pass,
     tools_path,
 )
+from tests.support.child_process import ChildProcess
 from tests.support.scripted import execute
 
 CHILD = Path(__file__).with_name("plan_child.py")
@@ -54,45 +52,13 @@ VERSION_LINE = '__version__ = "0.1"\n'
 INIT_AFTER = INIT_BEFORE + "\n" + VERSION_LINE  # the insertion: its old text survives
 
 
-class Child:
-    """``plan_child.py MODE`` in a real process; its lines as they come."""
-
+class Child(ChildProcess):
     def __init__(self, mode: str, data: Path, repo: Path, script: Path) -> None:
-        self.stderr = (data.parent / f"{mode}.stderr").open("w")
         env = {k: v for k, v in os.environ.items() if not k.startswith("SYLK_")}
         env |= {"PYTHONPATH": str(REPO_ROOT), "PATH": tools_path(), "SYLK_SCRIPT": str(script),
                 "SYLK_CONFIG_DIR": str(data.parent / "config")}  # fmt: skip
-        self.proc = subprocess.Popen(
-            [sys.executable, str(CHILD), mode, str(data), str(repo)],
-            stdout=subprocess.PIPE, stderr=self.stderr, text=True, cwd=REPO_ROOT, env=env,
-        )  # fmt: skip
-        self.lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
-        threading.Thread(target=self._pump, daemon=True).start()
-        self.seen: list[str] = []
-
-    def _pump(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.put(line.rstrip("\n"))
-        self.lines.put(None)
-
-    def wait_for(self, *wanted: str) -> None:
-        missing = set(wanted)
-        while missing - set(self.seen):
-            line = self.lines.get(timeout=HANG)
-            assert line is not None, f"the child ended before {missing}: {self.seen}"
-            self.seen.append(line)
-
-    def kill(self) -> None:
-        os.kill(self.proc.pid, signal.SIGKILL)
-        assert self.proc.wait(timeout=HANG) == -signal.SIGKILL
-        self.stderr.close()
-
-    def finish(self) -> None:
-        while (line := self.lines.get(timeout=HANG)) is not None:
-            self.seen.append(line)
-        assert self.proc.wait(timeout=HANG) == 0, self.stderr.name
-        self.stderr.close()
+        super().__init__(CHILD, [mode, str(data), str(repo)], cwd=REPO_ROOT, env=env,
+                         stderr=data.parent / f"{mode}.stderr", hang_s=HANG)  # fmt: skip
 
 
 def inserting_script(tmp: Path, *, stall: bool) -> Path:

@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import json
 import os
-import queue
-import signal
 import sqlite3
-import subprocess
-import sys
-import threading
 from collections import Counter
 from pathlib import Path
+
+from tests.support.child_process import ChildProcess
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 CHILD = Path(__file__).with_name("dag_child.py")
@@ -37,39 +34,14 @@ PLAN = {
 }
 
 
-class Child:
+class Child(ChildProcess):
     def __init__(self, tmp: Path, hang: str | None) -> None:
         args = [str(tmp / "plan.json"), str(tmp / "state.sqlite"), str(tmp / "nodes.log")]
-        self.stderr = (tmp / f"child-{hang}.stderr").open("w")
-        self.proc = subprocess.Popen(
-            [sys.executable, str(CHILD), *args, *([hang] if hang else [])],
-            stdout=subprocess.PIPE,
-            stderr=self.stderr,
-            text=True,
-            cwd=REPO_ROOT,
+        super().__init__(
+            CHILD, [*args, *([hang] if hang else [])], cwd=REPO_ROOT,
             env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-        )
-        self.lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
-        threading.Thread(target=self._pump, daemon=True).start()
-        self.seen: list[str] = []
-
-    def _pump(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.put(line.rstrip("\n"))
-        self.lines.put(None)
-
-    def wait_for(self, *wanted: str) -> None:
-        missing = set(wanted)
-        while missing - set(self.seen):
-            line = self.lines.get(timeout=HANG)
-            assert line is not None, f"the child ended before {missing}: {self.seen}"
-            self.seen.append(line)
-
-    def kill(self) -> None:
-        os.kill(self.proc.pid, signal.SIGKILL)
-        assert self.proc.wait(timeout=HANG) == -signal.SIGKILL
-        self.stderr.close()
+            stderr=tmp / f"child-{hang}.stderr", hang_s=HANG,
+        )  # fmt: skip
 
 
 def _log(tmp: Path) -> Counter[str]:
