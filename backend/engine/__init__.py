@@ -33,7 +33,7 @@ from backend.engine.build import EngineParts, build
 from backend.engine.config import EngineConfig
 from backend.engine.plan_runs.pipeline_work import pipeline_desk
 from backend.engine.plan_runs.plan_work import plan_command
-from backend.engine.team_work import phase_talk, session_qa
+from backend.engine.team_work import session_qa
 from backend.errors import CommandError, SessionNotActiveError, SylkError
 from backend.events import EventStream, QuestionAsked
 from backend.guide.commands import run_command
@@ -280,7 +280,10 @@ class Engine:
     async def phase_command(self, session_id: str, args: dict[str, str]) -> str:
         """What the user said in a plan's phase ("stop", "status?", "also add X", "why
         ...?"), routed by the phase rules: carried out by the session's plan talk."""
-        return await phase_talk(self._parts).command(self._sessions.get(session_id).id, args)
+        talk = self._parts.talk
+        if talk is None:
+            raise CommandError("this engine talks to no plan by phase")
+        return await talk.command(self._sessions.get(session_id).id, args)
 
     async def task_command(self, session_id: str, args: dict[str, str]) -> str:
         """``/task ID prompt|query|interrupt|ignore_inspector|ignore_tester [TEXT]``: steer

@@ -69,6 +69,7 @@ from backend.skills.hooks.builtin import (
     session_context_injection,
 )
 from backend.skills.search.embedding import describe_search, semantic_stage
+from backend.team.phase_talk import PhaseTalk
 
 log = logging.getLogger("sylk.tools")
 
@@ -114,6 +115,7 @@ class EngineParts:
     approvals: ApprovalCommands
     plans: PlanDesk
     dags: DagWork
+    talk: PhaseTalk | None = None  # set by install_team: plan talk by phase
     closed: bool = field(default=False)
 
     async def aclose(self) -> None:

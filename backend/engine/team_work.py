@@ -64,7 +64,7 @@ def install_team(parts: EngineParts) -> None:
     install_model_checks(parts)
     # Talking by phase: status, stop/resume/revise, questions about a plan; the router
     # reads the session's phase so "stop" while a plan runs stops it.
-    talk = phase_talk(parts)
+    talk = parts.talk = phase_talk(parts)
     install_phase_talk(parts.gateway, talk)
     parts.guide.router.phase_view = talk.view
     # A change request goes to planning as soon as the Architect proposes its plan.
