@@ -12,7 +12,8 @@ from tests.stubs.llm_script import (
     text_reply,
     tool_reply,
 )
-from tests.stubs.llm_stub import LLMStub, RecordedRequest
+from tests.stubs.llm_stub import LLMStub
+from tests.stubs.stub_http import RecordedRequest
 
 __all__ = [
     "Drop",

@@ -373,20 +373,3 @@ def whole_reply(vendor: Vendor, reply: Reply, model: str) -> dict[str, Any]:
         ],
         "usage": _openai_usage(reply),
     }
-
-
-# -- HTTP framing -------------------------------------------------------------------
-_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
-            408: "Request Timeout", 409: "Conflict", 429: "Too Many Requests",
-            500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable",
-            504: "Gateway Timeout", 529: "Overloaded"}  # fmt: skip
-
-
-def http_head(status: int, headers: dict[str, str]) -> bytes:
-    lines = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}", "connection: keep-alive"]
-    lines.extend(f"{k}: {v}" for k, v in headers.items())
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-
-
-def http_chunk(data: bytes) -> bytes:
-    return b"%x\r\n%s\r\n" % (len(data), data)

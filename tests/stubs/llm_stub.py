@@ -25,7 +25,6 @@ import struct
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
 from typing import Any
 
 from tests.stubs.llm_script import (
@@ -37,72 +36,12 @@ from tests.stubs.llm_script import (
     Vendor,
     anthropic_events,
     error_body,
-    http_chunk,
-    http_head,
     llama_cpp_rejection,
     openai_events,
     stream_error,
     whole_reply,
 )
-
-
-@dataclass
-class RecordedRequest:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
-    at: float
-
-    @property
-    def vendor(self) -> Vendor | None:
-        return _vendor(self.path)
-
-
-def _vendor(path: str) -> Vendor | None:
-    if path.endswith("/messages"):
-        return "anthropic"
-    if path.endswith("/chat/completions"):
-        return "openai"
-    return None
-
-
-class _Conn:
-    """One client connection with its own read buffer (requests may pipeline)."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader = reader
-        self.writer = writer
-        self.buffer = b""
-
-    def gone(self) -> bool:
-        return (
-            self.reader.at_eof()
-            or self.reader.exception() is not None
-            or self.writer.transport.is_closing()
-        )
-
-    async def read_request(self) -> tuple[str, str, dict[str, str], bytes] | None:
-        while b"\r\n\r\n" not in self.buffer:
-            data = await self.reader.read(65536)
-            if not data:
-                return None
-            self.buffer += data
-        head, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
-        lines = head.decode("latin-1").split("\r\n")
-        method, path, _ = lines[0].split(" ", 2)
-        headers = {}
-        for line in lines[1:]:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
-        length = int(headers.get("content-length", "0"))
-        while len(self.buffer) < length:
-            data = await self.reader.read(65536)
-            if not data:
-                return None
-            self.buffer += data
-        body, self.buffer = self.buffer[:length], self.buffer[length:]
-        return method, path, headers, body
+from tests.stubs.stub_http import Conn, RecordedRequest, http_chunk, http_head, vendor_of
 
 
 class LLMStub:
@@ -118,7 +57,7 @@ class LLMStub:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._server: asyncio.Server | None = None
-        self._conns: set[_Conn] = set()
+        self._conns: set[Conn] = set()
 
     # -- lifecycle ----------------------------------------------------------------
     def start(self) -> LLMStub:
@@ -240,7 +179,7 @@ class LLMStub:
 
     # -- serving ------------------------------------------------------------------
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        conn = _Conn(reader, writer)
+        conn = Conn(reader, writer)
         self._conns.add(conn)
         try:
             while True:
@@ -257,7 +196,7 @@ class LLMStub:
                 writer.close()
 
     async def _handle(
-        self, conn: _Conn, method: str, path: str, headers: dict[str, str], raw: bytes
+        self, conn: Conn, method: str, path: str, headers: dict[str, str], raw: bytes
     ) -> bool:
         """Answer one request; False when the connection must close."""
         try:
@@ -266,7 +205,7 @@ class LLMStub:
             body = raw.decode("utf-8", "replace")
         with self._lock:
             self._requests.append(RecordedRequest(method, path, headers, body, time.monotonic()))
-        vendor = _vendor(path)
+        vendor = vendor_of(path)
         if vendor is None or method != "POST":
             await self._json(conn, 404, {"error": {"message": f"stub: no route {method} {path}"}})
             return True
@@ -303,7 +242,7 @@ class LLMStub:
         return await self._stream(conn, vendor, item, model, body)
 
     async def _json(
-        self, conn: _Conn, status: int, payload: Any, headers: dict[str, str] | None = None
+        self, conn: Conn, status: int, payload: Any, headers: dict[str, str] | None = None
     ) -> None:
         data = json.dumps(payload).encode()
         head = {"content-type": "application/json", "content-length": str(len(data))}
@@ -312,7 +251,7 @@ class LLMStub:
         await conn.writer.drain()
 
     async def _stream(
-        self, conn: _Conn, vendor: Vendor, reply: Reply, model: str, body: dict[str, Any]
+        self, conn: Conn, vendor: Vendor, reply: Reply, model: str, body: dict[str, Any]
     ) -> bool:
         if vendor == "anthropic":
             events = anthropic_events(reply, model)
@@ -346,7 +285,7 @@ class LLMStub:
         except ConnectionError:
             return self._abandoned()
 
-    async def _fault(self, conn: _Conn, vendor: Vendor, reply: Reply) -> bool:
+    async def _fault(self, conn: Conn, vendor: Vendor, reply: Reply) -> bool:
         fault = reply.fault
         assert fault is not None
         writer = conn.writer
@@ -363,7 +302,7 @@ class LLMStub:
         await writer.drain()
         return True
 
-    async def _hold(self, conn: _Conn, seconds: float) -> bool:
+    async def _hold(self, conn: Conn, seconds: float) -> bool:
         """Send nothing until the client leaves (counted) or ``seconds`` pass."""
         end = time.monotonic() + seconds
         while time.monotonic() < end:
