@@ -39,7 +39,7 @@ import openai
 
 from backend.llm.anthropic_adapter import AnthropicProvider
 from backend.llm.client import ModelClient
-from backend.llm.openai_adapter import OpenAIProvider
+from backend.llm.openai_chat import OpenAIProvider
 from backend.llm.provider import Provider
 from backend.llm.types import ChatMessage, ChatOptions, ChatRequest, StreamEvent
 

@@ -11,7 +11,7 @@ from tests.stubs.llm_stub import LLMStub
 
 if TYPE_CHECKING:  # the SDKs load only for the tests that use them
     from backend.llm.anthropic_adapter import AnthropicProvider
-    from backend.llm.openai_adapter import OpenAIProvider
+    from backend.llm.openai_chat import OpenAIProvider
 
 VENDOR_PATHS = {"anthropic": "/v1/messages", "openai": "/v1/chat/completions"}
 TEST_KEY = "sk-test-key"
@@ -31,7 +31,7 @@ def make_provider(vendor: str, base_url: str, **kwargs: Any) -> AnthropicProvide
         from backend.llm.anthropic_adapter import AnthropicProvider
 
         return AnthropicProvider(TEST_KEY, base_url, **kwargs)
-    from backend.llm.openai_adapter import OpenAIProvider
+    from backend.llm.openai_chat import OpenAIProvider
 
     return OpenAIProvider(TEST_KEY, f"{base_url}/v1", **kwargs)
 

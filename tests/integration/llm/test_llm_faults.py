@@ -430,7 +430,7 @@ async def test_no_key_at_all_is_an_auth_error_before_any_request(
 
         provider: Provider = AnthropicProvider(None, llm_stub.base_url)
     else:
-        from backend.llm.openai_adapter import OpenAIProvider
+        from backend.llm.openai_chat import OpenAIProvider
 
         provider = OpenAIProvider(None, llm_stub.openai_base_url)
     with pytest.raises(ProviderAuthError, match=f"{vendor.upper()}_API_KEY"):

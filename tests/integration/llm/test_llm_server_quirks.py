@@ -17,7 +17,7 @@ import pytest
 from backend.config.settings import load_config
 from backend.llm.client import ModelClient
 from backend.llm.errors import ProviderRequestError
-from backend.llm.openai_adapter import OpenAIProvider, ToolChoice
+from backend.llm.openai_chat import OpenAIProvider, ToolChoice
 from backend.llm.resilience import RetryPolicy
 from backend.llm.selection import build_provider
 from backend.llm.types import (

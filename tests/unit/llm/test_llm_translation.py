@@ -15,7 +15,7 @@ from backend.llm.errors import (
     ProviderRequestError,
     ProviderUnavailableError,
 )
-from backend.llm.openai_adapter import to_openai_messages
+from backend.llm.openai_chat import to_openai_messages
 from backend.llm.types import (
     ChatMessage,
     ChatOptions,

@@ -1,0 +1,184 @@
+"""The OpenAI Chat Completions adapter (OpenAI and OpenAI-compatible servers).
+
+One streamed attempt per :meth:`OpenAIProvider.stream` call on
+``openai.AsyncOpenAI`` with the SDK's own retries off. The request is built in
+``messages``, the chunks are translated in ``stream``; this module holds the
+call and maps the SDK's errors to ours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Literal
+
+import httpx2
+import openai
+
+from backend.llm._http_errors import error_for_status, parse_retry_after, short
+from backend.llm.errors import (
+    ProviderAuthError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderRequestError,
+    ProviderStreamError,
+    ProviderTimeoutError,
+)
+from backend.llm.openai_chat.messages import to_openai_messages, to_openai_tools
+from backend.llm.openai_chat.stream import Translation
+from backend.llm.types import ChatRequest, StreamEvent, StreamStopped, UsageReported
+
+ToolChoice = Literal["auto", "required", "none"]
+"""What the model may do with the offered tools; llama-cpp-python ignores tools without it."""
+
+
+def _detail(exc: Exception) -> str:
+    body = exc.body if isinstance(exc, openai.APIError) else None
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        message = inner.get("message") if isinstance(inner, dict) else None
+        if isinstance(message, str) and message:
+            return short(message)
+        problems = body.get("detail")  # FastAPI's 422: [{"loc": [...], "msg": ...}, ...]
+        if isinstance(problems, list) and problems:
+            return short("; ".join(_problem(p) for p in problems))
+    return short(exc)
+
+
+def _problem(problem: object) -> str:
+    if not isinstance(problem, dict):
+        return str(problem)
+    where = ".".join(str(part) for part in problem.get("loc") or ())
+    message = str(problem.get("msg", problem))
+    return f"{where}: {message}" if where else message
+
+
+def _refused(exc: Exception) -> bool:
+    """An error chunk saying our request is wrong (e.g. the context is too long)."""
+    if not isinstance(exc, openai.APIError) or not isinstance(exc.body, dict):
+        return False
+    kind, code = exc.body.get("type"), exc.body.get("code")
+    return kind == "invalid_request_error" or code == "context_length_exceeded"
+
+
+class OpenAIProvider:
+    def __init__(
+        self,
+        api_key: str | None,
+        base_url: str | None,
+        *,
+        name: str = "openai",
+        timeout_s: float = 60.0,
+        tool_choice: ToolChoice = "auto",
+    ) -> None:
+        self.name = name
+        self._tool_choice: ToolChoice = tool_choice
+        self._api_key = api_key
+        self._base_url = base_url
+        self._timeout_s = timeout_s
+        self._client: openai.AsyncOpenAI | None = None
+        # api.openai.com wants max_completion_tokens; compatible servers know max_tokens.
+        self._native = base_url is None or "api.openai.com" in base_url
+
+    @property
+    def _auth_hint(self) -> str:
+        return (
+            f"set OPENAI_API_KEY or [providers.{self.name}] api_key in the Sylk config; "
+            f"for a local server check [providers.{self.name}] base_url"
+        )
+
+    def _sdk(self) -> openai.AsyncOpenAI:
+        if self._client is None:
+            try:
+                self._client = openai.AsyncOpenAI(
+                    api_key=self._api_key,
+                    base_url=self._base_url,
+                    timeout=self._timeout_s,
+                    max_retries=0,  # ModelClient owns every retry
+                )
+            except openai.OpenAIError as exc:
+                raise ProviderAuthError(
+                    f"{self.name}: cannot set up the client: {exc}",
+                    provider=self.name,
+                    help_hint=self._auth_hint,
+                ) from exc
+        return self._client
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+        opts = request.options
+        client = self._sdk()
+        limit = opts.max_tokens
+        try:
+            stream = await client.chat.completions.create(
+                model=opts.model,
+                messages=to_openai_messages(request),
+                tools=to_openai_tools(request) if request.tools else openai.omit,
+                tool_choice=self._tool_choice if request.tools else openai.omit,
+                temperature=opts.temperature if opts.temperature is not None else openai.omit,
+                max_completion_tokens=limit if self._native else openai.omit,
+                max_tokens=openai.omit if self._native else limit,
+                stream=True,
+                stream_options={"include_usage": True},
+            )
+        except (openai.OpenAIError, httpx2.HTTPError) as exc:
+            raise self._error(exc, streaming=False) from exc
+        translation = Translation()
+        try:
+            while True:
+                try:
+                    chunk = await stream.__anext__()
+                except StopAsyncIteration:
+                    break
+                except (openai.OpenAIError, httpx2.HTTPError, ValueError) as exc:
+                    raise self._error(exc, streaming=True) from exc
+                try:
+                    for event in translation.feed(chunk):
+                        yield event
+                except ProviderStreamError as exc:
+                    exc.provider = self.name
+                    raise
+            try:
+                for event in translation.complete_calls():
+                    yield event
+            except ProviderStreamError as exc:
+                exc.provider = self.name
+                raise
+        finally:
+            await stream.close()
+        if translation.usage is not None:
+            yield UsageReported(usage=translation.usage)
+        yield StreamStopped(reason=translation.stop_reason())
+
+    def _error(self, exc: Exception, *, streaming: bool) -> ProviderError:
+        name = self.name
+        if isinstance(exc, openai.APIStatusError) and exc.status_code >= 400:
+            return error_for_status(
+                exc.status_code,
+                _detail(exc),
+                provider=name,
+                retry_after=parse_retry_after(exc.response.headers),
+                auth_hint=self._auth_hint,
+            )
+        if isinstance(exc, (openai.APITimeoutError, httpx2.TimeoutException)):
+            return ProviderTimeoutError(f"{name}: no data for {self._timeout_s:g}s", provider=name)
+        if isinstance(exc, (openai.APIConnectionError, httpx2.HTTPError)) and not streaming:
+            where = self._base_url or "api.openai.com"
+            return ProviderConnectionError(
+                f"{name}: cannot connect to {where}: {short(exc.__cause__ or exc)}",
+                provider=name,
+                help_hint=f"is the server at {where} running? check [providers.{name}] base_url",
+            )
+        if streaming and _refused(exc):  # an error chunk no retry can fix
+            return ProviderRequestError(
+                f"{name}: the stream reported an error: {_detail(exc)}", provider=name
+            )
+        if streaming:  # an error chunk, a reset or garbage after HTTP 200
+            return ProviderStreamError(
+                f"{name}: the stream broke off: {short(exc) or type(exc).__name__}",
+                provider=name,
+            )
+        return ProviderStreamError(f"{name}: unexpected reply: {short(exc)}", provider=name)
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None

@@ -1,0 +1,134 @@
+"""Chat Completions stream chunks translated to our stream events, for one attempt.
+
+Lenient about what compatible servers (Ollama, llama.cpp, vLLM) leave out: no
+usage chunk, no tool-call ids, no ``finish_reason`` before the end of the
+stream, usage repeated on every chunk. Tool calls arrive as indexed deltas;
+each is completed when the choice finishes (or the stream ends) and only if
+its accumulated arguments parse as a JSON object.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Iterator
+
+from openai.types import CompletionUsage
+from openai.types.chat import ChatCompletionChunk
+from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
+
+from backend.llm._http_errors import short
+from backend.llm.errors import ProviderStreamError
+from backend.llm.types import (
+    StopReason,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    ToolCallArgsDelta,
+    ToolCallCompleted,
+    ToolCallStarted,
+    Usage,
+)
+
+_STOP_REASONS: dict[str, StopReason] = {
+    "stop": "end_turn",
+    "length": "max_tokens",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "content_filter": "error",
+}
+
+
+def _usage(raw: CompletionUsage) -> Usage:
+    prompt = raw.prompt_tokens or 0
+    details = raw.prompt_tokens_details
+    cached = (details.cached_tokens or 0) if details is not None else 0
+    # OpenAI counts cached tokens inside prompt_tokens; ours are disjoint.
+    return Usage(
+        input_tokens=max(0, prompt - cached),
+        output_tokens=raw.completion_tokens or 0,
+        cache_read_tokens=cached,
+    )
+
+
+class _PendingCall:
+    __slots__ = ("args", "id", "name", "started")
+
+    def __init__(self, call_id: str) -> None:
+        self.id = call_id
+        self.name = ""
+        self.args: list[str] = []
+        self.started = False
+
+
+class Translation:
+    """Chat completion chunks to our events, for one attempt."""
+
+    def __init__(self) -> None:
+        self.usage: Usage | None = None
+        self.finish: str | None = None
+        self._calls: dict[int, _PendingCall] = {}
+        self._completed = False
+
+    def feed(self, chunk: ChatCompletionChunk) -> Iterator[StreamEvent]:
+        if chunk.usage is not None:  # servers that repeat it send running totals
+            self.usage = _usage(chunk.usage)
+        for choice in chunk.choices or ():
+            if choice.index:  # only the first choice is ours
+                continue
+            delta = choice.delta
+            if delta is not None:
+                if delta.content:
+                    yield TextDelta(text=delta.content)
+                for position, raw in enumerate(delta.tool_calls or ()):
+                    yield from self._tool_delta(raw, position)
+            if choice.finish_reason:
+                self.finish = choice.finish_reason
+                yield from self.complete_calls()
+
+    def _tool_delta(self, raw: ChoiceDeltaToolCall, position: int) -> Iterator[StreamEvent]:
+        index = raw.index if raw.index is not None else position
+        call = self._calls.get(index)
+        if call is None:
+            call = self._calls[index] = _PendingCall(raw.id or f"call_{secrets.token_hex(8)}")
+        elif raw.id and not call.started:
+            call.id = raw.id
+        function = raw.function
+        if function is not None and function.name and not call.name:
+            call.name = function.name
+        fragment = function.arguments if function is not None else None
+        if fragment:
+            call.args.append(fragment)
+        if not call.started and call.name:
+            call.started = True
+            yield ToolCallStarted(index=index, id=call.id, name=call.name)
+            if call.args:  # fragments that came before the name
+                yield ToolCallArgsDelta(index=index, fragment="".join(call.args))
+        elif call.started and fragment:
+            yield ToolCallArgsDelta(index=index, fragment=fragment)
+
+    def complete_calls(self) -> Iterator[StreamEvent]:
+        if self._completed:
+            return
+        self._completed = True
+        for index in sorted(self._calls):
+            call = self._calls[index]
+            raw = "".join(call.args)
+            try:
+                arguments = json.loads(raw) if raw.strip() else {}
+            except json.JSONDecodeError:
+                arguments = None
+            if not call.name or not isinstance(arguments, dict):
+                why = f"finish_reason={self.finish}" if self.finish else "the stream ended"
+                raise ProviderStreamError(
+                    f"tool call {call.name or '?'} ({call.id}) has incomplete arguments "
+                    f"({why}): {short(raw, 80)}"
+                )
+            yield ToolCallCompleted(
+                index=index, call=ToolCall(id=call.id, name=call.name, arguments=arguments)
+            )
+
+    def stop_reason(self) -> StopReason:
+        if self._calls and self.finish in (None, "stop"):
+            return "tool_use"  # Ollama and others say "stop" after a tool call
+        return _STOP_REASONS.get(self.finish or "stop", "end_turn")
