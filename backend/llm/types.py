@@ -112,6 +112,13 @@ class TextDelta(_Model):
     text: str
 
 
+class ReasoningDelta(_Model):
+    """A piece of the model's reasoning (summary): never part of the answer text."""
+
+    kind: Literal["reasoning_delta"] = "reasoning_delta"
+    text: str
+
+
 class ToolCallStarted(_Model):
     kind: Literal["tool_call_started"] = "tool_call_started"
     index: int
@@ -152,6 +159,7 @@ class RetryScheduled(_Model):
 
 StreamEvent = Annotated[
     TextDelta
+    | ReasoningDelta
     | ToolCallStarted
     | ToolCallArgsDelta
     | ToolCallCompleted
