@@ -78,6 +78,10 @@ class GuideSettings(_Model):
     request_timeout_s: float = Field(default=900.0, gt=0)
     inbox_capacity: int = Field(default=64, ge=1)
     health_interval_s: float = Field(default=1.0, gt=0)
+    # The routing model tier (asked when the patterns are unsure): one forced `route`
+    # call, bounded; past the deadline the pattern tier's guess is used, never retried.
+    model_tier_deadline_s: float = Field(default=4.0, gt=0, le=60)
+    model_tier_max_tokens: int = Field(default=200, ge=32, le=2048)
 
 
 class SearchSettings(_Model):
@@ -136,6 +140,9 @@ class SylkConfig(_Model):
     # The TUI's keys, by binding id: [keymap] "session.next" = "alt+j,ctrl+pagedown".
     keymap: dict[BindingId, KeySpec] = Field(default_factory=dict)
     source: Path | None = Field(default=None, exclude=True)
+    # SYLK_PROVIDER, kept apart from the file's default_provider: like --provider it
+    # overrides every role's choice (load_config sets it from the environment only).
+    env_provider: str | None = Field(default=None, exclude=True)
 
     def library_folders(self) -> list[Path]:
         """``library_paths`` with ``~`` expanded, relative ones taken from the config's folder."""
@@ -260,4 +267,5 @@ def load_config(path: Path | None, env: Mapping[str, str] | None = None) -> Sylk
             )
     if config.default_provider is not None:
         config.provider(config.default_provider)  # typed error if unknown
-    return config.model_copy(update={"source": path})
+    forced = env.get("SYLK_PROVIDER") or None
+    return config.model_copy(update={"source": path, "env_provider": forced})

@@ -27,13 +27,31 @@ class ModelChoice:
 
 
 def _model_for(config: SylkConfig, provider: str, role: str, override: str | None) -> str:
+    """The model: the caller's, the role's own entry's (same provider), ``default_model``,
+    the seed's (same provider), the provider's ``default_model``, the kind's default."""
+    own, seeded = config.agents.get(role), DEFAULT_AGENT_MODELS.get(role)
     if override:
         return override
-    assigned = config.agents.get(role) or DEFAULT_AGENT_MODELS.get(role)
-    if assigned is not None and assigned.provider == provider:
-        return assigned.model
+    if own is not None and own.provider == provider:
+        return own.model
+    if config.default_model:
+        return config.default_model
+    if seeded is not None and seeded.provider == provider:
+        return seeded.model
     settings = config.provider(provider)
-    return config.default_model or settings.default_model or DEFAULT_MODELS[settings.kind]
+    return settings.default_model or DEFAULT_MODELS[settings.kind]
+
+
+def _require_usable(config: SylkConfig, name: str, why: str, fix: str = "") -> None:
+    """A typed error naming the provider and who asked for it, if it cannot be called."""
+    config.provider(name)  # ConfigError for an unknown name
+    if not config.is_usable(name):
+        hint = how_to_configure(config.source).replace("\n", " ")
+        raise ProviderNotConfiguredError(
+            f"provider {name!r} is not configured ({why})",
+            provider=name,
+            help_hint=f"{fix}{hint}",
+        )
 
 
 def choose_model(
@@ -43,29 +61,41 @@ def choose_model(
     provider: str | None = None,
     model: str | None = None,
 ) -> ModelChoice:
-    """The provider and model for ``role``.
+    """The provider and model for ``role``, first found:
 
-    An explicit provider (flag, ``SYLK_PROVIDER`` or ``default_provider``) must be
-    usable, or a typed error says how to configure it. Otherwise the role's own
-    assignment is used when its provider is configured, then the first
-    configured provider, and the offline provider last.
+    1. an explicit provider (``--provider``, a session's ``/model``, ``SYLK_PROVIDER``);
+    2. the role's own ``[agents.ROLE]`` entry;
+    3. ``default_provider`` (for the roles without an entry of their own);
+    4. the seed's table (:data:`DEFAULT_AGENT_MODELS`) where its provider is usable;
+    5. the first usable provider, then the offline provider.
+
+    A provider named in 1-3 that cannot be called raises a typed error naming the
+    role and the provider: the user asked for it, so it is never silently swapped.
     """
-    explicit = provider or config.default_provider
+    explicit = provider or config.env_provider
     if explicit is not None:
-        settings = config.provider(explicit)
-        if not config.is_usable(explicit):
-            raise ProviderNotConfiguredError(
-                f"provider {explicit!r} is not configured",
-                provider=explicit,
-                help_hint=how_to_configure(config.source).replace("\n", " "),
-            )
-        return ModelChoice(
-            explicit, settings.kind, _model_for(config, explicit, role, model), "chosen"
+        _require_usable(config, explicit, f"chosen for the {role}")
+        model_name = _model_for(config, explicit, role, model)
+        return ModelChoice(explicit, config.provider(explicit).kind, model_name, "chosen")
+    own = config.agents.get(role)
+    if own is not None:
+        _require_usable(
+            config,
+            own.provider,
+            f"[agents.{role}] assigns it to the {role}",
+            fix=f"pass --provider, use /model {role} PROVIDER/MODEL, or remove [agents.{role}]. ",
         )
-    assigned = config.agents.get(role) or DEFAULT_AGENT_MODELS.get(role)
-    if assigned is not None and config.is_usable(assigned.provider):
-        kind = config.provider(assigned.provider).kind
-        return ModelChoice(assigned.provider, kind, model or assigned.model, f"{role} default")
+        kind = config.provider(own.provider).kind
+        return ModelChoice(own.provider, kind, model or own.model, f"[agents.{role}]")
+    if config.default_provider is not None:
+        default = config.default_provider
+        _require_usable(config, default, "default_provider")
+        model_name = _model_for(config, default, role, model)
+        return ModelChoice(default, config.provider(default).kind, model_name, "default_provider")
+    seeded = DEFAULT_AGENT_MODELS.get(role)
+    if seeded is not None and config.is_usable(seeded.provider):
+        kind = config.provider(seeded.provider).kind
+        return ModelChoice(seeded.provider, kind, model or seeded.model, f"{role} default")
     others = [n for n, p in config.providers.items() if p.kind not in ("offline", "scripted")]
     for name in [*FALLBACK_ORDER, *sorted(others)]:
         if name in config.providers and config.is_usable(name):
