@@ -94,7 +94,7 @@ class AgentDispatcher:
                 return await desk(message)
             session = self._session_of(session_id)
             history = [ChatMessage.model_validate(m) for m in message.payload["history"]]
-            choice = self.turns.choice(role)
+            choice = self.turns.choice(role, session)
             tag = message.metadata.get(TASK_KEY)
             with task_tag(tag if isinstance(tag, str) else None):  # the turn's task copies it
                 turn = asyncio.create_task(

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from backend.agents.gateway_tools import GatewayToolExecutor
 from backend.agents.loop import AgentLoop, AgentOutcome
+from backend.agents.session_models import effective_choice
 from backend.archive.store import Archive
 from backend.checkpoints.service import Checkpoints
 from backend.clock import utc_now
@@ -24,7 +25,7 @@ from backend.errors import ArchiveWriteError
 from backend.events import STREAMED_STEPS, AgentStep, AgentStepEvent, EngineNotice, EventStream
 from backend.llm.accounting import cost_usd
 from backend.llm.provider import Provider
-from backend.llm.selection import ModelChoice, build_provider, choose_model
+from backend.llm.selection import ModelChoice, build_provider
 from backend.llm.types import ChatMessage, ChatOptions, Usage
 from backend.redaction import Redactor
 from backend.sessions.models import Session
@@ -98,9 +99,14 @@ class TurnRunner:
         self._providers: dict[str, Provider] = {}
         self._clients: dict[str, ModelClient] = {}
 
-    def choice(self, role: str) -> ModelChoice:
-        return choose_model(
-            self.settings, role, provider=self._provider_override, model=self._model_override
+    def choice(self, role: str, session: Session | None = None) -> ModelChoice:
+        """The run's flags, else ``session``'s own choice (``/model``), else the config's."""
+        return effective_choice(
+            self.settings,
+            role,
+            session,
+            run_provider=self._provider_override,
+            run_model=self._model_override,
         )
 
     def client(self, name: str) -> ModelClient:
