@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Vendor = Literal["anthropic", "openai"]
+Vendor = Literal["anthropic", "openai", "responses"]  # responses: see responses_stub
 EventKind = Literal["meta", "text", "args"]
 
 

@@ -41,6 +41,12 @@ from tests.stubs.llm_script import (
     stream_error,
     whole_reply,
 )
+from tests.stubs.responses_stub import (
+    responses_events,
+    responses_rejection,
+    responses_stream_error,
+    responses_whole,
+)
 from tests.stubs.stub_http import Conn, RecordedRequest, http_chunk, http_head, vendor_of
 
 
@@ -212,6 +218,9 @@ class LLMStub:
         if self.llama_cpp and vendor == "openai" and (refusal := llama_cpp_rejection(body)):
             await self._json(conn, 500, refusal)
             return True
+        if vendor == "responses" and (refusal := responses_rejection(body)):
+            await self._json(conn, 400, refusal)  # as strict as the real Responses API
+            return True
         item = self._next_item()
         if item is None:
             await self._json(conn, 400, error_body(vendor, 400, "llm stub: the script is empty"))
@@ -237,6 +246,9 @@ class LLMStub:
             return True
         model = str(body.get("model", "stub-model")) if isinstance(body, dict) else "stub-model"
         if not (isinstance(body, dict) and body.get("stream")):
+            if vendor == "responses" and isinstance(body, dict):
+                await self._json(conn, 200, responses_whole(item, model, body))
+                return True
             await self._json(conn, 200, whole_reply(vendor, item, model))
             return True
         return await self._stream(conn, vendor, item, model, body)
@@ -255,6 +267,8 @@ class LLMStub:
     ) -> bool:
         if vendor == "anthropic":
             events = anthropic_events(reply, model)
+        elif vendor == "responses":
+            events = responses_events(reply, model, body)
         else:
             usage_asked = bool((body.get("stream_options") or {}).get("include_usage"))
             events = openai_events(reply, model, usage_asked)
@@ -294,7 +308,9 @@ class LLMStub:
             return False
         if fault.kind == "stall":
             return await self._hold(conn, fault.stall_s)
-        if fault.kind == "error":
+        if fault.kind == "error" and vendor == "responses":
+            writer.write(http_chunk(responses_stream_error(fault)))
+        elif fault.kind == "error":
             writer.write(http_chunk(stream_error(vendor, fault)))
         elif vendor == "openai":  # "end": a clean but early finish
             writer.write(http_chunk(b"data: [DONE]\n\n"))

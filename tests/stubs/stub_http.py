@@ -31,6 +31,8 @@ def vendor_of(path: str) -> Vendor | None:
         return "anthropic"
     if path.endswith("/chat/completions"):
         return "openai"
+    if path.endswith("/responses"):
+        return "responses"
     return None
 
 
