@@ -11,6 +11,12 @@ records (op, key argument, result, diff, exit code, output tail), stored with th
 answer so every front end can show them. A running command's output is relayed as
 ``tool_output`` steps (coalesced, see ``command_output``). An answer the user stopped
 ends with ``(stopped)``; one the model cut at its output limit with ``(truncated)``.
+
+A tool call whose arguments did not parse (``ToolCall.arguments_error``) is not run:
+the model gets the problem back as that call's result and may correct itself, once
+per turn; a model reply with malformed arguments after that ends the turn (stop
+``error``), keeping what was answered so far. Small local models do this now and
+then; a stronger model rarely does.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from backend.llm.types import (
     ChatResult,
     RetryScheduled,
     StreamEvent,
+    TextBlock,
     TextDelta,
     ToolCall,
     ToolResultBlock,
@@ -50,6 +57,7 @@ EventCallback = Callable[[StreamEvent], Awaitable[None] | None]
 StopKind = Literal["final", "truncated", "interrupted", "step_limit", "cancelled", "error"]
 STOPPED_MARK = "(stopped)"
 TRUNCATED_MARK = "(truncated)"
+MALFORMED_ARGUMENTS = "MalformedToolArguments"  # the error step's error_type
 
 
 class ChatClient(Protocol):
@@ -60,6 +68,9 @@ class ChatClient(Protocol):
 
 StepSink = Callable[[AgentStep], Awaitable[None]]
 PrePromptHook = Callable[[ChatRequest], ChatRequest]
+# Run once when a turn starts; the non-empty texts form the turn's context block.
+ContextHook = Callable[[ChatRequest], str]
+CONTEXT_HEADER = "# Context for this request (from Sylk, not typed by the user)"
 PostPromptHook = Callable[[ChatRequest, ChatResult], None]
 
 
@@ -86,6 +97,7 @@ class AgentLoop:
         max_steps: int = 8,
         pre_prompt_hooks: list[PrePromptHook] | None = None,
         post_prompt_hooks: list[PostPromptHook] | None = None,
+        context_hooks: list[ContextHook] | None = None,
     ) -> None:
         self.role = role
         self.client = client
@@ -96,6 +108,7 @@ class AgentLoop:
         self.max_steps = max_steps
         self.pre_prompt_hooks = list(pre_prompt_hooks or [])
         self.post_prompt_hooks = list(post_prompt_hooks or [])
+        self.context_hooks = list(context_hooks or [])
 
     def _request(self, messages: list[ChatMessage]) -> ChatRequest:
         request = ChatRequest(
@@ -108,12 +121,27 @@ class AgentLoop:
             request = hook(request)
         return request
 
+    def _with_context(self, messages: list[ChatMessage]) -> list[ChatMessage]:
+        """The turn's dynamic context (session brief, notes, ready ops) as a text block
+        after the request on its user message, worked out once per turn: the system
+        prompt and the tools stay the same bytes, and so does every message already
+        sent, so each request of the turn extends the previous one's cached prefix."""
+        if not self.context_hooks or not messages or messages[-1].role != "user":
+            return messages
+        request = ChatRequest(system=self.system, messages=messages, options=self.options)
+        parts = [text for hook in self.context_hooks if (text := hook(request))]
+        if not parts:
+            return messages
+        block = TextBlock(text="\n\n".join([CONTEXT_HEADER, *parts]))
+        last = messages[-1]
+        return [*messages[:-1], last.model_copy(update={"content": [*last.content, block]})]
+
     async def run(
         self, session_id: str, history: list[ChatMessage], sink: StepSink
     ) -> AgentOutcome:
         turn_id = new_id()
         state = _TurnState(turn_id, session_id, self.role, sink)
-        messages = list(history)
+        messages = self._with_context(list(history))
         try:
             for _ in range(self.max_steps):
                 state.step += 1
@@ -136,11 +164,18 @@ class AgentLoop:
                     return state.outcome("interrupted", error=result.error)
                 if result.stop_reason == "max_tokens":
                     # Cut at the output limit: a tool call may be cut too, so none runs.
-                    return await state.end("truncated")
+                    limit = self.options.max_tokens
+                    return await state.end("truncated", error=_truncated(limit))
                 messages.append(result.as_message())
                 if not result.tool_calls:
                     await state.emit("final", text=state.text)
                     return state.outcome("final")
+                malformed = [c for c in result.tool_calls if c.arguments_error]
+                if malformed and state.malformed_answered:
+                    error = _malformed_twice(malformed[0])
+                    await state.emit("error", error=error, error_type=MALFORMED_ARGUMENTS)
+                    return state.outcome("error", error=error)
+                state.malformed_answered = state.malformed_answered or bool(malformed)
                 messages.append(await self._run_tools(result.tool_calls, state))
             await state.emit("step_limit", limit=self.max_steps)
             return state.outcome("step_limit", error=f"stopped after {self.max_steps} steps")
@@ -153,7 +188,10 @@ class AgentLoop:
     async def _run_tools(self, calls: list[ToolCall], state: _TurnState) -> ChatMessage:
         results: list[ToolResultBlock] = []
         for call in calls:
-            await state.emit("tool_call", id=call.id, name=call.name, arguments=call.arguments)
+            extra = {"arguments_error": call.arguments_error} if call.arguments_error else {}
+            await state.emit(
+                "tool_call", id=call.id, name=call.name, arguments=call.arguments, **extra
+            )
             state.begin(call)
             outcome = await self._run_tool(call, state)
             state.finish(call.id, outcome)
@@ -169,6 +207,8 @@ class AgentLoop:
         return ChatMessage(role="user", content=list(results))
 
     async def _run_tool(self, call: ToolCall, state: _TurnState) -> ToolOutcome:
+        if call.arguments_error:
+            return ToolOutcome(content=_malformed_reply(call), is_error=True)
         if self.tools is None:
             return ToolOutcome(content=f"no tools are available to {self.role}", is_error=True)
 
@@ -194,6 +234,7 @@ class _TurnState:
         self.sink = sink
         self.step = 0
         self.usage = Usage()
+        self.malformed_answered = False  # a malformed tool call was sent back this turn
         self._texts: list[str] = []
         self._live = ""  # text streamed in the current step, for cancellation
         self._actions: dict[str, ToolAction] = {}  # by call id, in call order
@@ -203,10 +244,10 @@ class _TurnState:
         parts = [*self._texts, self._live] if self._live else self._texts
         return "\n\n".join(p for p in parts if p)
 
-    async def end(self, stop: StopKind) -> AgentOutcome:
+    async def end(self, stop: StopKind, error: str | None = None) -> AgentOutcome:
         """End the turn with a step named for ``stop`` carrying the answer as stored."""
-        outcome = self.outcome(stop)
-        await self.emit(stop, text=outcome.text)
+        outcome = self.outcome(stop, error=error)
+        await self.emit(stop, text=outcome.text, **({"error": error} if error else {}))
         return outcome
 
     def begin(self, call: ToolCall) -> None:
@@ -260,3 +301,26 @@ class _TurnState:
             error=error,
             actions=[stopped(a) for a in self._actions.values()],
         )
+
+
+def _truncated(max_tokens: int) -> str:
+    return (
+        f"the answer was cut at the model's output limit (max_tokens {max_tokens}); "
+        "ask for a shorter answer or in parts"
+    )
+
+
+def _malformed_reply(call: ToolCall) -> str:
+    """What the model reads instead of the result of a call it garbled."""
+    return (
+        f"The call to {call.name} was not run: {call.arguments_error}. "
+        f"Call {call.name} again with its arguments as one JSON object that matches "
+        "its input schema."
+    )
+
+
+def _malformed_twice(call: ToolCall) -> str:
+    return (
+        f"the model sent malformed tool-call arguments twice (tool {call.name}: "
+        f"{call.arguments_error}); try again or use a stronger model"
+    )

@@ -1,7 +1,8 @@
 """Bringing an archive file to this Sylk's schema, in the writer's first transaction.
 
 Every change so far is additive: tables and full-text indexes that are missing are
-created (each new index back-filled), and the recorded version moves up. Rows are
+created (each new index back-filled), columns added to a table since are added with
+their default (:data:`ADDED_COLUMNS`), and the recorded version moves up. Rows are
 never rewritten; a field a newer model added reads as its default from an older row
 (a session written before phases existed is ``idle``). :func:`schema.probe` has
 already refused a file that is damaged, foreign or newer than this Sylk.
@@ -16,6 +17,11 @@ from backend.archive.schema import APPLICATION_ID, SCHEMA_VERSION, TABLES, Schem
 
 _meta = SchemaMeta.__table__  # type: ignore[attr-defined]
 
+ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    # (table, column, its definition): each has a default, so rows before it read well
+    ("usage", "estimated", "BOOLEAN NOT NULL DEFAULT 0"),
+)
+
 
 def migrate(conn: Connection, found: int | None) -> None:
     """Bring the database on ``conn`` from version ``found`` (``None``: a new file)
@@ -23,6 +29,7 @@ def migrate(conn: Connection, found: int | None) -> None:
     for table in TABLES:
         table.create(conn, checkfirst=True)
     ensure_fts(conn)
+    _add_columns(conn)
     if found is None:
         conn.exec_driver_sql(f"PRAGMA application_id={APPLICATION_ID}")
     if found is None or found < SCHEMA_VERSION:
@@ -30,3 +37,11 @@ def migrate(conn: Connection, found: int | None) -> None:
         conn.execute(
             stmt.on_conflict_do_update(index_elements=["key"], set_={"value": stmt.excluded.value})
         )
+
+
+def _add_columns(conn: Connection) -> None:
+    """Add the :data:`ADDED_COLUMNS` a file made before them lacks."""
+    for table, column, definition in ADDED_COLUMNS:
+        have = {row[1] for row in conn.exec_driver_sql(f"PRAGMA table_info({table})")}
+        if column not in have:
+            conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")

@@ -94,6 +94,9 @@ class UsageRow(SQLModel, table=True):
     cache_write_tokens: int
     cost_usd: float | None = None
     at: str
+    # Counted locally because the server sent no usage. Added without a version bump
+    # (``migration.ADDED_COLUMNS``): the default lets an older Sylk still insert rows.
+    estimated: bool = Field(default=False, sa_column_kwargs={"server_default": "0"})
 
 
 class PreferenceRow(SQLModel, table=True):

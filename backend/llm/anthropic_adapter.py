@@ -8,7 +8,6 @@ become vendor-neutral ones; SDK and transport failures become typed
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, cast
 
@@ -171,18 +170,9 @@ class _Translation:
 
     def _complete(self, ordinal: int) -> ToolCallCompleted:
         call_id, name, fragments, initial = self._tools[ordinal]
-        raw = "".join(fragments)
-        try:
-            arguments = json.loads(raw) if raw.strip() else initial
-        except json.JSONDecodeError:
-            arguments = None
-        if not isinstance(arguments, dict):
-            raise ProviderStreamError(
-                f"tool call {name!r} ({call_id}) arguments are not a JSON object: {short(raw, 80)}"
-            )
-        return ToolCallCompleted(
-            index=ordinal, call=ToolCall(id=call_id, name=name, arguments=arguments)
-        )
+        # The block is complete: arguments that do not parse go back to the model.
+        call = ToolCall.from_raw(call_id, name, "".join(fragments), initial)
+        return ToolCallCompleted(index=ordinal, call=call)
 
 
 def _pick(value: int | None, fallback: int) -> int:

@@ -7,6 +7,7 @@ sees only these.
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -16,6 +17,9 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+_EXCERPT = 120  # characters of a malformed arguments text kept in the error
+
+
 # -- content ---------------------------------------------------------------------
 class TextBlock(_Model):
     type: Literal["text"] = "text"
@@ -23,11 +27,37 @@ class TextBlock(_Model):
 
 
 class ToolCall(_Model):
-    """A complete tool call whose arguments parsed as a JSON object."""
+    """A complete tool call.
+
+    When the model's arguments did not parse as a JSON object, the call still
+    completes (so the turn can tell the model and let it try again, see
+    ``backend.agents.loop``) with ``arguments`` empty and ``arguments_error``
+    saying what was wrong, with an excerpt of the raw text. Such a call never runs.
+    """
 
     id: str
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
+    arguments_error: str | None = None
+
+    @classmethod
+    def from_raw(
+        cls, call_id: str, name: str, raw: str, empty: dict[str, Any] | None = None
+    ) -> ToolCall:
+        """The call for the arguments text ``raw`` as the model streamed it; ``empty``
+        stands for blank text. Text that is not a JSON object is recorded, not raised."""
+        if not raw.strip():
+            return cls(id=call_id, name=name, arguments=dict(empty or {}))
+        try:
+            arguments = json.loads(raw)
+        except ValueError as exc:  # JSONDecodeError, and a number too large to read
+            problem = f"its arguments are not valid JSON ({exc})"
+        else:
+            if isinstance(arguments, dict):
+                return cls(id=call_id, name=name, arguments=arguments)
+            problem = f"its arguments are a JSON {type(arguments).__name__}, not an object"
+        excerpt = raw if len(raw) <= _EXCERPT else raw[: _EXCERPT - 1] + "…"
+        return cls(id=call_id, name=name, arguments_error=f"{problem}: {excerpt}")
 
 
 class ToolUseBlock(_Model):
@@ -83,6 +113,9 @@ class ChatRequest(_Model):
     messages: list[ChatMessage]
     tools: list[ToolSpec] = Field(default_factory=list)
     options: ChatOptions
+    # The name of a tool in ``tools`` the model must call (OpenAI's tool_choice naming a
+    # function, Anthropic's {"type": "tool"}); None: the provider's own tool_choice.
+    tool_choice: str | None = None
 
 
 # -- usage -----------------------------------------------------------------------
@@ -91,6 +124,9 @@ class Usage(_Model):
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    # Counted locally (``backend.llm.token_estimate``) because the server reported
+    # none; a sum with any estimated part is estimated.
+    estimated: bool = False
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -98,6 +134,17 @@ class Usage(_Model):
             output_tokens=self.output_tokens + other.output_tokens,
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            estimated=self.estimated or other.estimated,
+        )
+
+    @property
+    def empty(self) -> bool:
+        """No token counted at all: the server sent no usage (or only zeros)."""
+        return not (
+            self.input_tokens
+            or self.output_tokens
+            or self.cache_read_tokens
+            or self.cache_write_tokens
         )
 
 

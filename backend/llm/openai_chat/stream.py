@@ -9,7 +9,6 @@ its accumulated arguments parse as a JSON object.
 
 from __future__ import annotations
 
-import json
 import secrets
 from collections.abc import Iterator
 
@@ -114,19 +113,16 @@ class Translation:
         for index in sorted(self._calls):
             call = self._calls[index]
             raw = "".join(call.args)
-            try:
-                arguments = json.loads(raw) if raw.strip() else {}
-            except json.JSONDecodeError:
-                arguments = None
-            if not call.name or not isinstance(arguments, dict):
+            done = ToolCall.from_raw(call.id, call.name, raw)
+            # Arguments the model finished badly go back to it (agents.loop); without a
+            # finish reason the stream was cut, and half a call is never returned.
+            if not call.name or (done.arguments_error and self.finish is None):
                 why = f"finish_reason={self.finish}" if self.finish else "the stream ended"
                 raise ProviderStreamError(
                     f"tool call {call.name or '?'} ({call.id}) has incomplete arguments "
                     f"({why}): {short(raw, 80)}"
                 )
-            yield ToolCallCompleted(
-                index=index, call=ToolCall(id=call.id, name=call.name, arguments=arguments)
-            )
+            yield ToolCallCompleted(index=index, call=done)
 
     def stop_reason(self) -> StopReason:
         if self._calls and self.finish in (None, "stop"):

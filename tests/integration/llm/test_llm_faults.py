@@ -345,16 +345,20 @@ async def test_a_tool_call_cut_mid_arguments_is_never_returned(
     assert llm_stub.count(llm_path) == 1
 
 
-async def test_tool_arguments_that_do_not_parse_are_never_returned(
+async def test_finished_tool_arguments_that_do_not_parse_come_back_as_an_error(
     llm_stub: LLMStub, provider: Provider
 ) -> None:
+    """The model finished the call but its JSON is broken: the call is returned with the
+    problem recorded (the agent loop sends it back to the model), never run as ``{}``."""
     broken = StubToolCall("write_file", raw_arguments='{"path": "notes.txt", "content": ')
     llm_stub.push(tool_reply(broken))
-    call = Call(provider)
-    result = await call.run()
-    assert result.interrupted
-    assert result.tool_calls == []
-    assert not any(isinstance(e, ToolCallCompleted) for e in call.events)
+    result = await Call(provider).run()
+    assert not result.interrupted and result.stop_reason == "tool_use"
+    [call] = result.tool_calls
+    assert call.name == "write_file" and call.arguments == {}
+    assert call.arguments_error is not None
+    assert "not valid JSON" in call.arguments_error
+    assert '{"path": "notes.txt", "content": ' in call.arguments_error
 
 
 # -- circuit breaker ----------------------------------------------------------------
