@@ -46,6 +46,11 @@ class ProviderSettings(_Model):
     timeout_s: float = Field(default=60.0, gt=0)
     # OpenAI-compatible providers: sent with the tools (llama-cpp-python needs it to use them).
     tool_choice: Literal["auto", "required", "none"] = "auto"
+    # OpenAI providers: the API a call goes to. "auto": the Responses API for the models
+    # only it serves (the Codex family) on api.openai.com, Chat Completions otherwise.
+    api: Literal["chat", "responses", "auto"] = "auto"
+    # Responses API: ask for a reasoning summary ("auto": for models known to reason).
+    reasoning_summary: Literal["auto", "on", "off"] = "auto"
 
 
 class AgentModel(_Model):
@@ -91,15 +96,15 @@ class SearchSettings(_Model):
 
 
 # The seed's assignment table where it names a model; sensible defaults elsewhere.
-# The seed's "OpenAI Codex 5.2" is served only by the Responses API; our OpenAI
-# adapter speaks Chat Completions (which every compatible server offers), so
-# those roles default to gpt-5.2. Set [agents.ROLE] model to override.
+# The seed's "OpenAI Codex 5.2" is served only by the Responses API, which an OpenAI
+# provider with api = "auto" (the default) uses for it on api.openai.com
+# (backend.llm.openai_responses). Set [agents.ROLE] model to override.
 DEFAULT_AGENT_MODELS: dict[str, AgentModel] = {
     "academic": AgentModel(provider="anthropic", model="claude-opus-4-5"),
     "engineer": AgentModel(provider="anthropic", model="claude-opus-4-5"),
-    "architect": AgentModel(provider="openai", model="gpt-5.2"),
-    "inspector": AgentModel(provider="openai", model="gpt-5.2"),
-    "tester": AgentModel(provider="openai", model="gpt-5.2"),
+    "architect": AgentModel(provider="openai", model="gpt-5.2-codex"),
+    "inspector": AgentModel(provider="openai", model="gpt-5.2-codex"),
+    "tester": AgentModel(provider="openai", model="gpt-5.2-codex"),
     "guide": AgentModel(provider="anthropic", model="claude-haiku-4-5"),
     "librarian": AgentModel(provider="anthropic", model="claude-haiku-4-5"),
     "archivalist": AgentModel(provider="anthropic", model="claude-sonnet-4-6"),

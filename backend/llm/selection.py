@@ -129,10 +129,13 @@ def build_provider(config: SylkConfig, name: str) -> Provider:
     from backend.llm.openai_chat import OpenAIProvider
 
     # Local OpenAI-compatible servers accept any key; the SDK insists on one.
-    return OpenAIProvider(
+    chat = OpenAIProvider(
         key or "sylk-local",
         settings.base_url,
         name=name,
         timeout_s=settings.timeout_s,
         tool_choice=settings.tool_choice,
     )
+    from backend.llm.openai_responses import with_responses_api
+
+    return with_responses_api(chat, settings, name=name, api_key=key or "sylk-local")

@@ -2,7 +2,11 @@
 
 from backend.llm.openai_responses.adapter import OpenAIResponsesProvider
 from backend.llm.openai_responses.request import ReasoningSummary, is_reasoning_model
-from backend.llm.openai_responses.routing import OpenAIApiRouter, wants_responses_api
+from backend.llm.openai_responses.routing import (
+    OpenAIApiRouter,
+    wants_responses_api,
+    with_responses_api,
+)
 
 __all__ = [
     "OpenAIApiRouter",
@@ -10,4 +14,5 @@ __all__ = [
     "ReasoningSummary",
     "is_reasoning_model",
     "wants_responses_api",
+    "with_responses_api",
 ]

@@ -106,7 +106,13 @@ def create_arguments(
         "instructions": request.system if request.system else openai.omit,
         "input": to_responses_input(request),
         "tools": to_responses_tools(request) if request.tools else openai.omit,
-        "tool_choice": tool_choice if request.tools else openai.omit,
+        "tool_choice": (
+            {"type": "function", "name": request.tool_choice}
+            if request.tool_choice
+            else tool_choice
+        )
+        if request.tools
+        else openai.omit,
         "max_output_tokens": max(MIN_OUTPUT_TOKENS, opts.max_tokens),
         "temperature": temperature if temperature is not None else openai.omit,
         "reasoning": {"summary": "auto"} if summary else openai.omit,

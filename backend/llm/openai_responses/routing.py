@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 
+from backend.config.settings import ProviderSettings
+from backend.llm.openai_responses.adapter import OpenAIResponsesProvider
 from backend.llm.provider import Provider
 from backend.llm.types import ChatRequest, StreamEvent
 
@@ -57,3 +59,23 @@ class OpenAIApiRouter:
             await self.chat.aclose()
         finally:
             await self.responses.aclose()
+
+
+def with_responses_api(
+    chat: Provider, settings: ProviderSettings, *, name: str, api_key: str | None
+) -> Provider:
+    """The provider for an OpenAI entry, by its ``api``: ``chat`` as built, the Responses
+    adapter, or (``auto``, on OpenAI's own API) a router between the two."""
+    if settings.api == "chat" or (settings.api == "auto" and not is_openai_api(settings.base_url)):
+        return chat
+    responses = OpenAIResponsesProvider(
+        api_key,
+        settings.base_url,
+        name=name,
+        timeout_s=settings.timeout_s,
+        tool_choice=settings.tool_choice,
+        reasoning_summary=settings.reasoning_summary,
+    )
+    if settings.api == "responses":
+        return responses
+    return OpenAIApiRouter(name, chat=chat, responses=responses, base_url=settings.base_url)

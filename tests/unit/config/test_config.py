@@ -34,7 +34,7 @@ def test_keys_come_from_the_environment_and_stay_secret() -> None:
 def test_roles_follow_the_seed_table_when_their_provider_is_configured() -> None:
     both = load_config(None, env={"ANTHROPIC_API_KEY": "a" * 20, "OPENAI_API_KEY": "o" * 20})
     assert choose_model(both, "engineer").model == "claude-opus-4-5"
-    assert choose_model(both, "architect").model == "gpt-5.2"
+    assert choose_model(both, "architect").model == "gpt-5.2-codex"
     assert choose_model(both, "architect").provider == "openai"
     only_anthropic = load_config(None, env={"ANTHROPIC_API_KEY": "a" * 20})
     fallback = choose_model(only_anthropic, "architect")
