@@ -18,7 +18,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from backend.config.settings import SylkConfig
-from backend.errors import CommandError, SylkError
+from backend.errors import CommandError
+from backend.guide.routing.model_dsl import MODEL_USAGE
 from backend.llm.selection import ModelChoice, choose_model
 from backend.roles import AGENT_ROLES
 from backend.sessions.models import Session
@@ -26,7 +27,6 @@ from backend.sessions.models import Session
 log = logging.getLogger("sylk.agents")
 METADATA_KEY = "models"
 ALL_ROLES = "*"
-MODEL_USAGE = "/model · /model [ROLE] PROVIDER[/MODEL] · /model reset [ROLE]"
 SESSION_CHOICE = "this session's /model"
 
 
@@ -109,25 +109,3 @@ def describe(choice: ModelChoice) -> str:
     if choice.offline:
         return "offline (no model configured)"
     return f"{choice.provider}/{choice.model} ({choice.reason})"
-
-
-def role_lines(
-    config: SylkConfig,
-    session: Session | None,
-    *,
-    run_provider: str | None = None,
-    run_model: str | None = None,
-) -> list[str]:
-    """One line per role: its provider/model and why, or why it cannot be used."""
-    lines = []
-    for role in AGENT_ROLES:
-        try:
-            text = describe(
-                effective_choice(
-                    config, role, session, run_provider=run_provider, run_model=run_model
-                )
-            )
-        except SylkError as exc:
-            text = f"unusable: {exc.message}"
-        lines.append(f"  {role:<12} {text}")
-    return lines

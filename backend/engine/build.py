@@ -28,6 +28,7 @@ from backend.engine.checkpoint_work import install_checkpoints
 from backend.engine.config import EngineConfig
 from backend.engine.hook_work import HookWork
 from backend.engine.knowledge_services import KnowledgeServices
+from backend.engine.model_work import guide_classifier, status_models
 from backend.engine.plan_runs.dag_work import DagWork, install_orchestration
 from backend.engine.plan_runs.pipeline_work import PipelineWork
 from backend.engine.plan_runs.plan_work import plan_desk, plan_wiring
@@ -37,14 +38,12 @@ from backend.errors import SessionNotFoundError
 from backend.events import EventStream
 from backend.guide.guide import Guide
 from backend.guide.routing.decision import RouteDecision, Target
-from backend.guide.routing.model_tier import ModelClassifier
 from backend.guide.routing.patterns import classify as classify_text
 from backend.guide.routing.router import Router
 from backend.guide.status import (
     cache_lines,
     describe_sessions,
     health_notice,
-    model_line,
     render_status,
 )
 from backend.llm.accounting import summarise
@@ -142,7 +141,7 @@ class EngineParts:
             session_id,
             self.describe_sessions(),
             summarise(session_id, self.archive.usage_by_agent(session_id)),
-            model_line(self.turns.choice("architect")),
+            status_models(self.turns, self.sessions.get(session_id)),
             search_line=describe_search(
                 self.gateway.index.embedding, self.settings.search.semantic
             ),
@@ -383,13 +382,8 @@ def _approvals(
 def _router(gateway: Gateway, turns: TurnRunner) -> Router:
     """The Guide's router, its route cache behind the seed's prompt hooks."""
 
-    def model_classifier() -> ModelClassifier | None:
-        choice = turns.choice("guide")
-        if choice.offline:
-            return None
-        return ModelClassifier(turns.client(choice.provider), choice.model)
-
-    router = Router(classifier=model_classifier, hooks=gateway.hooks)
+    # The guide role's model, bounded by [guide] model_tier_* (backend.engine.model_work).
+    router = Router(classifier=lambda: guide_classifier(turns), hooks=gateway.hooks)
     for hook in route_cache_hooks(router.cache):
         gateway.hooks.install(hook)
     return router

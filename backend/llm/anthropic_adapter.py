@@ -228,6 +228,11 @@ class AnthropicProvider:
                 messages=to_anthropic_messages(request),
                 system=request.system if request.system else anthropic.omit,
                 tools=to_anthropic_tools(request) if request.tools else anthropic.omit,
+                tool_choice=(
+                    {"type": "tool", "name": request.tool_choice}
+                    if request.tools and request.tool_choice
+                    else anthropic.omit
+                ),
                 stream=True,
                 # This SDK has no temperature argument; the API still takes it.
                 extra_body={"temperature": opts.temperature}

@@ -6,6 +6,7 @@
     @agent MESSAGE          send straight to one agent
     /help [TOPIC]   /status   /approval [MODE]   /network [on|off]
     /plan [show|approve|reject ID]   /qa [status|run|skip-tests|override|stop]
+    /model [ROLE] [PROVIDER/MODEL] | reset [ROLE]
 
 Parsing is pure; a malformed command raises :class:`CommandError` whose hint is
 the usage line of what was meant.
@@ -19,8 +20,10 @@ from typing import Literal
 
 from backend.config.approvals import MODE_NAMES
 from backend.errors import CommandError
+from backend.guide.routing import model_dsl
 from backend.guide.routing import session_dsl as session_commands
 from backend.guide.routing.decision import AGENT_TARGETS, Target
+from backend.guide.routing.model_dsl import ModelCommand
 from backend.guide.routing.session_dsl import SessionCommand
 
 TaskVerb = Literal["prompt", "query", "interrupt", "ignore_inspector", "ignore_tester"]
@@ -132,6 +135,7 @@ DslCommand = (
     | SettingCommand
     | PlanCommand
     | QaCommand
+    | ModelCommand
 )
 TOOL_CATEGORIES = ("linter", "formatter", "type_checker", "test_framework", "lsp")
 TOOLS_USAGE = (
@@ -171,6 +175,7 @@ HELP_TOPICS: dict[str, str] = {
     "qa": "The session's QA after a plan passes (inspection, then the whole test suite):\n"
     f"  {QA_USAGE}\n  override: accept the inspection findings (listed as deferred); "
     "skip-tests: skip the test run; stop: back to planning; run: check again",
+    "model": model_dsl.HELP_TOPIC,
     "tools": "Which linters, formatters, type checkers and test frameworks this project "
     "uses:\n  " + TOOLS_USAGE,
 }
@@ -190,7 +195,8 @@ HELP_TEXT = "\n".join(
         f"  {NETWORK_USAGE}   may this session's commands reach the network",
         "  /plan [show|approve|reject ID]   the session's plans: list, show, decide",
         f"  {QA_USAGE}   session QA after a plan: where it stands, override, skip tests",
-        "  /help [session|task|agents|tools|plan|qa]",
+        model_dsl.HELP_LINE,
+        "  /help [session|task|agents|tools|plan|qa|model]",
         "Anything else is routed by the Guide to the agent best placed to answer.",
     ]
 )
@@ -338,6 +344,8 @@ def parse(text: str) -> DslCommand:
         return _parse_plan(words)
     if head == "/qa":
         return _parse_qa(words)
+    if head in ("/model", "/models"):
+        return model_dsl.parse(words)
     if head in ("/help", "/?"):
         topic = words[1].lower() if len(words) > 1 else None
         if topic is not None and topic not in HELP_TOPICS:

@@ -188,7 +188,13 @@ _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
 
 
 class ModelClassifier:
-    """Classify a request with one model call (the Guide's model tier)."""
+    """Classify a request with one model call (the Guide's model tier).
+
+    The engine builds it bounded (``[guide] model_tier_deadline_s`` and
+    ``model_tier_max_tokens``, one attempt: see ``backend.engine.guide_model``): a
+    model that stalls or answers in prose costs at most the deadline, and the
+    pattern tier's guess is used.
+    """
 
     def __init__(
         self,
@@ -215,6 +221,7 @@ class ModelClassifier:
             messages=[ChatMessage.user(prompt)],
             tools=[ROUTE_TOOL],
             options=self.options,
+            tool_choice=ROUTE_TOOL.name,  # forced: a small model may not call it otherwise
         )
 
     async def classify(self, text: str, *, hint: Classification | None = None) -> Classification:

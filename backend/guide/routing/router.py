@@ -36,6 +36,7 @@ from backend.guide.routing.dsl import (
     TaskCommand,
     ToolsCommand,
 )
+from backend.guide.routing.model_dsl import ModelCommand
 from backend.guide.routing.model_tier import ClassificationError, ModelClassifier
 from backend.guide.routing.session_dsl import SessionCommand
 from backend.llm.errors import ProviderError
@@ -132,6 +133,10 @@ def dsl_decision(text: str) -> RouteDecision:
             plan["id"] = command.plan_id
         return RouteDecision(
             target=Target.GUIDE, confidence=1.0, tier="dsl", command=plan, text=text
+        )
+    if isinstance(command, ModelCommand):
+        return RouteDecision(
+            target=Target.GUIDE, confidence=1.0, tier="dsl", command=command.args(), text=text
         )
     if isinstance(command, QaCommand):
         qa = {"verb": "qa", "action": command.action}

@@ -13,6 +13,7 @@ from typing import Literal
 
 import httpx2
 import openai
+from openai.types.chat import ChatCompletionToolChoiceOptionParam
 
 from backend.llm._http_errors import error_for_status, parse_retry_after, short
 from backend.llm.errors import (
@@ -58,6 +59,17 @@ def _refused(exc: Exception) -> bool:
         return False
     kind, code = exc.body.get("type"), exc.body.get("code")
     return kind == "invalid_request_error" or code == "context_length_exceeded"
+
+
+def _tool_choice(
+    request: ChatRequest, configured: ToolChoice
+) -> ChatCompletionToolChoiceOptionParam | openai.Omit:
+    """The request's forced tool, else the provider's setting; nothing without tools."""
+    if not request.tools:
+        return openai.omit
+    if request.tool_choice:
+        return {"type": "function", "function": {"name": request.tool_choice}}
+    return configured
 
 
 class OpenAIProvider:
@@ -112,7 +124,7 @@ class OpenAIProvider:
                 model=opts.model,
                 messages=to_openai_messages(request),
                 tools=to_openai_tools(request) if request.tools else openai.omit,
-                tool_choice=self._tool_choice if request.tools else openai.omit,
+                tool_choice=_tool_choice(request, self._tool_choice),
                 temperature=opts.temperature if opts.temperature is not None else openai.omit,
                 max_completion_tokens=limit if self._native else openai.omit,
                 max_tokens=openai.omit if self._native else limit,
