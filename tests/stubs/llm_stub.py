@@ -36,8 +36,6 @@ from tests.stubs.llm_script import (
     Vendor,
     anthropic_events,
     error_body,
-    llama_cpp_rejection,
-    openai_events,
     stream_error,
     whole_reply,
 )
@@ -47,13 +45,20 @@ from tests.stubs.responses_stub import (
     responses_stream_error,
     responses_whole,
 )
+from tests.stubs.server_profiles import ServerPlay, StubProfile
 from tests.stubs.stub_http import Conn, RecordedRequest, http_chunk, http_head, vendor_of
 
 
 class LLMStub:
-    def __init__(self, host: str = "127.0.0.1", *, llama_cpp: bool = False) -> None:
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        *,
+        profile: StubProfile | None = None,
+        llama_cpp: bool = False,  # the same as profile="llama-cpp-python"
+    ) -> None:
         self.host = host
-        self.llama_cpp = llama_cpp  # play llama-cpp-python's strictness on OpenAI requests
+        self.server = ServerPlay.of(profile, llama_cpp=llama_cpp)  # a real server's quirks
         self.port = 0
         self.default: Item | None = None
         self._lock = threading.Lock()
@@ -209,14 +214,17 @@ class LLMStub:
             body = json.loads(raw) if raw else None
         except ValueError:
             body = raw.decode("utf-8", "replace")
+        if method == "GET" and path == "/v1/models":  # a profile probe, not recorded
+            await self._json(conn, *self.server.models())
+            return True
         with self._lock:
             self._requests.append(RecordedRequest(method, path, headers, body, time.monotonic()))
         vendor = vendor_of(path)
         if vendor is None or method != "POST":
             await self._json(conn, 404, {"error": {"message": f"stub: no route {method} {path}"}})
             return True
-        if self.llama_cpp and vendor == "openai" and (refusal := llama_cpp_rejection(body)):
-            await self._json(conn, 500, refusal)
+        if vendor == "openai" and (refused := self.server.refusal(body)):
+            await self._json(conn, *refused)
             return True
         if vendor == "responses" and (refusal := responses_rejection(body)):
             await self._json(conn, 400, refusal)  # as strict as the real Responses API
@@ -258,6 +266,7 @@ class LLMStub:
     ) -> None:
         data = json.dumps(payload).encode()
         head = {"content-type": "application/json", "content-length": str(len(data))}
+        head.update(self.server.headers)
         head.update(headers or {})
         conn.writer.write(http_head(status, head) + data)
         await conn.writer.drain()
@@ -270,10 +279,9 @@ class LLMStub:
         elif vendor == "responses":
             events = responses_events(reply, model, body)
         else:
-            usage_asked = bool((body.get("stream_options") or {}).get("include_usage"))
-            events = openai_events(reply, model, usage_asked)
+            events = self.server.events(reply, model, body)
         head = {"content-type": "text/event-stream", "cache-control": "no-cache",
-                "transfer-encoding": "chunked"}  # fmt: skip
+                "transfer-encoding": "chunked", **self.server.headers}  # fmt: skip
         writer = conn.writer
         writer.write(http_head(200, head))
         sent = texts = args = 0
