@@ -216,6 +216,8 @@ def _render(reply: Reply, model: str, body: dict[str, Any]) -> _Render:
                 "call_id": call.id or f"call_stub{n:02d}", "name": call.name}  # fmt: skip
         pieces = call.fragments()
         whole = "".join(pieces)
+        # The last item of a response cut at max_output_tokens ends incomplete.
+        cut = reply.stop_reason == "max_output_tokens" and n == len(reply.tool_calls) - 1
         deltas: list[Delta] = [
             ("args", "response.function_call_arguments.delta", {"delta": p}) for p in pieces
         ]
@@ -223,7 +225,7 @@ def _render(reply: Reply, model: str, body: dict[str, Any]) -> _Render:
             {**head, "status": "in_progress", "arguments": ""},
             deltas,
             [("response.function_call_arguments.done", {"arguments": whole})],
-            {**head, "status": "completed", "arguments": whole},
+            {**head, "status": "incomplete" if cut else "completed", "arguments": whole},
         )
     usage = _usage(reply) if reply.include_usage else None
     if isinstance(reply, ResponsesReply) and reply.failure_code:

@@ -11,7 +11,6 @@ Hosted tools, images and audio are never asked for and are ignored.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 from openai.types.responses import (
@@ -90,14 +89,15 @@ def failure(code: str | None, message: str, *, provider: str) -> ProviderError:
 
 
 class _Call:
-    __slots__ = ("args", "done", "id", "index", "name")
+    __slots__ = ("args", "cut", "final", "id", "index", "name")
 
     def __init__(self, index: int, call_id: str, name: str) -> None:
         self.index = index
         self.id = call_id
         self.name = name
         self.args: list[str] = []
-        self.done = False
+        self.final: str | None = None  # the arguments a *.done event gave
+        self.cut = False  # its item ended "incomplete"
 
 
 class ResponsesTranslation:
@@ -123,13 +123,13 @@ class ResponsesTranslation:
                 yield from self._start(event.output_index, event.item)
         elif event.type == "response.function_call_arguments.delta":
             call = self._calls.get(event.output_index)
-            if call is not None and not call.done and event.delta:
+            if call is not None and call.final is None and event.delta:
                 call.args.append(event.delta)
                 yield ToolCallArgsDelta(index=call.index, fragment=event.delta)
         elif event.type == "response.function_call_arguments.done":
             call = self._calls.get(event.output_index)
-            if call is not None and not call.done:
-                yield self._complete(call, event.arguments)
+            if call is not None:
+                call.final = event.arguments
         elif event.type == "response.output_item.done":
             if isinstance(event.item, ResponseFunctionToolCall):
                 item = event.item
@@ -137,8 +137,8 @@ class ResponsesTranslation:
                 if call is None:  # a server that skipped output_item.added
                     yield from self._start(event.output_index, item)
                     call = self._calls[event.output_index]
-                if not call.done:
-                    yield self._complete(call, item.arguments)
+                call.final = item.arguments
+                call.cut = item.status == "incomplete"
         elif isinstance(event, (ResponseCompletedEvent, ResponseIncompleteEvent)):
             self._final = event.response
         elif event.type == "response.failed":
@@ -161,22 +161,18 @@ class ResponsesTranslation:
             call.args.append(item.arguments)
             yield ToolCallArgsDelta(index=call.index, fragment=item.arguments)
 
-    def _complete(self, call: _Call, raw: str | None) -> ToolCallCompleted:
-        call.done = True
-        text = raw if raw is not None else "".join(call.args)
-        try:
-            arguments = json.loads(text) if text.strip() else {}
-        except json.JSONDecodeError:
-            arguments = None
-        if not isinstance(arguments, dict):
+    def _complete(self, call: _Call, *, cut: bool) -> ToolCallCompleted:
+        """The finished call. Arguments the model finished badly are recorded on it (the
+        agent loop sends the error back); a call the response cut off raises instead."""
+        text = call.final if call.final is not None else "".join(call.args)
+        done = ToolCall.from_raw(call.id, call.name, text)
+        if (cut or call.cut) and done.arguments_error:
             raise ProviderStreamError(
-                f"{self.provider}: tool call {call.name} ({call.id}) has arguments that are "
-                f"not a JSON object: {short(text, 80)}",
+                f"{self.provider}: tool call {call.name} ({call.id}) was cut off with "
+                f"incomplete arguments: {short(text, 80)}",
                 provider=self.provider,
             )
-        return ToolCallCompleted(
-            index=call.index, call=ToolCall(id=call.id, name=call.name, arguments=arguments)
-        )
+        return ToolCallCompleted(index=call.index, call=done)
 
     def finish(self) -> Iterator[StreamEvent]:
         """After the last event: usage and the stop reason, or an error if it never ended."""
@@ -186,9 +182,10 @@ class ResponsesTranslation:
                 f"{self.provider}: the stream ended before the response was complete",
                 provider=self.provider,
             )
+        # Calls complete here, once it is known whether the response was cut short.
+        cut = final.status == "incomplete"
         for call in self._calls.values():
-            if not call.done:  # a server that sent no *.done event for it
-                yield self._complete(call, None)
+            yield self._complete(call, cut=cut)
         if final.usage is not None:
             yield UsageReported(usage=usage_of(final.usage))
         yield StreamStopped(reason=self._stop_reason(final))
