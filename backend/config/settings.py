@@ -46,6 +46,11 @@ class ProviderSettings(_Model):
     timeout_s: float = Field(default=60.0, gt=0)
     # OpenAI-compatible providers: sent with the tools (llama-cpp-python needs it to use them).
     tool_choice: Literal["auto", "required", "none"] = "auto"
+    # OpenAI-compatible providers: the server's quirks (backend/llm/openai_chat/profiles.py);
+    # "auto" asks the server's GET /models once (api.openai.com: no need).
+    profile: Literal["auto", "openai", "llama-cpp", "ollama", "vllm", "lm-studio", "generic"] = (
+        "auto"
+    )
     # OpenAI providers: the API a call goes to. "auto": the Responses API for the models
     # only it serves (the Codex family) on api.openai.com, Chat Completions otherwise.
     api: Literal["chat", "responses", "auto"] = "auto"

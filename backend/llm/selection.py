@@ -135,6 +135,7 @@ def build_provider(config: SylkConfig, name: str) -> Provider:
         name=name,
         timeout_s=settings.timeout_s,
         tool_choice=settings.tool_choice,
+        profile=settings.profile,
     )
     from backend.llm.openai_responses import with_responses_api
 

@@ -24,7 +24,9 @@ from backend.llm.errors import (
     ProviderStreamError,
     ProviderTimeoutError,
 )
+from backend.llm.openai_chat.detect import ProfileChooser
 from backend.llm.openai_chat.messages import to_openai_messages, to_openai_tools
+from backend.llm.openai_chat.profiles import ProfileSetting, ServerProfile, request_options
 from backend.llm.openai_chat.stream import Translation
 from backend.llm.types import ChatRequest, StreamEvent, StreamStopped, UsageReported
 
@@ -62,13 +64,16 @@ def _refused(exc: Exception) -> bool:
 
 
 def _tool_choice(
-    request: ChatRequest, configured: ToolChoice
+    request: ChatRequest, configured: ToolChoice, profile: ServerProfile
 ) -> ChatCompletionToolChoiceOptionParam | openai.Omit:
-    """The request's forced tool, else the provider's setting; nothing without tools."""
+    """The request's forced tool, else the provider's setting; nothing without tools,
+    nor the default "auto" for a server that reads no ``tool_choice`` (Ollama)."""
     if not request.tools:
         return openai.omit
     if request.tool_choice:
         return {"type": "function", "function": {"name": request.tool_choice}}
+    if configured == "auto" and not profile.tool_choice:
+        return openai.omit
     return configured
 
 
@@ -81,6 +86,7 @@ class OpenAIProvider:
         name: str = "openai",
         timeout_s: float = 60.0,
         tool_choice: ToolChoice = "auto",
+        profile: ProfileSetting = "auto",
     ) -> None:
         self.name = name
         self._tool_choice: ToolChoice = tool_choice
@@ -88,8 +94,13 @@ class OpenAIProvider:
         self._base_url = base_url
         self._timeout_s = timeout_s
         self._client: openai.AsyncOpenAI | None = None
-        # api.openai.com wants max_completion_tokens; compatible servers know max_tokens.
-        self._native = base_url is None or "api.openai.com" in base_url
+        # What the server accepts (null content, which token-limit field, ...).
+        self._profiles = ProfileChooser(profile, base_url, name=name)
+
+    @property
+    def profile(self) -> ServerProfile | None:
+        """The server's compatibility profile, once configured or detected."""
+        return self._profiles.known
 
     @property
     def _auth_hint(self) -> str:
@@ -118,18 +129,16 @@ class OpenAIProvider:
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
         opts = request.options
         client = self._sdk()
-        limit = opts.max_tokens
+        profile = await self._profiles.choose(client, self._timeout_s)
         try:
             stream = await client.chat.completions.create(
                 model=opts.model,
-                messages=to_openai_messages(request),
+                messages=to_openai_messages(request, null_content=profile.null_content),
                 tools=to_openai_tools(request) if request.tools else openai.omit,
-                tool_choice=_tool_choice(request, self._tool_choice),
+                tool_choice=_tool_choice(request, self._tool_choice, profile),
                 temperature=opts.temperature if opts.temperature is not None else openai.omit,
-                max_completion_tokens=limit if self._native else openai.omit,
-                max_tokens=openai.omit if self._native else limit,
                 stream=True,
-                stream_options={"include_usage": True},
+                **request_options(profile, has_tools=bool(request.tools), limit=opts.max_tokens),
             )
         except (openai.OpenAIError, httpx2.HTTPError) as exc:
             raise self._error(exc, streaming=False) from exc

@@ -10,12 +10,16 @@ from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolUnio
 from backend.llm.types import ChatRequest, TextBlock, ToolResultBlock, ToolUseBlock
 
 
-def to_openai_messages(request: ChatRequest) -> list[ChatCompletionMessageParam]:
+def to_openai_messages(
+    request: ChatRequest, *, null_content: bool = False
+) -> list[ChatCompletionMessageParam]:
     """Our messages as Chat Completions ``messages``.
 
     Tool results become ``tool`` messages placed right after the assistant turn
     that asked for them (before any user text of the same message); OpenAI has
     no error flag on them, so a failed tool's result says so in its content.
+    An assistant message that only calls tools carries ``"content": ""`` unless
+    the server's profile allows null (llama-cpp-python answers null with a 500).
     """
     out: list[dict[str, Any]] = []
     if request.system:
@@ -32,8 +36,11 @@ def to_openai_messages(request: ChatRequest) -> list[ChatCompletionMessageParam]
                 for b in message.content
                 if isinstance(b, ToolUseBlock)
             ]
-            # "" rather than null: llama-cpp-python answers a null content with HTTP 500.
-            entry: dict[str, Any] = {"role": "assistant", "content": "".join(texts)}
+            text = "".join(texts)
+            entry: dict[str, Any] = {
+                "role": "assistant",
+                "content": None if null_content and calls and not text else text,
+            }
             if calls:
                 entry["tool_calls"] = calls
             if texts or calls:

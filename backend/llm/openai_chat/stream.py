@@ -14,11 +14,13 @@ from collections.abc import Iterator
 
 from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletionChunk
-from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
+from openai.types.chat.chat_completion_chunk import ChoiceDelta, ChoiceDeltaToolCall
 
 from backend.llm._http_errors import short
 from backend.llm.errors import ProviderStreamError
+from backend.llm.openai_chat.profiles import REASONING_FIELDS
 from backend.llm.types import (
+    ReasoningDelta,
     StopReason,
     StreamEvent,
     TextDelta,
@@ -60,6 +62,17 @@ class _PendingCall:
         self.started = False
 
 
+def _reasoning(delta: ChoiceDelta) -> str:
+    """The reasoning a server streams beside the answer (never part of it); the
+    first field that has some, since proxies may repeat it under both names."""
+    extra = delta.model_extra or {}
+    for field in REASONING_FIELDS:
+        value = extra.get(field)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
 class Translation:
     """Chat completion chunks to our events, for one attempt."""
 
@@ -77,6 +90,8 @@ class Translation:
                 continue
             delta = choice.delta
             if delta is not None:
+                if thought := _reasoning(delta):
+                    yield ReasoningDelta(text=thought)
                 if delta.content:
                     yield TextDelta(text=delta.content)
                 for position, raw in enumerate(delta.tool_calls or ()):
