@@ -72,7 +72,7 @@ def agents() -> list[str]:
 def agent_calls(
     gateway: Any, agent: str
 ) -> tuple[list[ToolSpec], list[ToolSpec], str, Callable[[str], str]]:
-    """The agent's first-call tools, its tools and system note when everything is loaded,
+    """The agent's first-call tools, its tools and context note when everything is loaded,
     and a search-result renderer. The agent has its suggested rights."""
     from backend.agents.gateway_tools import GatewayToolExecutor
     from backend.llm.types import ChatMessage, ChatOptions, ChatRequest
@@ -94,12 +94,13 @@ def agent_calls(
         gateway.describe(ctx, skill.op)
     request = ChatRequest(messages=[ChatMessage.user(triggers or "go")],
                           options=ChatOptions(model="m"))  # fmt: skip
+    note = executor.context_note(request)  # the ready ops, in the turn's context block
     loaded = executor.prompt_hook(request)
 
     def search_result(query: str) -> str:
         return str(gateway.search(ctx, query, None, 10).to_json())
 
-    return first, list(loaded.tools), loaded.system or "", search_result
+    return first, list(loaded.tools), note, search_result
 
 
 def flat_spec(skill: Skill) -> ToolSpec:

@@ -2,14 +2,19 @@
 
 Tool budget. A model never sees more than six tools: the four gateway verbs
 (``search``, ``describe``, ``execute``, ``batch``) plus ``op_slots`` (at most
-2) ops as direct tools. The slots go first to contextual and specialised ops
-the tracker has loaded, most recently used first (they are what the
-conversation is about now), then to the agent's CORE ops in registration
-order (the builtin registrations list each agent's most-used core op first).
-Only ops the caller may run and that are actually available are pinned (a skill
-with ``available=False`` never is).
-Every op without a slot, loaded or core, is still one ``execute`` away, and
-:meth:`GatewayToolExecutor.unpinned_note` names them for the system prompt.
+2) of the agent's CORE ops as direct tools, in registration order (the builtin
+registrations list each agent's most-used core op first). Only ops the caller
+may run and that are actually available are pinned (a skill with
+``available=False`` never is).
+
+A stable prefix. The tool list is the first thing a provider's prompt cache keys
+on, so it never moves with the conversation: the same agent in the same session
+gets byte-identical tools on every request of a turn and on every turn (schemas
+serialised with sorted keys). Contextual and specialised ops the tracker loads as
+the conversation moves are not pinned; :meth:`GatewayToolExecutor.context_note`
+names them (and the core ops without a slot) in the turn's context block, which
+travels on the turn's request message, after the cached prefix. Each is one
+``execute`` away.
 
 Tool names. An op becomes a tool named with ``.`` replaced by ``__``
 (``engineer.file.read`` -> ``engineer__file__read``), which matches
@@ -23,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import json
 import re
 from typing import Any
 
@@ -122,12 +128,12 @@ class GatewayToolExecutor:
         return [op for op in ops if self._pinnable(op)]
 
     def pinned_ops(self) -> list[str]:
-        """The ops offered as direct tools: loaded ones first, then core, ``op_slots`` in all."""
-        ops = list(dict.fromkeys([*self.loaded_ops(), *self.core_ops()]))
-        return ops[: self.op_slots]
+        """The ops offered as direct tools: the first ``op_slots`` core ops, never loaded ones
+        (a tool list that followed the conversation would miss the provider's cache)."""
+        return self.core_ops()[: self.op_slots]
 
     def unpinned_note(self) -> str:
-        """One line for the system prompt naming the ready ops that got no tool slot."""
+        """One line naming the ready ops that got no tool slot (loaded first), or ""."""
         pinned = set(self.pinned_ops())
         ready = dict.fromkeys([*self.loaded_ops(), *self.core_ops()])
         rest = [op for op in ready if op not in pinned]
@@ -154,8 +160,7 @@ class GatewayToolExecutor:
             return set(), set()
         return self.gateway.tracker.observe(self.ctx.session_id, self.agent, text)
 
-    def prompt_hook(self, request: ChatRequest) -> ChatRequest:
-        """A pre-prompt hook for the agent loop: observe new user turns, refresh the tools."""
+    def _observe_new_turns(self, request: ChatRequest) -> None:
         turns = [
             m.text
             for m in request.messages
@@ -166,11 +171,17 @@ class GatewayToolExecutor:
         for text in turns[self._turns_seen :]:
             self.observe(text)
         self._turns_seen = len(turns)
-        update: dict[str, Any] = {"tools": self.specs()}
-        note = self.unpinned_note()
-        if note:
-            update["system"] = "\n\n".join(filter(None, [request.system, note]))
-        return request.model_copy(update=update)
+
+    def context_note(self, request: ChatRequest) -> str:
+        """A turn-context hook for the agent loop: observe the new user turns (loading the
+        ops they call for), then name the ready ops without a tool slot."""
+        self._observe_new_turns(request)
+        return self.unpinned_note()
+
+    def prompt_hook(self, request: ChatRequest) -> ChatRequest:
+        """A pre-prompt hook for the agent loop: observe new user turns; the fixed tools."""
+        self._observe_new_turns(request)
+        return request.model_copy(update={"tools": self.specs()})
 
     # -- calls --------------------------------------------------------------------------
     async def execute(self, call: ToolCall, on_output: OutputSink | None = None) -> ToolOutcome:
@@ -235,7 +246,7 @@ class GatewayToolExecutor:
 @functools.cache
 def _verb_specs() -> tuple[ToolSpec, ...]:
     return tuple(
-        ToolSpec(name=verb, description=desc, input_schema=model.model_json_schema())
+        ToolSpec(name=verb, description=desc, input_schema=stable_schema(model.model_json_schema()))
         for verb, (model, desc) in _VERB_SPECS.items()
     )
 
@@ -247,6 +258,13 @@ def _describe(skill: Skill) -> str:
     return text[:1024]
 
 
+def stable_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with every object's keys sorted, so it serialises to the same bytes
+    however it was built (a provider's prompt cache compares bytes)."""
+    stable: dict[str, Any] = json.loads(json.dumps(schema, sort_keys=True))
+    return stable
+
+
 def _schema(skill: Skill) -> dict[str, Any]:
     schema = skill.input_schema()
     if skill.kind is OpKind.WRITE:
@@ -255,4 +273,4 @@ def _schema(skill: Skill) -> dict[str, Any]:
             props["dry_run"] = {"type": "boolean", "description": "preview only"}
             props["idempotency_key"] = {"type": "string", "description": "retry-safe writes"}
             schema = {**schema, "properties": props}
-    return schema
+    return stable_schema(schema)

@@ -163,9 +163,12 @@ class TurnRunner:
             options=ChatOptions(model=choice.model, deadline_s=self.settings.retry.deadline_s),
             system=SYSTEM_PROMPTS.get(role, DEFAULT_PROMPT.format(role=role)),
             tools=tools,
-            # The registry's prompt hooks (session context injection first) run for
-            # every agent turn; the executor's hook then settles the tool list.
-            pre_prompt_hooks=[self.gateway.hooks.loop_hook(role, session.id), tools.prompt_hook],
+            # The system prompt and the tools are the same bytes on every request of the
+            # role, so the provider's prefix cache hits; what changes (the session brief
+            # from the registry's pre-prompt hooks, broadcast notes, the ops the
+            # conversation loaded) is the turn's context block, on its request message.
+            context_hooks=[self.gateway.hooks.context_hook(role, session.id), tools.context_note],
+            pre_prompt_hooks=[tools.prompt_hook],
             post_prompt_hooks=[self.gateway.hooks.post_loop_hook(role, session.id)],
         )
         if self._checkpoints is None or not context.can_write:

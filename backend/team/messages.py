@@ -202,8 +202,7 @@ class AgentMessages:
             if notes:
                 lines = [f"- {n['at'][:19]}Z from the {n['from']}: {n['text']}" for n in notes]
                 block = "## Messages broadcast to you (newest last)\n" + "\n".join(lines)
-                system = f"{data.request.system or ''}\n\n{block}".strip()
-                data.request = data.request.model_copy(update={"system": system})
+                data.context.append(block)  # the turn's context block, never the system
             return data
 
         return Hook("broadcast_notes", HookKind.PRE_PROMPT, show, HookPriority.EARLY)

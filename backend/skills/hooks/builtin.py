@@ -1,8 +1,9 @@
 """The seed's hooks, as :class:`~backend.skills.hooks.registry.Hook` values to install.
 
-Pre-prompt: session context injection (first), route cache lookup (early,
-Guide). Post-prompt: route cache store (normal, Guide). Pre-tool: permission
-check (first), parameter validation (early), session scoping (normal).
+Pre-prompt: session context injection (first; into the turn's context block,
+never the system prompt), route cache lookup (early, Guide). Post-prompt: route
+cache store (normal, Guide). Pre-tool: permission check (first), parameter
+validation (early), session scoping (normal).
 Post-tool: file tracking (normal), result logging (late).
 
 The gateway installs the three pre-tool hooks itself (see
@@ -107,14 +108,13 @@ def validation_message(op: str, errors: Sequence[FieldError]) -> str:
 def session_context_injection(
     provider: Callable[[str], str | None], *, agents: Iterable[str] | None = None
 ) -> Hook:
-    """Append the session's context (as text from ``provider(session_id)``) to the system."""
+    """Add the session's context (text from ``provider(session_id)``) to the turn's
+    context block; the system prompt stays fixed so the provider's prefix cache hits."""
 
     def inject(data: PromptData) -> PromptData:
         context = provider(data.session_id)
         if context:
-            system = data.request.system or ""
-            joined = f"{system}\n\n## Session context\n{context}".strip()
-            data.request = data.request.model_copy(update={"system": joined})
+            data.context.append(f"## Session context\n{context}")
         return data
 
     return Hook(

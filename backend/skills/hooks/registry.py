@@ -1,10 +1,14 @@
 """Hooks around model calls and tool calls, run in priority order per agent.
 
-Four kinds: pre/post prompt (synchronous, because the agent loop's pre-prompt
-hooks are ``Callable[[ChatRequest], ChatRequest]``) and pre/post tool (sync or
-async). Priorities follow the seed: first=0, early=25, normal=50, late=75,
-last=100; equal priorities run in registration order. A hook registered with
-``agents=None`` runs for every agent.
+Four kinds: pre/post prompt (synchronous, because the agent loop's hooks are
+plain callables) and pre/post tool (sync or async). An agent's pre-prompt hooks
+run once, at the start of its turn (:meth:`HookRegistry.context_hook`): what they
+add to ``PromptData.context`` (the session's brief, notes broadcast to the agent)
+travels as the turn's context block on its request message. They never change the
+system prompt or the tools, which stay byte-identical across an agent's requests
+so the provider's prompt cache hits. Priorities follow the seed: first=0,
+early=25, normal=50, late=75, last=100; equal priorities run in registration
+order. A hook registered with ``agents=None`` runs for every agent.
 
 A pre-tool hook may rewrite ``data.args`` / ``data.params`` or reject the call
 by raising :class:`Rejection` (the gateway then returns ACCESS_DENIED or
@@ -72,6 +76,8 @@ class PromptData:
     cached_result: Any = None
     result: Any = None  # post-prompt: whatever the model call produced
     extra: dict[str, Any] = field(default_factory=dict)
+    # Pre-prompt: sections of the turn's context block (dynamic, so never the system).
+    context: list[str] = field(default_factory=list)
 
     @property
     def input(self) -> str:
@@ -203,12 +209,13 @@ class HookRegistry:
                 data.warnings.append(f"post-tool hook {hook.name} failed: {exc}")
         return data
 
-    def loop_hook(self, agent: str, session_id: str) -> Callable[[ChatRequest], ChatRequest]:
-        """Adapt this agent's pre-prompt hooks to the agent loop's hook signature."""
+    def context_hook(self, agent: str, session_id: str) -> Callable[[ChatRequest], str]:
+        """This agent's pre-prompt hooks as the agent loop's turn-context hook: the
+        sections they add to ``PromptData.context``, joined, for the turn's request."""
 
-        def run(request: ChatRequest) -> ChatRequest:
+        def run(request: ChatRequest) -> str:
             data = self.run_pre_prompt(PromptData(agent, session_id, request))
-            return data.request
+            return "\n\n".join(section for section in data.context if section)
 
         return run
 

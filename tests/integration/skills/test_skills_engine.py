@@ -94,9 +94,12 @@ async def test_files_an_agent_writes_land_in_the_session_context(
         assert touched["notes/todo.md"].source == "engineer.file.write"
         # The next turn's prompt carries the session context, injected by the hook.
         await engine.submit(session.id, "@engineer what did you change?")
-        system = json.dumps(llm_stub.requests[-1].body.get("system"))
-        assert "## Session context" in system and f"Workspace root: {workspace}" in system
-        assert "Files changed in this session: notes/todo.md" in system
+        # It rides on the turn's request message; the system prompt stays as it was.
+        body = llm_stub.requests[-1].body
+        said = json.dumps(body["messages"][-1])
+        assert "## Session context" in said and f"Workspace root: {workspace}" in said
+        assert "Files changed in this session: notes/todo.md" in said
+        assert body["system"] == llm_stub.requests[0].body["system"]
         # Post-prompt hooks see every model result of the agent's turns.
         assert seen == [("engineer", ""), ("engineer", "Written."),
                         ("engineer", "I wrote notes/todo.md.")]  # fmt: skip

@@ -84,7 +84,8 @@ async def test_a_broadcast_reaches_the_next_turns_of_the_agents_it_names(
     built = scripted_parts(data_dir, workspace)
     engine = Engine.from_parts(built)
     prompts: list[PromptData] = []
-    built.gateway.hooks.add(HookKind.PRE_PROMPT, prompts.append, priority=HookPriority.LAST)
+    # Post-prompt hooks see each request as sent (pre-prompt hooks run once a turn).
+    built.gateway.hooks.add(HookKind.POST_PROMPT, prompts.append, priority=HookPriority.LAST)
     try:
         session = await engine.ensure_session()
         ctx = agent_context("guide", session.id, workspace)
@@ -126,7 +127,8 @@ async def test_an_engineers_question_reaches_the_user_through_the_architect(
     built = scripted_parts(data_dir, workspace)
     engine = Engine.from_parts(built)
     prompts: list[PromptData] = []
-    built.gateway.hooks.add(HookKind.PRE_PROMPT, prompts.append, priority=HookPriority.LAST)
+    # Post-prompt hooks see each request as sent (pre-prompt hooks run once a turn).
+    built.gateway.hooks.add(HookKind.POST_PROMPT, prompts.append, priority=HookPriority.LAST)
     detach = built.questions.attach()  # a front end that shows questions
     try:
         session = await engine.ensure_session()
@@ -159,7 +161,8 @@ async def test_a_question_without_options_is_free_text(
     built = scripted_parts(data_dir, workspace)
     engine = Engine.from_parts(built)
     prompts: list[PromptData] = []
-    built.gateway.hooks.add(HookKind.PRE_PROMPT, prompts.append, priority=HookPriority.LAST)
+    # Post-prompt hooks see each request as sent (pre-prompt hooks run once a turn).
+    built.gateway.hooks.add(HookKind.POST_PROMPT, prompts.append, priority=HookPriority.LAST)
     detach = built.questions.attach()
     try:
         session = await engine.ensure_session()
@@ -182,7 +185,8 @@ async def test_with_no_one_to_ask_the_engineer_is_told_to_state_its_assumption(
     built = scripted_parts(data_dir, workspace)
     engine = Engine.from_parts(built)
     prompts: list[PromptData] = []
-    built.gateway.hooks.add(HookKind.PRE_PROMPT, prompts.append, priority=HookPriority.LAST)
+    # Post-prompt hooks see each request as sent (pre-prompt hooks run once a turn).
+    built.gateway.hooks.add(HookKind.POST_PROMPT, prompts.append, priority=HookPriority.LAST)
     try:
         session = await engine.ensure_session()  # no front end attached, as in `sylk run`
         reply = (await engine.submit(session.id, "@engineer remove old endpoints"))[-1]

@@ -135,29 +135,35 @@ def _request(*texts: str, system: str | None = None) -> ChatRequest:
                        options=ChatOptions(model="m"))  # fmt: skip
 
 
-async def test_loaded_contextual_skills_take_a_slot_then_leave(tmp_path: Path) -> None:
+async def test_loaded_contextual_skills_are_named_in_the_context_never_the_tools(
+    tmp_path: Path,
+) -> None:
     ex = executor("librarian", tmp_path)
-    before = {s.name for s in ex.specs()}
-    assert before == {"search", "describe", "execute", "batch",
-                      "librarian__code__search", "librarian__file__read"}  # fmt: skip
+    before = ex.specs()
+    assert {s.name for s in before} == {"search", "describe", "execute", "batch",
+                                        "librarian__code__search",
+                                        "librarian__file__read"}  # fmt: skip
 
-    amended = ex.prompt_hook(_request("which modules import the engine?", system="Be brief."))
-    names = {t.name for t in amended.tools}
-    # The loaded op takes the first slot; the core op it displaced stays one call away.
-    assert len(names) == MAX_INITIAL_TOOLS
-    assert names - before == {"librarian__code__dependencies"}
-    assert before - names == {"librarian__file__read"}
-    assert amended.system is not None and amended.system.startswith("Be brief.")
-    assert "`librarian.file.read`" in amended.system and "execute" in amended.system
-    again = ex.prompt_hook(_request("which modules import the engine?"))  # same turn: no change
-    assert {t.name for t in again.tools} == names
+    first = _request("which modules import the engine?", system="Be brief.")
+    note = ex.context_note(first)
+    # The loaded op is one `execute` away and said so; the tools and system keep their bytes.
+    assert ex.loaded_ops() == ["librarian.code.dependencies"]
+    assert note == "Also ready through `execute`: `librarian.code.dependencies`."
+    amended = ex.prompt_hook(first)
+    assert amended.tools == before and amended.system == "Be brief."
     later = ex.prompt_hook(_request("which modules import the engine?", "ok", "thanks", "bye"))
-    assert {t.name for t in later.tools} == before
-    # Naming an op explicitly loads it too, unless it is not built yet.
+    assert later.tools == before and not ex.loaded_ops()
+    # Naming an op explicitly loads it too, unless it is not built yet; the tools stay.
     await call(ex, "describe", op="librarian.code.dependencies")
-    assert "librarian__code__dependencies" in {s.name for s in ex.specs()}
+    assert ex.loaded_ops() == ["librarian.code.dependencies"] and ex.specs() == before
     await call(ex, "describe", op="librarian.code.patterns")  # no index wired: a placeholder
-    assert "librarian__code__patterns" not in {s.name for s in ex.specs()}
+    assert "librarian.code.patterns" not in ex.loaded_ops()
+
+
+def test_tool_schemas_serialise_with_sorted_keys(tmp_path: Path) -> None:
+    for spec in executor("engineer", tmp_path).specs():
+        text = json.dumps(spec.input_schema)
+        assert text == json.dumps(spec.input_schema, sort_keys=True), spec.name
 
 
 @pytest.mark.parametrize("agent", AGENT_ROLES)
@@ -168,6 +174,7 @@ async def test_no_agent_is_ever_offered_more_than_six_tools(agent: str, tmp_path
     triggers = " ".join(t.strip("\\b()?") for s in registry for t in s.triggers)
     for skill in registry:
         await call(ex, "describe", op=skill.op)
+    note = ex.context_note(_request(triggers))
     request = ex.prompt_hook(_request(triggers))
     names = [t.name for t in request.tools]
     assert len(names) <= MAX_INITIAL_TOOLS and names[:4] == [
@@ -176,8 +183,9 @@ async def test_no_agent_is_ever_offered_more_than_six_tools(agent: str, tmp_path
         "execute",
         "batch",
     ]
+    assert names == [s.name for s in ex.specs()]  # loading never moves the tools
     if agent == "librarian":  # real contextual ops to load even without an engine
         assert ex.loaded_ops() and len(names) == MAX_INITIAL_TOOLS
-    # Whatever lost a slot is named in the prompt, and execute reaches it.
+    # Whatever has no slot is named in the turn's context, and execute reaches it.
     for op in ex.loaded_ops() + ex.core_ops():
-        assert tool_name(op) in names or f"`{op}`" in (request.system or ""), op
+        assert tool_name(op) in names or f"`{op}`" in note, op

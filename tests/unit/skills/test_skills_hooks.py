@@ -180,7 +180,8 @@ def test_prompt_hooks_inject_context_and_use_the_route_cache() -> None:
     for hook in route_cache_hooks(Cache()):
         hooks.install(hook)
     data = hooks.run_pre_prompt(PromptData("guide", "s1", request("where is auth?")))
-    assert "session s1: fixing tests" in (data.request.system or "")
+    assert data.context == ["## Session context\nsession s1: fixing tests"]
+    assert data.request.system == request().system  # the system prompt is never touched
     assert not data.skip_llm
     data.result = "librarian"
     hooks.run_post_prompt(data)
@@ -190,13 +191,18 @@ def test_prompt_hooks_inject_context_and_use_the_route_cache() -> None:
     assert not other.skip_llm  # the route cache hooks are the guide's only
 
 
-def test_loop_hook_adapts_to_the_agent_loop_signature() -> None:
+def test_context_hook_gives_the_agent_loop_the_turns_context_block() -> None:
     hooks = HookRegistry()
     hooks.install(session_context_injection(lambda sid: "ctx", agents=["architect"]))
-    amended = hooks.loop_hook("architect", "s1")(request())
-    assert amended.system and amended.system.endswith("ctx")
-    untouched = hooks.loop_hook("engineer", "s1")(request())
-    assert untouched.system == "You are the guide."
+
+    def notes(data: PromptData) -> None:
+        data.context.extend(["", "## Notes\nfreeze the API"])  # an empty section is skipped
+
+    hooks.add(HookKind.PRE_PROMPT, notes, priority=HookPriority.LATE, agents=["architect"])
+    assert hooks.context_hook("architect", "s1")(request()) == (
+        "## Session context\nctx\n\n## Notes\nfreeze the API"
+    )
+    assert hooks.context_hook("engineer", "s1")(request()) == ""
 
 
 def _field_errors(env: Any) -> dict[str, dict[str, Any]]:
