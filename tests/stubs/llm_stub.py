@@ -39,6 +39,7 @@ from tests.stubs.llm_script import (
     stream_error,
     whole_reply,
 )
+from tests.stubs.prompt_cache import PromptCache
 from tests.stubs.responses_stub import (
     responses_events,
     responses_rejection,
@@ -59,6 +60,7 @@ class LLMStub:
     ) -> None:
         self.host = host
         self.server = ServerPlay.of(profile, llama_cpp=llama_cpp)  # a real server's quirks
+        self.prompt_cache: PromptCache | None = None  # set one to play prefix caching
         self.port = 0
         self.default: Item | None = None
         self._lock = threading.Lock()
@@ -229,7 +231,12 @@ class LLMStub:
         if vendor == "responses" and (refusal := responses_rejection(body)):
             await self._json(conn, 400, refusal)  # as strict as the real Responses API
             return True
+        if self.prompt_cache and (refused := self.prompt_cache.refusal(vendor, body)):
+            await self._json(conn, 400, error_body(vendor, 400, refused))
+            return True
         item = self._next_item()
+        if isinstance(item, Reply) and self.prompt_cache is not None:
+            item = self.prompt_cache.priced(vendor, body, item)  # usage as the cache makes it
         if item is None:
             await self._json(conn, 400, error_body(vendor, 400, "llm stub: the script is empty"))
             return True
