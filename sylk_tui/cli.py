@@ -42,6 +42,7 @@ from sylk_tui.commands.run_output import (
     report_not_saved,
     run_session,
     run_settings,
+    turn_exit,
 )
 from sylk_tui.commands.run_plan import PlanProgress, ask_at_terminal, follow_plans
 from sylk_tui.logs import configure_logging
@@ -299,12 +300,7 @@ def _finish(reply: Message[dict[str, object]] | None, *, streamed: bool) -> int:
     if reply.type is MessageType.AGENT_REPLY:
         if streamed:
             print()
-        if reply.payload.get("stop") in ("final", None):
-            return EXIT_OK
-        print(f"sylk: turn ended early: {reply.payload.get('stop')}", file=sys.stderr)
-        if reply.payload.get("error"):
-            print(f"sylk: error: {reply.payload['error']}", file=sys.stderr)
-        return EXIT_INTERRUPTED if reply.payload.get("stop") == "cancelled" else EXIT_ERROR
+        return turn_exit(reply.payload)  # truncated, stopped, failed; estimated tokens
     if reply.payload.get("offline"):
         print(text, file=sys.stderr)
         return EXIT_OFFLINE

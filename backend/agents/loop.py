@@ -305,8 +305,8 @@ class _TurnState:
 
 def _truncated(max_tokens: int) -> str:
     return (
-        f"the answer was cut at the model's output limit (max_tokens {max_tokens}); "
-        "ask for a shorter answer or in parts"
+        f"answer truncated at the model's output limit (max_tokens {max_tokens}); "
+        "ask for a shorter answer, or for it in parts"
     )
 
 

@@ -283,6 +283,7 @@ class Archive:
             func.sum(cols.cache_write_tokens).label("cache_write_tokens"),
             func.sum(cols.cost_usd).label("cost_usd"),
             func.count(cols.cost_usd).label("priced_calls"),
+            func.sum(cols.estimated).label("estimated_calls"),
         ).group_by(cols.session_id, cols.agent, cols.provider, cols.model)
         if session_id is not None:
             query = query.where(cols.session_id == session_id)

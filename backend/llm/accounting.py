@@ -35,6 +35,7 @@ class AgentUsage(BaseModel):
     usage: Usage
     cost_usd: float | None
     unpriced_calls: int = 0
+    estimated_calls: int = 0  # calls counted locally: the server reported no usage
 
 
 class UsageSummary(BaseModel):
@@ -61,10 +62,22 @@ class UsageSummary(BaseModel):
         """False when some call's model had no price: the cost is a lower bound."""
         return all(a.unpriced_calls == 0 for a in self.agents)
 
+    @property
+    def estimated_calls(self) -> int:
+        return sum(a.estimated_calls for a in self.agents)
+
     def status_line(self) -> str:
         t = self.total
         cost = f"${self.cost_usd:.4f}" + ("" if self.complete_cost else "+")
-        return f"{t.input_tokens:,} in · {t.output_tokens:,} out · {cost}"
+        estimated = self.estimated_calls
+        if not estimated:
+            return f"{t.input_tokens:,} in · {t.output_tokens:,} out · {cost}"
+        which = (
+            "estimated"
+            if estimated == self.calls
+            else f"{estimated} of {self.calls} calls estimated"
+        )
+        return f"~{t.input_tokens:,} in · ~{t.output_tokens:,} out ({which}) · {cost}"
 
 
 def summarise(session_id: str | None, rows: list[dict[str, Any]]) -> UsageSummary:
@@ -79,9 +92,11 @@ def summarise(session_id: str | None, rows: list[dict[str, Any]]) -> UsageSummar
                 output_tokens=r["output_tokens"] or 0,
                 cache_read_tokens=r["cache_read_tokens"] or 0,
                 cache_write_tokens=r["cache_write_tokens"] or 0,
+                estimated=bool(r.get("estimated_calls")),
             ),
             cost_usd=r["cost_usd"],
             unpriced_calls=r["calls"] - r["priced_calls"],
+            estimated_calls=r.get("estimated_calls") or 0,
         )
         for r in rows
     ]

@@ -15,11 +15,14 @@ turns attempts into a call:
   default the running loop's ``call_later``), so a test can fire it at will.
 * The provider+model circuit breaker is asked before every attempt.
 * Cancelling the caller's task propagates at once and closes the stream.
+* An attempt that produced a result but reported no usage (local servers often
+  send none) gets a local count (``token_estimate``) marked ``estimated``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
@@ -32,6 +35,7 @@ from backend.llm.errors import (
 )
 from backend.llm.provider import Provider
 from backend.llm.resilience import BreakerRegistry, CircuitBreaker, Permit, RetryPolicy
+from backend.llm.token_estimate import count_reply, count_request
 from backend.llm.types import (
     ChatRequest,
     ChatResult,
@@ -70,15 +74,29 @@ def loop_timer(delay: float, callback: Callable[[], None]) -> TimerHandle:
 class _Attempt:
     """What one attempt produced so far."""
 
-    __slots__ = ("calls", "output_started", "started", "stop", "text", "usage")
+    __slots__ = ("arguments", "calls", "output_started", "started", "stop", "text", "usage")
 
     def __init__(self) -> None:
         self.text: list[str] = []
         self.started: set[int] = set()
         self.calls: dict[int, ToolCall] = {}
+        self.arguments: dict[int, list[str]] = {}  # streamed argument text, per call
         self.usage = Usage()
         self.stop: StopReason | None = None
         self.output_started = False
+
+    def usage_or_estimate(self, request: ChatRequest) -> Usage:
+        """The usage the server reported, or a local count when it reported none."""
+        if not self.usage.empty:
+            return self.usage
+        arguments = {i: "".join(parts) for i, parts in self.arguments.items()}
+        for index, call in self.calls.items():  # a call whose arguments came whole
+            arguments.setdefault(index, json.dumps(call.arguments))
+        return Usage(
+            input_tokens=count_request(request),
+            output_tokens=count_reply("".join(self.text), arguments.values()),
+            estimated=True,
+        )
 
     def apply(self, event: StreamEvent) -> None:
         if isinstance(event, TextDelta):
@@ -86,6 +104,7 @@ class _Attempt:
                 self.text.append(event.text)
                 self.output_started = True
         elif isinstance(event, ToolCallArgsDelta):
+            self.arguments.setdefault(event.index, []).append(event.fragment)
             self.output_started = True
         elif isinstance(event, ToolCallStarted):
             self.started.add(event.index)
@@ -179,10 +198,13 @@ class ModelClient:
             else:
                 if breaker is not None:
                     breaker.record_success(permit)
-                return self._result(request, state, usage + state.usage, attempt)
-            usage = usage + state.usage
+                return self._result(
+                    request, state, usage + state.usage_or_estimate(request), attempt
+                )
             if state.output_started:
+                usage = usage + state.usage_or_estimate(request)
                 return self._interrupted(request, state, usage, attempt, error)
+            usage = usage + state.usage
             if not error.retryable or attempt >= self.policy.max_attempts:
                 raise _with_attempts(error, attempt)
             delay = self.policy.delay(

@@ -7,6 +7,11 @@ is read-only), the answer is still the user's: it is printed (if it was not stre
 already), followed by a warning on stderr that it was not saved, naming the file and
 what to do, and the run exits with :data:`EXIT_NOT_SAVED`, which scripts can tell from
 other failures.
+
+A turn that did not end with a plain final answer is said on stderr
+(:func:`turn_exit`): cut at the model's output limit (:data:`EXIT_TRUNCATED`), ended
+by an error, stopped; and tokens the server did not report, counted locally, are
+said as estimated.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from sylk_tui import paths
 if TYPE_CHECKING:  # the engine's modules load when a command needs an engine
     from backend.engine import Engine
 
-EXIT_NOT_SAVED = 4
+EXIT_ERROR, EXIT_NOT_SAVED, EXIT_TRUNCATED, EXIT_INTERRUPTED = 1, 4, 6, 130
 EXIT_CODES = """exit status:
   0    the request was answered (and saved)
   1    an error (a bad session name, a provider failure, ...)
@@ -39,6 +44,8 @@ EXIT_CODES = """exit status:
   5    a plan was proposed but did not complete: it waits for approval, its DAG
        failed or was cancelled, the session stopped short of the complete phase,
        or it completed without edits or commands the approval policy refused
+  6    the answer was cut at the model's output limit (max_tokens): what came
+       was printed and saved, ending with "(truncated)"
   130  interrupted"""
 
 
@@ -150,3 +157,29 @@ async def run_session(engine: Engine, name: str | None) -> str:
     except SessionNotFoundError:
         return (await engine.create_session(name)).id
     return (await engine.switch_session(session.id)).id
+
+
+def turn_exit(payload: dict[str, object]) -> int:
+    """Say on stderr how an agent's turn ended when it was not a plain final answer,
+    and what its tokens were when they are estimated; returns the exit status."""
+    usage = payload.get("usage")
+    if isinstance(usage, dict) and usage.get("estimated"):
+        print(f"sylk: {estimated_tokens(usage)}", file=sys.stderr)
+    stop, error = payload.get("stop"), payload.get("error")
+    if stop in ("final", None):
+        return 0
+    if stop == "truncated":
+        said = error or "answer truncated at the model's output limit"
+        print(f"sylk: {said}", file=sys.stderr)
+        return EXIT_TRUNCATED
+    print(f"sylk: turn ended early: {stop}", file=sys.stderr)
+    if error:
+        print(f"sylk: error: {error}", file=sys.stderr)
+    return EXIT_INTERRUPTED if stop == "cancelled" else EXIT_ERROR
+
+
+def estimated_tokens(usage: dict[str, object]) -> str:
+    """``~1,234 in · ~56 out tokens (estimated: ...)`` for a turn's usage."""
+    counts = [usage.get(key) for key in ("input_tokens", "output_tokens")]
+    shown_in, shown_out = (f"~{c:,}" if isinstance(c, int) else "?" for c in counts)
+    return f"{shown_in} in · {shown_out} out tokens (estimated: the server reported no usage)"
