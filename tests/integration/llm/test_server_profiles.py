@@ -124,7 +124,8 @@ async def test_the_same_tool_using_turn_completes_against_every_server(
     assert outcome.text == "a.txt says: hello from a.txt"
     assert "SECRET-THOUGHT" not in outcome.text
     assert not any("SECRET" in str(step.data) for step in steps if step.kind == "text_delta")
-    assert local.profile is not None and local.profile.name == DETECTED[server.server.name]
+    assert server.server.name is not None and local.profile is not None
+    assert local.profile.name == DETECTED[server.server.name]
     assert server.server.probes == 1 and server.server.tools_ignored == 0
     first, second = (r.body for r in server.requests if r.path == PATH)
     assert first["tools"] and second["tools"]

@@ -1,0 +1,197 @@
+"""Server profiles: how a request is shaped for each, and how a server is recognised."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import openai
+import pytest
+from openai.types.chat import ChatCompletionChunk
+
+from backend.llm.openai_chat.adapter import _tool_choice
+from backend.llm.openai_chat.detect import ProfileChooser, profile_from_models
+from backend.llm.openai_chat.messages import to_openai_messages
+from backend.llm.openai_chat.profiles import (
+    PROFILE_NAMES,
+    PROFILES,
+    ProfileName,
+    is_openai_host,
+    request_options,
+)
+from backend.llm.openai_chat.stream import Translation
+from backend.llm.types import (
+    ChatMessage,
+    ChatOptions,
+    ChatRequest,
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+    ToolSpec,
+)
+
+TOOL = ToolSpec(name="read_file", description="Read.", input_schema={"type": "object"})
+
+
+def models(*owners: object) -> dict[str, Any]:
+    return {
+        "object": "list",
+        "data": [{"id": f"m{n}", "owned_by": o} for n, o in enumerate(owners)],
+    }
+
+
+@pytest.mark.parametrize(
+    ("owner", "expected"),
+    [
+        ("llamacpp", "llama-cpp"),
+        ("me", "llama-cpp"),
+        ("library", "ollama"),
+        ("vllm", "vllm"),
+        ("organization_owner", "lm-studio"),
+        ("openai", "openai"),
+        ("system", "openai"),
+        ("  VLLM ", "vllm"),
+        ("someone-else", "generic"),
+        ("", "generic"),
+    ],
+)
+def test_owned_by_names_the_server(owner: str, expected: ProfileName) -> None:
+    assert profile_from_models(models(owner), {}) == expected
+
+
+def test_the_server_header_wins_over_the_model_list() -> None:
+    assert profile_from_models(models("vllm"), {"server": "llama.cpp"}) == "llama-cpp"
+    assert profile_from_models(None, {"server": "llama.cpp"}) == "llama-cpp"
+    assert profile_from_models(models("vllm"), {"server": "uvicorn"}) == "vllm"
+
+
+def test_the_most_common_known_owner_decides() -> None:
+    assert profile_from_models(models("library", "library", "bartowski"), {}) == "ollama"
+    assert profile_from_models(models("me", "vllm", "vllm"), {}) == "vllm"
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        None,
+        "vllm",
+        [{"owned_by": "vllm"}],
+        {"data": "vllm"},
+        {"data": [None, 3, ["vllm"], {"owned_by": None}, {"owned_by": {"x": "vllm"}}]},
+        {"object": "list"},
+    ],
+)
+def test_a_hostile_or_odd_model_list_is_generic(payload: object) -> None:
+    assert profile_from_models(payload, {}) == "generic"
+
+
+def test_openai_itself_needs_no_probe() -> None:
+    assert is_openai_host(None) and is_openai_host("https://api.openai.com/v1")
+    assert not is_openai_host("http://127.0.0.1:8080/v1")
+    assert ProfileChooser("auto", None, name="openai").known == PROFILES["openai"]
+    assert ProfileChooser("auto", "http://localhost:11434/v1", name="local").known is None
+    chosen = ProfileChooser("vllm", "https://api.openai.com/v1", name="x").known
+    assert chosen == PROFILES["vllm"]  # the config wins, even there
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_exactly_one_token_limit_field_is_sent(name: ProfileName) -> None:
+    shaped = request_options(PROFILES[name], has_tools=True, limit=300)
+    field = PROFILES[name].token_limit_field
+    other = "max_tokens" if field == "max_completion_tokens" else "max_completion_tokens"
+    assert shaped[field] == 300 and shaped[other] is openai.omit
+    assert shaped["stream_options"] == {"include_usage": True}
+
+
+def test_the_token_fields_where_the_servers_read_them() -> None:
+    fields = {name: PROFILES[name].token_limit_field for name in PROFILE_NAMES}
+    assert fields == {
+        "openai": "max_completion_tokens",  # reasoning models refuse max_tokens
+        "llama-cpp": "max_tokens",  # llama-cpp-python drops max_completion_tokens
+        "ollama": "max_tokens",  # so does Ollama
+        "vllm": "max_completion_tokens",
+        "lm-studio": "max_tokens",
+        "generic": "max_tokens",
+    }
+
+
+def test_parallel_tool_calls_only_where_accepted_and_only_with_tools() -> None:
+    for name in PROFILE_NAMES:
+        with_tools = request_options(PROFILES[name], has_tools=True, limit=None)
+        without = request_options(PROFILES[name], has_tools=False, limit=None)
+        assert without["parallel_tool_calls"] is openai.omit
+        expected = True if name in ("openai", "vllm") else openai.omit
+        assert with_tools["parallel_tool_calls"] is expected
+
+
+def request(*, tools: bool = True, forced: str | None = None) -> ChatRequest:
+    return ChatRequest(
+        messages=[
+            ChatMessage.user("read a.txt"),
+            ChatMessage.assistant("", [ToolCall(id="c1", name="read_file", arguments={})]),
+        ],
+        tools=[TOOL] if tools else [],
+        tool_choice=forced,
+        options=ChatOptions(model="m"),
+    )
+
+
+def test_tool_choice_per_profile() -> None:
+    ollama, llama = PROFILES["ollama"], PROFILES["llama-cpp"]
+    assert _tool_choice(request(), "auto", llama) == "auto"  # llama-cpp-python needs it
+    assert _tool_choice(request(), "auto", ollama) is openai.omit  # Ollama reads none
+    assert _tool_choice(request(), "required", ollama) == "required"  # asked for: sent
+    assert _tool_choice(request(tools=False), "auto", llama) is openai.omit
+    forced = _tool_choice(request(forced="read_file"), "auto", ollama)
+    assert forced == {"type": "function", "function": {"name": "read_file"}}
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+def test_a_tool_call_message_without_text_per_profile(name: ProfileName) -> None:
+    profile = PROFILES[name]
+    sent = to_openai_messages(request(), null_content=profile.null_content)
+    assistant = dict(sent[1])
+    assert assistant["content"] == (None if profile.null_content else "")
+
+
+def test_a_tool_call_message_with_text_keeps_it_under_every_profile() -> None:
+    said = ChatRequest(
+        messages=[ChatMessage.assistant("Let me look.", [ToolCall(id="c", name="t")])],
+        options=ChatOptions(model="m"),
+    )
+    for null_content in (True, False):
+        entry = dict(to_openai_messages(said, null_content=null_content)[0])
+        assert entry["content"] == "Let me look."
+
+
+def chunk(delta: dict[str, Any]) -> ChatCompletionChunk:
+    return ChatCompletionChunk.model_validate(
+        {
+            "id": "c",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": "m",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+        }
+    )
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
+def test_reasoning_fields_become_reasoning_events(field: str) -> None:
+    events = list(Translation().feed(chunk({field: "thinking...", "content": None})))
+    assert events == [ReasoningDelta(text="thinking...")]
+
+
+def test_reasoning_and_answer_in_one_delta_stay_apart() -> None:
+    events = list(
+        Translation().feed(
+            chunk({"reasoning_content": "hmm", "reasoning": "hmm", "content": "Answer"})
+        )
+    )
+    assert events == [ReasoningDelta(text="hmm"), TextDelta(text="Answer")]  # not twice
+
+
+@pytest.mark.parametrize("odd", [{"summary": "x"}, ["x"], 3, ""])
+def test_a_reasoning_field_that_is_not_text_is_dropped(odd: object) -> None:
+    assert list(Translation().feed(chunk({"reasoning": odd, "content": "ok"}))) == [
+        TextDelta(text="ok")
+    ]
