@@ -105,7 +105,7 @@ class AnswerPipeline:
         if run is not None and decision.target is Target.ENGINEER and not _IN_PIPELINE.get():
             return await run(session_id, decision)
         role = decision.target.value
-        offline = self._turns.choice(role).offline
+        offline = self._turns.choice(role, self._sessions.get(session_id)).offline
         question = self.question(session_id, decision)
         known = await self._desk.answer(role, question, offline=offline)
         if known is not None:
@@ -190,6 +190,9 @@ class AnswerPipeline:
         meta = {k: v for k, v in payload.items() if k != "text"}
         if payload.get("stop") == "error":
             text = f"The {role} could not answer: {payload.get('error')}"
+            if payload.get("text"):  # what it said before the error is kept and shown
+                meta["answer"] = payload["text"]
+                text += f"\n\nWhat it said before that:\n\n{payload['text']}"
             return await self._sessions.notice(session_id, text, **meta)
         if payload.get("stop") == "cancelled" and not payload.get("text"):
             text = "Cancelled before any answer arrived."

@@ -246,6 +246,12 @@ class ModelClassifier:
 def parse_answer(result: ChatResult) -> Classification:
     """The classification in a model's answer: a ``route`` call, else a JSON object in text."""
     calls = [c for c in result.tool_calls if c.name == ROUTE_TOOL.name]
+    if calls and calls[0].arguments_error:
+        raise ClassificationError(
+            f"routing model's route call is malformed: {calls[0].arguments_error}",
+            kind="invalid",
+            raw=calls[0].arguments_error,
+        )
     if calls:
         data: Any = calls[0].arguments
         raw = json.dumps(data)

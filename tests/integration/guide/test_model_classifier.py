@@ -147,8 +147,8 @@ async def test_malformed_tool_arguments_raise(llm_stub: LLMStub, provider: Provi
     llm_stub.push(tool_reply(StubToolCall("route", raw_arguments='{"target": "libr')))
     with pytest.raises(ClassificationError) as info:
         await classifier(provider).classify("where is the auth middleware")
-    # The adapter refuses the arguments mid-stream; the client ends the call interrupted.
-    assert info.value.kind == "interrupted"
+    # The call completes with its arguments' error (issue 14, defect 7): not a route.
+    assert info.value.kind == "invalid"
     assert '{"target": "libr' in str(info.value)
 
 
