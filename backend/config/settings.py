@@ -56,6 +56,9 @@ class ProviderSettings(_Model):
     api: Literal["chat", "responses", "auto"] = "auto"
     # Responses API: ask for a reasoning summary ("auto": for models known to reason).
     reasoning_summary: Literal["auto", "on", "off"] = "auto"
+    # Anthropic: cache_control breakpoints on the stable prompt prefix; OpenAI: a
+    # prompt_cache_key where the server takes one. Off for proxies that refuse the field.
+    prompt_cache: bool = True
 
 
 class AgentModel(_Model):

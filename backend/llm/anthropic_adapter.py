@@ -4,6 +4,12 @@ One streamed attempt per :meth:`AnthropicProvider.stream` call on
 ``anthropic.AsyncAnthropic`` with the SDK's own retries off. Raw stream events
 become vendor-neutral ones; SDK and transport failures become typed
 :class:`~backend.llm.errors.ProviderError` subclasses.
+
+Prompt caching (unless ``[providers.NAME] prompt_cache = false``, for proxies that
+refuse the field): ``cache_control`` breakpoints, four at most as the API allows,
+on the stable prefix (the last tool, the system prompt) and two rolling ones (the
+last message, and the end of the conversation before this turn's request), so each
+request reads what the one before it wrote; see :func:`mark_cache_breakpoints`.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from typing import Any, cast
 import anthropic
 import httpx2
 from anthropic.types import (
+    CacheControlEphemeralParam,
     MessageParam,
     RawContentBlockDeltaEvent,
     RawContentBlockStartEvent,
@@ -98,6 +105,42 @@ def to_anthropic_messages(request: ChatRequest) -> list[MessageParam]:
         if blocks:
             out.append(cast(MessageParam, {"role": message.role, "content": blocks}))
     return out
+
+
+EPHEMERAL: CacheControlEphemeralParam = {"type": "ephemeral"}
+
+
+def mark_cache_breakpoints(tools: list[ToolParam], messages: list[MessageParam]) -> None:
+    """Put ``cache_control`` on the last tool and on the last block of two messages: the
+    last one (the prefix the turn's next request reads) and the one before the latest
+    user text (the conversation before this turn, which the next turn reads: a turn's
+    tool calls are not kept in its history). With the system block (:func:`_system`)
+    that is four, the API's limit."""
+    if tools:
+        tools[-1]["cache_control"] = EPHEMERAL
+    asked = max(
+        (n for n, m in enumerate(messages) if m["role"] == "user" and _has_text(m)), default=-1
+    )
+    for n in sorted({asked - 1, len(messages) - 1}):
+        content = messages[n]["content"] if n >= 0 else None
+        if isinstance(content, list) and content:
+            block = cast(dict[str, Any], content[-1])
+            block["cache_control"] = EPHEMERAL
+
+
+def _has_text(message: MessageParam) -> bool:
+    content = message["content"]
+    if isinstance(content, str):
+        return bool(content)
+    return any(isinstance(b, dict) and b.get("type") == "text" for b in content)
+
+
+def _system(text: str | None, cached: bool) -> str | list[TextBlockParam] | anthropic.Omit:
+    if not text:
+        return anthropic.omit
+    if not cached:
+        return text
+    return [{"type": "text", "text": text, "cache_control": EPHEMERAL}]
 
 
 def to_anthropic_tools(request: ChatRequest) -> list[ToolParam]:
@@ -187,8 +230,10 @@ class AnthropicProvider:
         *,
         name: str = "anthropic",
         timeout_s: float = 60.0,
+        prompt_cache: bool = True,
     ) -> None:
         self.name = name
+        self.prompt_cache = prompt_cache  # off for proxies that refuse cache_control
         self._api_key = api_key
         self._base_url = base_url
         self._timeout_s = timeout_s
@@ -221,13 +266,16 @@ class AnthropicProvider:
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
         opts = request.options
         client = self._sdk()
+        messages, tools = to_anthropic_messages(request), to_anthropic_tools(request)
+        if self.prompt_cache:
+            mark_cache_breakpoints(tools, messages)
         try:
             stream = await client.messages.create(
                 model=opts.model,
                 max_tokens=opts.max_tokens,
-                messages=to_anthropic_messages(request),
-                system=request.system if request.system else anthropic.omit,
-                tools=to_anthropic_tools(request) if request.tools else anthropic.omit,
+                messages=messages,
+                system=_system(request.system, self.prompt_cache),
+                tools=tools if tools else anthropic.omit,
                 tool_choice=(
                     {"type": "tool", "name": request.tool_choice}
                     if request.tools and request.tool_choice

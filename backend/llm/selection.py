@@ -125,7 +125,13 @@ def build_provider(config: SylkConfig, name: str) -> Provider:
     if settings.kind == "anthropic":
         from backend.llm.anthropic_adapter import AnthropicProvider
 
-        return AnthropicProvider(key, settings.base_url, name=name, timeout_s=settings.timeout_s)
+        return AnthropicProvider(
+            key,
+            settings.base_url,
+            name=name,
+            timeout_s=settings.timeout_s,
+            prompt_cache=settings.prompt_cache,
+        )
     from backend.llm.openai_chat import OpenAIProvider
 
     # Local OpenAI-compatible servers accept any key; the SDK insists on one.

@@ -149,7 +149,10 @@ async def test_anthropic_request_translation(llm_stub: LLMStub) -> None:
     assert TEST_KEY in (sent.headers.get("x-api-key"), sent.headers.get("authorization", "")[7:])
     assert sent.headers.get("x-stainless-retry-count") == "0"
     body = sent.body
-    assert body["system"] == "You are terse."
+    # Prompt caching (on by default): breakpoints on the last tool, the system block, the
+    # end of the conversation before the latest user text, and the last message.
+    cached = {"cache_control": {"type": "ephemeral"}}
+    assert body["system"] == [{"type": "text", "text": "You are terse.", **cached}]
     assert (body["model"], body["max_tokens"], body["temperature"]) == ("stub-model", 321, 0.25)
     assert body["stream"] is True
     assert body["tools"] == [
@@ -157,6 +160,7 @@ async def test_anthropic_request_translation(llm_stub: LLMStub) -> None:
             "name": "read_file",
             "description": READ_FILE.description,
             "input_schema": READ_FILE.input_schema,
+            **cached,
         }
     ]
     assert body["messages"] == [
@@ -170,6 +174,7 @@ async def test_anthropic_request_translation(llm_stub: LLMStub) -> None:
                     "id": "call_7",
                     "name": "read_file",
                     "input": {"path": "a.txt"},
+                    **cached,
                 },
             ],
         },
@@ -177,7 +182,7 @@ async def test_anthropic_request_translation(llm_stub: LLMStub) -> None:
             "role": "user",
             "content": [
                 {"type": "tool_result", "tool_use_id": "call_7", "content": "hello from a.txt"},
-                {"type": "text", "text": "and summarise it"},
+                {"type": "text", "text": "and summarise it", **cached},
             ],
         },
     ]
