@@ -34,6 +34,7 @@ from sylk_tui import export, paths
 from sylk_tui.commands import checkpoints as checkpoint_cli
 from sylk_tui.commands import mcp as mcp_cli
 from sylk_tui.commands import plan as plan_cli
+from sylk_tui.commands import session_models as session_models_cli
 from sylk_tui.commands.run_output import (
     EXIT_CODES,
     EXIT_NOT_SAVED,
@@ -95,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     new = verbs.add_parser("new", help="create a session")
     _common(new, default=argparse.SUPPRESS)
     new.add_argument("name", metavar="NAME")
+    session_models_cli.add_flags(new)
 
     run = commands.add_parser(
         "run",
@@ -204,7 +206,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 def _cmd_new(args: argparse.Namespace) -> int:
     async def body(engine: Engine) -> int:
-        session = await engine.create_session(args.name, activate=False)
+        session = await session_models_cli.create(engine, args)
         print(f"{session.id}\t{session.name}")
         return EXIT_OK
 

@@ -31,7 +31,7 @@ from backend.config.approvals import ApprovalMode
 from backend.config.settings import SylkConfig
 from backend.engine.build import EngineParts, build
 from backend.engine.config import EngineConfig
-from backend.engine.model_work import model_command
+from backend.engine.model_work import check_spec, model_command
 from backend.engine.plan_runs.pipeline_work import pipeline_desk
 from backend.engine.plan_runs.plan_work import plan_command
 from backend.engine.team_work import session_qa
@@ -268,6 +268,10 @@ class Engine:
         """``/qa [status|run|skip-tests|override|stop]``: the session's QA after a plan."""
         qa = session_qa(self._parts)
         return await qa.command(self._sessions.get(session_id).id, args.get("action", "status"))
+
+    def check_model(self, spec: str) -> str:
+        """``PROVIDER[/MODEL]`` as it would be kept, or a typed error if it cannot be used."""
+        return check_spec(self._parts.turns, spec).label
 
     async def model_command(self, session_id: str, args: dict[str, str]) -> str:
         """``/model [ROLE] [PROVIDER/MODEL] | reset [ROLE]``: the session's models."""

@@ -20,6 +20,7 @@ from backend.agents.session_models import (
     ALL_ROLES,
     METADATA_KEY,
     SESSION_CHOICE,
+    ModelOverride,
     check_role,
     describe,
     dump,
@@ -67,6 +68,13 @@ def guide_classifier(turns: TurnRunner) -> ModelClassifier | None:
     )
 
 
+def check_spec(turns: TurnRunner, spec: str, role: str | None = None) -> ModelOverride:
+    """``PROVIDER[/MODEL]`` if its provider exists and can be called, else a typed error."""
+    wanted = parse_spec(spec)
+    choose_model(turns.settings, role or "architect", provider=wanted.provider, model=wanted.model)
+    return wanted
+
+
 def role_lines(turns: TurnRunner, session: Session | None) -> list[str]:
     """One line per role: the provider/model it uses in ``session`` and why, or why not."""
     lines = []
@@ -110,9 +118,7 @@ async def model_command(
         return f"{who} is back to the config in this session: {shown}"
     if action != "set" or not args.get("spec"):
         raise CommandError(f"unknown /model action {action!r}", help_hint=MODEL_USAGE)
-    wanted = parse_spec(args["spec"])
-    # Refused here, before anything is stored: an unknown or unusable provider.
-    choose_model(turns.settings, role or "architect", provider=wanted.provider, model=wanted.model)
+    wanted = check_spec(turns, args["spec"], role)  # refused before anything is stored
     choices[role or ALL_ROLES] = wanted
     if role is None:  # every role: the roles' own choices give way
         choices = {ALL_ROLES: wanted}

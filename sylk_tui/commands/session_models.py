@@ -1,0 +1,48 @@
+"""``sylk sessions new --provider P [--model M]``: a session made with its own models.
+
+The choice is kept with the session (as ``/model PROVIDER/MODEL`` would keep it, for
+every role), unlike ``sylk run --provider/--model``, which holds for that run only.
+It is checked before the session is made, so a provider that cannot be used leaves
+nothing behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from backend.errors import CommandError
+
+if TYPE_CHECKING:
+    from backend.engine import Engine
+    from backend.sessions.models import Session
+
+
+def add_flags(parser: argparse.ArgumentParser) -> None:
+    # Own dests: --provider/--model of `sylk run` become the engine's run flags.
+    parser.add_argument(
+        "--provider",
+        dest="session_provider",
+        metavar="PROVIDER",
+        help="the session's provider for every role, kept with it (/model changes it)",
+    )
+    parser.add_argument(
+        "--model", dest="session_model", metavar="MODEL", help="its model (needs --provider)"
+    )
+
+
+async def create(engine: Engine, args: argparse.Namespace) -> Session:
+    """The new session, its model choice checked first and then kept."""
+    provider, model = args.session_provider, args.session_model
+    if model and not provider:
+        raise CommandError(
+            "--model needs --provider for a session",
+            help_hint="sylk sessions new NAME --provider P --model M",
+        )
+    spec = engine.check_model(f"{provider}/{model}" if model else provider) if provider else None
+    session = await engine.create_session(args.name, activate=False)
+    if spec is not None:
+        said = await engine.model_command(session.id, {"action": "set", "spec": spec})
+        print(said, file=sys.stderr)
+    return session
