@@ -8,6 +8,7 @@ happen inside the client, so they add no rows).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import uuid
 from collections.abc import Callable
@@ -70,6 +71,12 @@ def session_brief(session: Session) -> str:
         more = f" (and {len(touched) - 8} more)" if len(touched) > 8 else ""
         lines.append(f"Files changed in this session: {shown}{more}.")
     return "\n".join(lines)
+
+
+def prompt_cache_key(session_id: str, role: str) -> str:
+    """One key per agent in a session (its requests share their prompt prefix), opaque
+    so the provider is not told Sylk's ids."""
+    return "sylk-" + hashlib.sha256(f"{session_id}:{role}".encode()).hexdigest()[:32]
 
 
 class TurnRunner:
@@ -160,7 +167,11 @@ class TurnRunner:
             role=role,
             client=self.client(choice.provider),
             provider_name=choice.provider,
-            options=ChatOptions(model=choice.model, deadline_s=self.settings.retry.deadline_s),
+            options=ChatOptions(
+                model=choice.model,
+                deadline_s=self.settings.retry.deadline_s,
+                cache_key=prompt_cache_key(session.id, role),
+            ),
             system=SYSTEM_PROMPTS.get(role, DEFAULT_PROMPT.format(role=role)),
             tools=tools,
             # The system prompt and the tools are the same bytes on every request of the

@@ -142,6 +142,7 @@ def build_provider(config: SylkConfig, name: str) -> Provider:
         timeout_s=settings.timeout_s,
         tool_choice=settings.tool_choice,
         profile=settings.profile,
+        prompt_cache=settings.prompt_cache,
     )
     from backend.llm.openai_responses import with_responses_api
 

@@ -106,6 +106,10 @@ class ChatOptions(_Model):
     temperature: float | None = Field(default=None, ge=0, le=2)
     # Overall deadline for one call, retries and a trickling stream included.
     deadline_s: float = Field(default=120.0, gt=0)
+    # Names the requests that share a prompt prefix (an agent in a session), for a
+    # provider that routes on it to the machine holding that prefix's cache (OpenAI's
+    # prompt_cache_key).
+    cache_key: str | None = Field(default=None, max_length=64)
 
 
 class ChatRequest(_Model):

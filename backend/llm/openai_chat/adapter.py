@@ -87,8 +87,10 @@ class OpenAIProvider:
         timeout_s: float = 60.0,
         tool_choice: ToolChoice = "auto",
         profile: ProfileSetting = "auto",
+        prompt_cache: bool = True,
     ) -> None:
         self.name = name
+        self._prompt_cache = prompt_cache  # send prompt_cache_key where the server takes it
         self._tool_choice: ToolChoice = tool_choice
         self._api_key = api_key
         self._base_url = base_url
@@ -101,6 +103,15 @@ class OpenAIProvider:
     def profile(self) -> ServerProfile | None:
         """The server's compatibility profile, once configured or detected."""
         return self._profiles.known
+
+    def _cache_key(self, request: ChatRequest, profile: ServerProfile) -> str | openai.Omit:
+        """OpenAI caches prompt prefixes by itself; the key only routes an agent's requests
+        to the machine holding its prefix. Other servers are not sent a field they may
+        refuse."""
+        key = request.options.cache_key
+        if not (self._prompt_cache and key and profile.name == "openai"):
+            return openai.omit
+        return key
 
     @property
     def _auth_hint(self) -> str:
@@ -138,6 +149,7 @@ class OpenAIProvider:
                 tool_choice=_tool_choice(request, self._tool_choice, profile),
                 temperature=opts.temperature if opts.temperature is not None else openai.omit,
                 stream=True,
+                prompt_cache_key=self._cache_key(request, profile),
                 **request_options(profile, has_tools=bool(request.tools), limit=opts.max_tokens),
             )
         except (openai.OpenAIError, httpx2.HTTPError) as exc:

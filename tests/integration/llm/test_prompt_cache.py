@@ -193,3 +193,25 @@ def test_the_stub_refuses_more_than_four_breakpoints(llm_stub: LLMStub) -> None:
     error = json.loads(refused.value.read())["error"]
     assert error["type"] == "invalid_request_error"
     assert "A maximum of 4 blocks with cache_control may be provided" in error["message"]
+
+
+async def test_prompt_cache_key_goes_to_openai_only(llm_stub: LLMStub) -> None:
+    from backend.llm.openai_chat import OpenAIProvider
+
+    keyed = request(ChatMessage.user("hi")).model_copy(
+        update={"options": ChatOptions(model="m", cache_key="sylk-0123abcd")}
+    )
+    sent: dict[str, Any] = {}
+    for label, options in {
+        "openai": {"profile": "openai"},
+        "llama-cpp": {"profile": "llama-cpp"},
+        "off": {"profile": "openai", "prompt_cache": False},
+    }.items():
+        llm_stub.push(text_reply("ok"))
+        provider = OpenAIProvider("k", llm_stub.openai_base_url, **options)
+        try:
+            await run(provider, keyed)
+        finally:
+            await provider.aclose()
+        sent[label] = llm_stub.requests[-1].body.get("prompt_cache_key")
+    assert sent == {"openai": "sylk-0123abcd", "llama-cpp": None, "off": None}
