@@ -49,7 +49,9 @@ class _Quirks:
 
 
 _QUIRKS: dict[StubProfile, _Quirks] = {
-    "openai": _Quirks("system", None, ("max_tokens",), True, False, False, None, "o4-mini"),
+    "openai": _Quirks(
+        "system", None, ("max_tokens", "parallel_tool_calls"), True, False, False, None, "o4-mini"
+    ),
     "llama-cpp": _Quirks(
         "llamacpp", "llama.cpp", (), True, False, False, "reasoning_content", "qwen3-0.6b.gguf"
     ),

@@ -150,7 +150,7 @@ class OpenAIProvider:
                 temperature=opts.temperature if opts.temperature is not None else openai.omit,
                 stream=True,
                 prompt_cache_key=self._cache_key(request, profile),
-                **request_options(profile, has_tools=bool(request.tools), limit=opts.max_tokens),
+                **request_options(profile, limit=opts.max_tokens),
             )
         except (openai.OpenAIError, httpx2.HTTPError) as exc:
             raise self._error(exc, streaming=False) from exc

@@ -15,8 +15,10 @@ Sources, per profile (read when these profiles were written):
   reasoning models ("Unsupported parameter: 'max_tokens' ... Use
   'max_completion_tokens' instead"); ``stream_options.include_usage`` adds a
   final chunk with empty ``choices`` and the usage; ``parallel_tool_calls`` is
-  accepted; ``/v1/models`` entries are ``owned_by`` "openai", "system" or
-  "openai-internal".
+  accepted by the GPT models but refused by the o-series ("Unsupported
+  parameter: 'parallel_tool_calls' is not supported with this model", o3-mini,
+  o3, o4-mini), so it is never sent; ``/v1/models`` entries are ``owned_by``
+  "openai", "system" or "openai-internal".
 - ``llama-cpp``: two servers. llama-cpp-python 0.3.36 (``llama_cpp/server``):
   the assistant message's ``content`` is ``NotRequired[str]``, so null is a
   pydantic error answered with HTTP 500; its function-calling chat handlers
@@ -28,8 +30,9 @@ Sources, per profile (read when these profiles were written):
   ``Server: llama.cpp`` header; ``max_tokens`` and ``max_completion_tokens``
   are aliases of ``n_predict``; usage is streamed only when
   ``include_usage`` is asked; reasoning arrives as ``delta.reasoning_content``;
-  ``parallel_tool_calls`` is read. The profile is the intersection: ``""``
-  content, ``tool_choice`` always, ``max_tokens``.
+  ``parallel_tool_calls`` is read (default: what the chat template supports).
+  The profile is what both take: ``""`` content, ``tool_choice`` always,
+  ``max_tokens``.
 - ``ollama``: ``openai/openai.go``. ``ChatCompletionRequest`` knows
   ``max_tokens`` but not ``max_completion_tokens``, ``tool_choice`` or
   ``parallel_tool_calls`` (Go's JSON decoder drops them silently); null content
@@ -48,8 +51,8 @@ Sources, per profile (read when these profiles were written):
   "organization_owner"``. What it does with ``parallel_tool_calls`` and
   ``max_completion_tokens`` is not documented, so neither is sent.
 - ``generic``: any other server, or a probe that failed: the choices every
-  server above accepts (``""`` content, ``max_tokens``, ``tool_choice``, no
-  ``parallel_tool_calls``); usage is read when it comes.
+  server above accepts (``""`` content, ``max_tokens``, ``tool_choice``);
+  usage is read when it comes.
 """
 
 from __future__ import annotations
@@ -82,7 +85,8 @@ class ServerProfile:
     tool_choice: bool
     """Reads ``tool_choice``; llama-cpp-python uses ``tools`` only with it."""
     parallel_tool_calls: bool
-    """Accepts ``parallel_tool_calls`` (sent as true with the tools)."""
+    """Accepts ``parallel_tool_calls``. Never sent: every server's default already allows
+    parallel calls where the model makes them, and OpenAI's o-series refuse the field."""
     reasoning_field: str | None
     """The delta field its reasoning arrives in (both are read from every server)."""
 
@@ -94,7 +98,7 @@ PROFILES: dict[ProfileName, ServerProfile] = {
         token_limit_field="max_completion_tokens",
         stream_usage=True,
         tool_choice=True,
-        parallel_tool_calls=True,
+        parallel_tool_calls=False,  # the o-series refuse it
         reasoning_field=None,
     ),
     "llama-cpp": ServerProfile(
@@ -150,9 +154,7 @@ def is_openai_host(base_url: str | None) -> bool:
     return base_url is None or "api.openai.com" in base_url
 
 
-def request_options(
-    profile: ServerProfile, *, has_tools: bool, limit: int | None
-) -> dict[str, Any]:
+def request_options(profile: ServerProfile, *, limit: int | None) -> dict[str, Any]:
     """The profile-dependent keyword arguments of ``chat.completions.create``
     (``tool_choice`` aside: see the adapter).
 
@@ -165,6 +167,5 @@ def request_options(
     return {
         "max_tokens": limit if limit_field == "max_tokens" else omit,
         "max_completion_tokens": limit if limit_field == "max_completion_tokens" else omit,
-        "parallel_tool_calls": True if has_tools and profile.parallel_tool_calls else omit,
         "stream_options": {"include_usage": True},
     }

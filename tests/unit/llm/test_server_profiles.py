@@ -95,7 +95,7 @@ def test_openai_itself_needs_no_probe() -> None:
 
 @pytest.mark.parametrize("name", PROFILE_NAMES)
 def test_exactly_one_token_limit_field_is_sent(name: ProfileName) -> None:
-    shaped = request_options(PROFILES[name], has_tools=True, limit=300)
+    shaped = request_options(PROFILES[name], limit=300)
     field = PROFILES[name].token_limit_field
     other = "max_tokens" if field == "max_completion_tokens" else "max_completion_tokens"
     assert shaped[field] == 300 and shaped[other] is openai.omit
@@ -114,13 +114,11 @@ def test_the_token_fields_where_the_servers_read_them() -> None:
     }
 
 
-def test_parallel_tool_calls_only_where_accepted_and_only_with_tools() -> None:
+def test_parallel_tool_calls_is_never_sent() -> None:
+    """Every server's default allows parallel calls; OpenAI's o-series refuse the field."""
     for name in PROFILE_NAMES:
-        with_tools = request_options(PROFILES[name], has_tools=True, limit=None)
-        without = request_options(PROFILES[name], has_tools=False, limit=None)
-        assert without["parallel_tool_calls"] is openai.omit
-        expected = True if name in ("openai", "vllm") else openai.omit
-        assert with_tools["parallel_tool_calls"] is expected
+        assert "parallel_tool_calls" not in request_options(PROFILES[name], limit=None)
+    assert not PROFILES["openai"].parallel_tool_calls
 
 
 def request(*, tools: bool = True, forced: str | None = None) -> ChatRequest:
