@@ -63,6 +63,11 @@ def palette_entries(screen: MainScreen) -> list[PaletteEntry]:
             "The workspace now against the session's start (/diff)",
             partial(_send, screen, "/diff"),
         ),
+        PaletteEntry(
+            "Models in this session",
+            "Each agent's provider/model; change with /model [ROLE] PROVIDER/MODEL (/model)",
+            partial(_send, screen, "/model"),
+        ),
     ]
     entries += _approval_entries(screen)
     for number, session in enumerate(screen.state.sessions.values(), 1):
