@@ -55,6 +55,7 @@ def render_status(
         f"Model: {model_line}",
         f"Usage: {usage.status_line()}",
     ]
+    lines += [f"  {agent.status_line()}" for agent in usage.agents]  # cached tokens per agent
     if search_line:
         lines.append(f"Skill search: {search_line}")
     if approvals:

@@ -27,6 +27,17 @@ def cost_usd(price: Price | None, usage: Usage) -> float | None:
     return total / PER_MILLION
 
 
+def tokens_line(usage: Usage) -> str:
+    """``13,455 in (73% cached: 9,876 read, 1,234 written) · 567 out``: the input counts
+    every prompt token, cached or not; the cache part shows only when there is one."""
+    cached, written = usage.cache_read_tokens, usage.cache_write_tokens
+    prompt = usage.input_tokens + cached + written
+    text = f"{prompt:,} in"
+    if cached or written:
+        text += f" ({cached / prompt:.0%} cached: {cached:,} read, {written:,} written)"
+    return f"{text} · {usage.output_tokens:,} out"
+
+
 class AgentUsage(BaseModel):
     agent: str
     provider: str
@@ -36,6 +47,17 @@ class AgentUsage(BaseModel):
     cost_usd: float | None
     unpriced_calls: int = 0
     estimated_calls: int = 0  # calls counted locally: the server reported no usage
+
+    def status_line(self) -> str:
+        """One line of /status's usage by agent: model, calls, tokens (cached), cost."""
+        cost = "no price" if self.cost_usd is None else f"${self.cost_usd:.4f}"
+        if self.cost_usd is not None and self.unpriced_calls:
+            cost += "+"
+        mark = "~" if self.estimated_calls else ""
+        return (
+            f"{self.agent:<12} {self.provider}/{self.model} · {self.calls} calls · "
+            f"{mark}{tokens_line(self.usage)} · {cost}"
+        )
 
 
 class UsageSummary(BaseModel):
@@ -71,7 +93,7 @@ class UsageSummary(BaseModel):
         cost = f"${self.cost_usd:.4f}" + ("" if self.complete_cost else "+")
         estimated = self.estimated_calls
         if not estimated:
-            return f"{t.input_tokens:,} in · {t.output_tokens:,} out · {cost}"
+            return f"{tokens_line(t)} · {cost}"
         which = (
             "estimated"
             if estimated == self.calls

@@ -15,11 +15,13 @@ from typing import Any
 import pytest
 
 from backend.config.approvals import ApprovalMode
-from backend.config.settings import load_config
+from backend.config.settings import DEFAULT_PRICES, load_config
 from backend.engine import Engine, EngineConfig
 from backend.engine.build import build
+from backend.llm.accounting import cost_usd
 from tests.stubs.llm_script import Reply, StubToolCall
 from tests.stubs.llm_stub import LLMStub
+from tests.stubs.prompt_cache import PromptCache
 
 KEY = "sk-prefix-0123456789abcdef"
 WRITE = {
@@ -43,13 +45,23 @@ def _prefix(vendor: str, body: dict[str, Any]) -> tuple[str, str]:
     return json.dumps(system), json.dumps(body.get("tools"))
 
 
+def _unmarked(value: Any) -> Any:
+    """``value`` without Anthropic's cache_control markers (they roll; the bytes around
+    them are what the cache compares)."""
+    if isinstance(value, dict):
+        return {k: _unmarked(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_unmarked(v) for v in value]
+    return value
+
+
 def _first_user(body: dict[str, Any]) -> dict[str, Any]:
-    return next(m for m in body["messages"] if m["role"] == "user")
+    return _unmarked(next(m for m in body["messages"] if m["role"] == "user"))
 
 
 def _last_user_text(vendor: str, body: dict[str, Any]) -> str:
     users = [m for m in body["messages"] if m["role"] == "user"]
-    return json.dumps(users[-1]["content"])
+    return json.dumps(_unmarked(users[-1]["content"]))
 
 
 @pytest.mark.parametrize("vendor", ["anthropic", "openai"])
@@ -97,4 +109,36 @@ async def test_system_and_tools_keep_their_bytes_across_steps_and_turns(
     assert "## Session context" in said and "Files changed in this session: notes/todo.md" in said
     # Each request of a turn starts with the whole of the one before it.
     for before, after in [(bodies[0], bodies[1]), (bodies[1], bodies[2]), (bodies[4], bodies[5])]:
-        assert after["messages"][: len(before["messages"])] == before["messages"]
+        sent = _unmarked(before["messages"])
+        assert _unmarked(after["messages"])[: len(sent)] == sent
+
+
+async def test_cached_tokens_reach_the_archive_the_cost_and_status(
+    llm_stub: LLMStub, data_dir: Path, workspace: Path
+) -> None:
+    llm_stub.prompt_cache = PromptCache()  # the stub plays Anthropic's prompt caching
+    (workspace / "README.md").write_text("The answer is 42. " * 600)  # ~2,700 tokens read
+    read = {"op": "librarian.file.read", "args": {"path": "README.md"}}
+    llm_stub.push(
+        Reply(tool_calls=[StubToolCall("execute", read)]),
+        Reply(tool_calls=[StubToolCall("search", {"query": "read a file"})]),
+        Reply(text=["It says 42."]),
+    )
+    config = EngineConfig(data_dir=data_dir, workspace=workspace)
+    engine = Engine.from_parts(build(config, load_config(None, env=_env("anthropic", llm_stub))))
+    try:
+        session = await engine.ensure_session()
+        reply = (await engine.submit(session.id, "@architect what does the README say?"))[-1]
+        assert reply.payload["text"] == "It says 42.", reply.payload
+        usage = engine.usage(session.id)
+        total = usage.total
+        # The third request read what the second wrote (the README's result included).
+        assert total.cache_write_tokens > 2_000 and total.cache_read_tokens > 2_000
+        (architect,) = usage.agents
+        expected = cost_usd(DEFAULT_PRICES["claude-sonnet-4-6"], total)
+        assert architect.cost_usd == pytest.approx(expected)
+        status = str((await engine.submit(session.id, "/status"))[-1].payload["text"])
+        assert f"{total.cache_read_tokens:,} read" in status
+        assert "architect    anthropic/claude-sonnet-4-6 · 3 calls · " in status
+    finally:
+        await engine.aclose()
