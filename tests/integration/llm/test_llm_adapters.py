@@ -242,7 +242,8 @@ async def test_openai_compatible_servers_that_leave_things_out(
     )
     result, events = await run(provider, ask())
     assert not any(isinstance(e, UsageReported) for e in events)
-    assert result.usage == Usage()
+    usage = result.usage  # counted locally instead (backend.llm.token_estimate)
+    assert usage.estimated and usage.input_tokens > 0 and usage.output_tokens > 0
     (call,) = result.tool_calls
     assert call.name == "read_file" and call.arguments == {"path": "x"}
     assert call.id.startswith("call_")
