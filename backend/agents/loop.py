@@ -164,7 +164,7 @@ class AgentLoop:
                     return state.outcome("interrupted", error=result.error)
                 if result.stop_reason == "max_tokens":
                     # Cut at the output limit: a tool call may be cut too, so none runs.
-                    limit = self.options.max_tokens
+                    limit = request.options.max_tokens  # as sent, after the hooks
                     return await state.end("truncated", error=_truncated(limit))
                 messages.append(result.as_message())
                 if not result.tool_calls:
