@@ -142,14 +142,7 @@ class PromptCache:
 
     # -- OpenAI -----------------------------------------------------------------------
     def openai(self, vendor: Vendor, body: dict[str, Any]) -> StubUsage:
-        parts: list[Any] = [body.get("tools") or []]
-        if vendor == "responses":
-            parts.append(body.get("instructions") or "")
-            items = body.get("input")
-            parts.extend(items if isinstance(items, list) else [items])
-        else:
-            parts.extend(body.get("messages") or [])
-        text = "".join(_compact(part) for part in parts)
+        text = prompt_text(vendor, body)
         total = tokens(text)
         digest = hashlib.sha256()
         steps: list[tuple[str, int]] = []
@@ -168,6 +161,42 @@ class PromptCache:
             for key, _ in steps:
                 self._openai[key] = now + self.ttl_s
         return StubUsage(input_tokens=total - cached, cache_read_tokens=cached)
+
+
+def prompt_text(vendor: Vendor, body: dict[str, Any]) -> str:
+    """The prompt as the cache compares it (Anthropic: its blocks without the markers)."""
+    if vendor == "anthropic":
+        return "".join(role + _compact(_without_marker(b)) for role, b in _anthropic_blocks(body))
+    parts: list[Any] = [body.get("tools") or []]
+    if vendor == "responses":
+        parts.append(body.get("instructions") or "")
+        items = body.get("input")
+        parts.extend(items if isinstance(items, list) else [items])
+    else:
+        parts.extend(body.get("messages") or [])
+    return "".join(_compact(part) for part in parts)
+
+
+def _common_start(a: str, b: str) -> int:
+    """How many leading characters ``a`` and ``b`` share (bisected on slices)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[:mid] == b[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def seen_before_share(texts: list[str]) -> float:
+    """The ceiling of any prefix cache over these prompts, in order: the share of all
+    their characters that repeat the start of an earlier prompt."""
+    seen = 0
+    for n, text in enumerate(texts):
+        seen += max((_common_start(text, t) for t in texts[:n]), default=0)
+    total = sum(len(t) for t in texts)
+    return seen / total if total else 0.0
 
 
 def _anthropic_blocks(body: dict[str, Any]) -> list[tuple[str, Any]]:

@@ -25,7 +25,7 @@ from backend.llm.types import (
 )
 from tests.integration.conftest import make_provider
 from tests.stubs import LLMStub, text_reply
-from tests.stubs.prompt_cache import PromptCache, tokens
+from tests.stubs.prompt_cache import PromptCache, seen_before_share, tokens
 
 LONG_SYSTEM = "You are the engineer. " + "Follow the house rules. " * 400  # ~2,400 tokens
 TOOLS = [
@@ -215,3 +215,8 @@ async def test_prompt_cache_key_goes_to_openai_only(llm_stub: LLMStub) -> None:
             await provider.aclose()
         sent[label] = llm_stub.requests[-1].body.get("prompt_cache_key")
     assert sent == {"openai": "sylk-0123abcd", "llama-cpp": None, "off": None}
+
+
+def test_the_ceiling_counts_what_repeats_the_start_of_an_earlier_prompt() -> None:
+    assert seen_before_share(["abcd", "abXY", "abcdef"]) == (0 + 2 + 4) / 14
+    assert seen_before_share([]) == 0.0
