@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -236,7 +237,7 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
         checkpoints=checkpoints,
     )
     guide = Guide(
-        router=_router(gateway, turns),
+        router=_router(gateway, turns, sessions),
         settings=settings.guide,
         state_of=lambda sid: sessions.state_of(sid).value,
         on_health=lambda health, previous: events.publish(health_notice(health, previous)),
@@ -379,11 +380,12 @@ def _approvals(
     return ApprovalCommands(gate)
 
 
-def _router(gateway: Gateway, turns: TurnRunner) -> Router:
+def _router(gateway: Gateway, turns: TurnRunner, sessions: SessionService) -> Router:
     """The Guide's router, its route cache behind the seed's prompt hooks."""
 
     # The guide role's model, bounded by [guide] model_tier_* (backend.engine.model_work).
-    router = Router(classifier=lambda: guide_classifier(turns), hooks=gateway.hooks)
+    tier = partial(guide_classifier, turns, sessions.get)
+    router = Router(classifier=tier, hooks=gateway.hooks)
     for hook in route_cache_hooks(router.cache):
         gateway.hooks.install(hook)
     return router

@@ -3,17 +3,18 @@
 A session's choices live in its metadata (:mod:`backend.agents.session_models`);
 ``/model`` shows, sets and resets them, checking first that the provider exists and
 can be called (a typed error otherwise, nothing stored). The Guide's routing model
-tier uses the ``guide`` role's model from the run's flags and the config
-(``[agents.guide]`` picks a small, fast one), bounded by ``[guide]
+tier uses the ``guide`` role's model like any role (the run's flag, the session's
+``/model guide``, ``[agents.guide]``: pick a small, fast one), bounded by ``[guide]
 model_tier_deadline_s`` and ``model_tier_max_tokens`` with a single attempt: a
 stalled or rambling model costs at most the deadline before the pattern tier's
-guess is used. Routing happens before a session's agent is known to need a model,
-so a session's ``/model guide`` does not change it.
+guess is used.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from backend.agents.session_models import (
@@ -41,14 +42,20 @@ if TYPE_CHECKING:
 log = logging.getLogger("sylk.engine")
 
 
-def guide_classifier(turns: TurnRunner) -> ModelClassifier | None:
-    """The Guide's model tier, bounded; None offline or when the guide's provider is
-    unusable (the pattern tier then decides, and the log says why)."""
+def guide_classifier(
+    turns: TurnRunner, session_of: Callable[[str], Session], session_id: str | None
+) -> ModelClassifier | None:
+    """The Guide's model tier for a request of ``session_id``, bounded; None offline or
+    when the guide's provider is unusable (the patterns then decide; the log says why)."""
     from backend.llm.client import ModelClient
     from backend.llm.resilience import RetryPolicy
 
+    session: Session | None = None
+    if session_id:
+        with contextlib.suppress(SylkError):  # e.g. an MCP client's unstored session
+            session = session_of(session_id)
     try:
-        choice = turns.choice("guide")
+        choice = turns.choice("guide", session)
     except SylkError as exc:
         log.warning("routing model tier off: %s", exc)
         return None
@@ -113,9 +120,11 @@ async def model_command(
         else:
             choices.pop(role, None)
         session = await sessions.set_metadata(session.id, METADATA_KEY, dump(choices))
-        who = f"the {role}" if role else "every role"
-        shown = describe(turns.choice(role or "architect", session))
-        return f"{who} is back to the config in this session: {shown}"
+        if role is None:
+            return "every role is back to the config in this session (/model lists them)"
+        return f"the {role} is back to the config in this session: " + describe(
+            turns.choice(role, session)
+        )
     if action != "set" or not args.get("spec"):
         raise CommandError(f"unknown /model action {action!r}", help_hint=MODEL_USAGE)
     wanted = check_spec(turns, args["spec"], role)  # refused before anything is stored

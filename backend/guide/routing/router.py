@@ -45,7 +45,8 @@ from backend.skills.hooks.registry import HookRegistry, PromptData
 
 log = logging.getLogger(__name__)
 
-ClassifierFactory = Callable[[], ModelClassifier | None]
+# The model tier for a session's request (None: no session), or None: the patterns decide.
+ClassifierFactory = Callable[[str | None], ModelClassifier | None]
 # A session's phase, running plan and plan awaiting approval (None: an unknown session).
 PhaseViewer = Callable[[str], Awaitable[phase_rules.PhaseView | None]]
 
@@ -175,7 +176,7 @@ class Router:
             else cache
         )
         self.flow_log = FlowLog() if flow_log is None else flow_log
-        self._classifier = classifier or (lambda: None)
+        self._classifier = classifier or (lambda _session_id: None)
         # With hooks, the route cache is consulted and filled by the Guide's prompt hooks
         # (route_cache_lookup / route_cache_store), as the seed lays them out.
         self.hooks = hooks
@@ -192,7 +193,9 @@ class Router:
         if dsl.is_dsl(stripped):
             decision = dsl_decision(stripped)
         else:
-            decision = await self._in_phase(stripped, session_id) or await self._classify(stripped)
+            decision = await self._in_phase(stripped, session_id) or await self._classify(
+                stripped, session_id
+            )
         latency_us = (time.perf_counter() - started) * 1e6
         self.flow_log.record_route(decision.tier, latency_us)
         return decision.model_copy(update={"latency_us": latency_us})
@@ -204,7 +207,7 @@ class Router:
         found = phase_rules.match(text, view) if view is not None else None
         return phase_rules.decision(found, text) if found is not None else None
 
-    async def _classify(self, text: str) -> RouteDecision:
+    async def _classify(self, text: str, session_id: str | None = None) -> RouteDecision:
         prompt = self._before(text)
         cached = prompt.cached_result if prompt is not None else self.cache.get(text)
         if cached is not None:
@@ -214,7 +217,7 @@ class Router:
         found = patterns.classify(text)
         decision = _decision(found, "pattern", text)
         if found.confidence < CONFIDENT:
-            classifier = self._classifier()
+            classifier = self._classifier(session_id)
             if classifier is not None:
                 try:
                     decision = _decision(await classifier.classify(text, hint=found), "model", text)

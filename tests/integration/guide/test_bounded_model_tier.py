@@ -119,3 +119,16 @@ async def test_an_unusable_guide_provider_leaves_routing_to_the_patterns(
         assert "guide        unusable: provider 'anthropic' is not configured" in status
     finally:
         await engine.aclose()
+
+
+async def test_a_sessions_own_guide_model_routes_its_requests(
+    online: Engine, llm_stub: LLMStub, vendor: str
+) -> None:
+    session = await online.ensure_session()
+    _, said = await online.submit(session.id, f"/model guide {vendor}/session-router")
+    assert f"the guide uses {vendor}/session-router" in str(said.payload["text"])
+    route = {"target": "librarian", "intent": "GENERAL", "subject": "widgets", "confidence": 0.9}
+    llm_stub.push(tool_reply(StubToolCall("route", route)), text_reply("Three widgets."))
+    entry, _ = await online.submit(session.id, UNSURE)
+    assert entry.payload["route"]["tier"] == "model"
+    assert llm_stub.requests[0].body["model"] == "session-router"
