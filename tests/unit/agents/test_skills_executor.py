@@ -148,7 +148,8 @@ async def test_loaded_contextual_skills_are_named_in_the_context_never_the_tools
     note = ex.context_note(first)
     # The loaded op is one `execute` away and said so; the tools and system keep their bytes.
     assert ex.loaded_ops() == ["librarian.code.dependencies"]
-    assert note == "Also ready through `execute`: `librarian.code.dependencies`."
+    assert note.startswith("Also ready through `execute`: `librarian.code.dependencies`, ")
+    assert "`librarian.file.list`" in note  # a core op without a slot, after the loaded ones
     amended = ex.prompt_hook(first)
     assert amended.tools == before and amended.system == "Be brief."
     later = ex.prompt_hook(_request("which modules import the engine?", "ok", "thanks", "bye"))
