@@ -93,8 +93,9 @@ class GuideSettings(_Model):
     health_interval_s: float = Field(default=1.0, gt=0)
     # The routing model tier (asked when the patterns are unsure): one forced `route`
     # call, bounded; past the deadline the pattern tier's guess is used, never retried.
+    # A route call is ~50 tokens; a reasoning model as the guide needs more room.
     model_tier_deadline_s: float = Field(default=4.0, gt=0, le=60)
-    model_tier_max_tokens: int = Field(default=200, ge=32, le=2048)
+    model_tier_max_tokens: int = Field(default=128, ge=32, le=4096)
 
 
 class SearchSettings(_Model):
