@@ -134,6 +134,10 @@ DEFAULT_PRICES: dict[str, Price] = {
     # Sonnet 4.5's list price, carried over; override it if yours differs.
     "claude-sonnet-4-6": Price(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75),
     "claude-haiku-4-5": Price(input=1.0, output=5.0, cache_read=0.1, cache_write=1.25),
+    # OpenAI's list price for GPT-5.2 at its release (cached input at a tenth; OpenAI
+    # charges nothing extra to write its cache); the Codex variant is priced the same.
+    "gpt-5.2": Price(input=1.75, output=14.0, cache_read=0.175, cache_write=1.75),
+    "gpt-5.2-codex": Price(input=1.75, output=14.0, cache_read=0.175, cache_write=1.75),
 }
 
 
