@@ -22,7 +22,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Protocol
 
-from backend.agents.conversation import HISTORY_LIMIT, conversation
+from backend.agents.conversation import HISTORY_LIMIT, HistoryWindow, conversation
 from backend.agents.dispatch import AgentDispatcher
 from backend.agents.knowledge_desk import KnowledgeDesk, Question
 from backend.agents.librarian_cache import CachedReply, LibrarianAnswers, Pending
@@ -93,6 +93,7 @@ class AnswerPipeline:
         self._settle = settle
         self._config_source = config_source
         self._engineer_requests: EngineerRequests | None = None
+        self._window = HistoryWindow()  # a steady start keeps the prompt cache warm
 
     def route_engineer_requests(self, run: EngineerRequests | None) -> None:
         """Requests for the Engineer go to ``run`` (a one-node pipeline), except the
@@ -159,7 +160,7 @@ class AnswerPipeline:
     async def _history(self, session_id: str, decision: RouteDecision) -> list[ChatMessage]:
         """The conversation so far, the line being answered (just recorded) left out."""
         transcript = await self._sessions.transcript(session_id, limit=HISTORY_LIMIT + 1)
-        return conversation(transcript[:-1], decision.text)
+        return conversation(self._window.cut(session_id, transcript[:-1]), decision.text)
 
     async def _ask_agent(
         self, session_id: str, role: str, decision: RouteDecision, memo: Pending | None

@@ -10,6 +10,45 @@ from backend.llm.types import ChatMessage
 from backend.messages import Message, MessageType
 
 HISTORY_LIMIT = 40
+# The window's start moves in steps of this many messages, not one per turn: a start
+# that slides every turn changes the first message of every request, so the provider's
+# prompt cache (a prefix cache) would miss everything after the tools and system.
+HISTORY_STEP = 20
+
+
+class HistoryWindow:
+    """Where each session's history window starts, kept steady between turns.
+
+    The window starts at an anchored message and grows turn by turn; once the anchor
+    falls out of the latest ``limit`` messages, it jumps ahead so that the last
+    ``limit - step`` remain, and the window grows again from there. Anchors live in
+    memory: after a restart the first turn anchors afresh.
+    """
+
+    def __init__(self, limit: int = HISTORY_LIMIT, step: int = HISTORY_STEP) -> None:
+        if not 0 < step < limit:
+            raise ValueError(f"the history step ({step}) must be between 1 and {limit - 1}")
+        self.limit = limit
+        self.step = step
+        self._anchors: dict[str, str] = {}  # session id -> id of the first message kept
+
+    def cut(
+        self, session_id: str, recent: list[Message[dict[str, Any]]]
+    ) -> list[Message[dict[str, Any]]]:
+        """What to show of ``recent``: the session's latest ``limit`` messages, in order."""
+        recent = recent[-self.limit :]
+        if not recent:
+            return recent
+        ids = [m.id for m in recent]
+        anchor = self._anchors.get(session_id)
+        if anchor in ids:
+            start = ids.index(anchor)
+        elif anchor is None and len(recent) < self.limit:
+            start = 0  # the whole of a short transcript
+        else:  # the anchor slid out (or a long transcript met for the first time)
+            start = len(recent) - (self.limit - self.step)
+        self._anchors[session_id] = ids[start]
+        return recent[start:]
 
 
 def _is_request(message: Message[dict[str, Any]], text: str) -> bool:
