@@ -15,15 +15,13 @@ import httpx2
 import openai
 from openai.types.chat import ChatCompletionToolChoiceOptionParam
 
-from backend.llm._http_errors import error_for_status, parse_retry_after, short
+from backend.llm._http_errors import short
 from backend.llm.errors import (
-    ProviderAuthError,
-    ProviderConnectionError,
     ProviderError,
     ProviderRequestError,
     ProviderStreamError,
-    ProviderTimeoutError,
 )
+from backend.llm.openai_chat.connection import OpenAIConnection, error_detail
 from backend.llm.openai_chat.detect import ProfileChooser
 from backend.llm.openai_chat.messages import to_openai_messages, to_openai_tools
 from backend.llm.openai_chat.profiles import ProfileSetting, ServerProfile, request_options
@@ -32,27 +30,6 @@ from backend.llm.types import ChatRequest, StreamEvent, StreamStopped, UsageRepo
 
 ToolChoice = Literal["auto", "required", "none"]
 """What the model may do with the offered tools; llama-cpp-python ignores tools without it."""
-
-
-def _detail(exc: Exception) -> str:
-    body = exc.body if isinstance(exc, openai.APIError) else None
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        message = inner.get("message") if isinstance(inner, dict) else None
-        if isinstance(message, str) and message:
-            return short(message)
-        problems = body.get("detail")  # FastAPI's 422: [{"loc": [...], "msg": ...}, ...]
-        if isinstance(problems, list) and problems:
-            return short("; ".join(_problem(p) for p in problems))
-    return short(exc)
-
-
-def _problem(problem: object) -> str:
-    if not isinstance(problem, dict):
-        return str(problem)
-    where = ".".join(str(part) for part in problem.get("loc") or ())
-    message = str(problem.get("msg", problem))
-    return f"{where}: {message}" if where else message
 
 
 def _refused(exc: Exception) -> bool:
@@ -92,10 +69,14 @@ class OpenAIProvider:
         self.name = name
         self._prompt_cache = prompt_cache  # send prompt_cache_key where the server takes it
         self._tool_choice: ToolChoice = tool_choice
-        self._api_key = api_key
-        self._base_url = base_url
         self._timeout_s = timeout_s
-        self._client: openai.AsyncOpenAI | None = None
+        hint = (
+            f"set OPENAI_API_KEY or [providers.{name}] api_key in the Sylk config; "
+            f"for a local server check [providers.{name}] base_url"
+        )
+        self._connection = OpenAIConnection(
+            api_key, base_url, name=name, timeout_s=timeout_s, auth_hint=hint
+        )
         # What the server accepts (null content, which token-limit field, ...).
         self._profiles = ProfileChooser(profile, base_url, name=name)
 
@@ -113,33 +94,9 @@ class OpenAIProvider:
             return openai.omit
         return key
 
-    @property
-    def _auth_hint(self) -> str:
-        return (
-            f"set OPENAI_API_KEY or [providers.{self.name}] api_key in the Sylk config; "
-            f"for a local server check [providers.{self.name}] base_url"
-        )
-
-    def _sdk(self) -> openai.AsyncOpenAI:
-        if self._client is None:
-            try:
-                self._client = openai.AsyncOpenAI(
-                    api_key=self._api_key,
-                    base_url=self._base_url,
-                    timeout=self._timeout_s,
-                    max_retries=0,  # ModelClient owns every retry
-                )
-            except openai.OpenAIError as exc:
-                raise ProviderAuthError(
-                    f"{self.name}: cannot set up the client: {exc}",
-                    provider=self.name,
-                    help_hint=self._auth_hint,
-                ) from exc
-        return self._client
-
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
         opts = request.options
-        client = self._sdk()
+        client = self._connection.sdk()
         profile = await self._profiles.choose(client, self._timeout_s)
         try:
             stream = await client.chat.completions.create(
@@ -183,26 +140,12 @@ class OpenAIProvider:
 
     def _error(self, exc: Exception, *, streaming: bool) -> ProviderError:
         name = self.name
-        if isinstance(exc, openai.APIStatusError) and exc.status_code >= 400:
-            return error_for_status(
-                exc.status_code,
-                _detail(exc),
-                provider=name,
-                retry_after=parse_retry_after(exc.response.headers),
-                auth_hint=self._auth_hint,
-            )
-        if isinstance(exc, (openai.APITimeoutError, httpx2.TimeoutException)):
-            return ProviderTimeoutError(f"{name}: no data for {self._timeout_s:g}s", provider=name)
-        if isinstance(exc, (openai.APIConnectionError, httpx2.HTTPError)) and not streaming:
-            where = self._base_url or "api.openai.com"
-            return ProviderConnectionError(
-                f"{name}: cannot connect to {where}: {short(exc.__cause__ or exc)}",
-                provider=name,
-                help_hint=f"is the server at {where} running? check [providers.{name}] base_url",
-            )
+        known = self._connection.transport_error(exc, streaming=streaming)
+        if known is not None:
+            return known
         if streaming and _refused(exc):  # an error chunk no retry can fix
             return ProviderRequestError(
-                f"{name}: the stream reported an error: {_detail(exc)}", provider=name
+                f"{name}: the stream reported an error: {error_detail(exc)}", provider=name
             )
         if streaming:  # an error chunk, a reset or garbage after HTTP 200
             return ProviderStreamError(
@@ -212,6 +155,4 @@ class OpenAIProvider:
         return ProviderStreamError(f"{name}: unexpected reply: {short(exc)}", provider=name)
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        await self._connection.aclose()

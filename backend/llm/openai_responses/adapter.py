@@ -17,28 +17,15 @@ from typing import Any, Literal
 import httpx2
 import openai
 
-from backend.llm._http_errors import error_for_status, parse_retry_after, short
+from backend.llm._http_errors import short
 from backend.llm.errors import (
-    ProviderAuthError,
-    ProviderConnectionError,
     ProviderError,
     ProviderStreamError,
-    ProviderTimeoutError,
 )
+from backend.llm.openai_chat.connection import OpenAIConnection, error_detail
 from backend.llm.openai_responses.events import ResponsesTranslation, failure
 from backend.llm.openai_responses.request import ReasoningSummary, create_arguments
 from backend.llm.types import ChatRequest, StreamEvent
-
-
-def error_detail(exc: Exception) -> str:
-    """What the server said, from the error body the SDK kept, else the exception."""
-    body = exc.body if isinstance(exc, openai.APIError) else None
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        message = inner.get("message") if isinstance(inner, dict) else None
-        if isinstance(message, str) and message:
-            return short(message)
-    return short(exc)
 
 
 def _error_code(exc: Exception) -> str | None:
@@ -66,36 +53,15 @@ class OpenAIResponsesProvider:
         reasoning_summary: ReasoningSummary = "auto",
     ) -> None:
         self.name = name
-        self._api_key = api_key
-        self._base_url = base_url
-        self._timeout_s = timeout_s
         self._tool_choice: Literal["auto", "required", "none"] = tool_choice
         self._reasoning_summary: ReasoningSummary = reasoning_summary
-        self._client: openai.AsyncOpenAI | None = None
-
-    @property
-    def _auth_hint(self) -> str:
-        return f"set OPENAI_API_KEY or [providers.{self.name}] api_key in the Sylk config"
-
-    def _sdk(self) -> openai.AsyncOpenAI:
-        if self._client is None:
-            try:
-                self._client = openai.AsyncOpenAI(
-                    api_key=self._api_key,
-                    base_url=self._base_url,
-                    timeout=self._timeout_s,
-                    max_retries=0,  # ModelClient owns every retry
-                )
-            except openai.OpenAIError as exc:
-                raise ProviderAuthError(
-                    f"{self.name}: cannot set up the client: {exc}",
-                    provider=self.name,
-                    help_hint=self._auth_hint,
-                ) from exc
-        return self._client
+        hint = f"set OPENAI_API_KEY or [providers.{name}] api_key in the Sylk config"
+        self._connection = OpenAIConnection(
+            api_key, base_url, name=name, timeout_s=timeout_s, auth_hint=hint
+        )
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
-        client = self._sdk()
+        client = self._connection.sdk()
         arguments: dict[str, Any] = create_arguments(
             request, tool_choice=self._tool_choice, reasoning_summary=self._reasoning_summary
         )
@@ -121,23 +87,9 @@ class OpenAIResponsesProvider:
 
     def _error(self, exc: Exception, *, streaming: bool) -> ProviderError:
         name = self.name
-        if isinstance(exc, openai.APIStatusError) and exc.status_code >= 400:
-            return error_for_status(
-                exc.status_code,
-                error_detail(exc),
-                provider=name,
-                retry_after=parse_retry_after(exc.response.headers),
-                auth_hint=self._auth_hint,
-            )
-        if isinstance(exc, (openai.APITimeoutError, httpx2.TimeoutException)):
-            return ProviderTimeoutError(f"{name}: no data for {self._timeout_s:g}s", provider=name)
-        if isinstance(exc, (openai.APIConnectionError, httpx2.HTTPError)) and not streaming:
-            where = self._base_url or "api.openai.com"
-            return ProviderConnectionError(
-                f"{name}: cannot connect to {where}: {short(exc.__cause__ or exc)}",
-                provider=name,
-                help_hint=f"is the server at {where} running? check [providers.{name}] base_url",
-            )
+        known = self._connection.transport_error(exc, streaming=streaming)
+        if known is not None:
+            return known
         if streaming and isinstance(exc, openai.APIError) and isinstance(exc.body, dict):
             # An error event the SDK raised itself ({"error": {...}} in the data).
             return failure(_error_code(exc), error_detail(exc), provider=name)
@@ -149,6 +101,4 @@ class OpenAIResponsesProvider:
         return ProviderStreamError(f"{name}: unexpected reply: {short(exc)}", provider=name)
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        await self._connection.aclose()
