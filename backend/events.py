@@ -24,6 +24,7 @@ from backend.sessions.phases import SessionPhase
 StepKind = Literal[
     "model_call",
     "text_delta",
+    "reasoning_delta",
     "retry",
     "usage",
     "tool_call",
@@ -36,9 +37,10 @@ StepKind = Literal[
     "cancelled",
     "error",
 ]
-STREAMED_STEPS: frozenset[str] = frozenset({"text_delta", "tool_output"})
-"""Steps that are published as they happen and never stored: what they carry is in a
-later step too (the answer's text in ``final``, a command's output in ``tool_result``)."""
+STREAMED_STEPS: frozenset[str] = frozenset({"text_delta", "reasoning_delta", "tool_output"})
+"""Steps that are published as they happen and never stored: what they carry is kept
+elsewhere (the answer's text in ``final``, a command's output in ``tool_result``, the
+model's reasoning, bounded, in the answer's ``payload["reasoning"]``)."""
 
 
 class AgentStep(BaseModel):
@@ -47,7 +49,8 @@ class AgentStep(BaseModel):
     ``tool_call`` carries ``id``, ``name``, ``arguments``; ``tool_output`` (a running
     command printed) ``id``, ``stream``, ``text``, ``dropped``; ``tool_result`` ``id``,
     ``name``, ``content`` (the gateway's envelope as JSON), ``is_error``. ``truncated``
-    ends a turn whose model stopped at its output limit.
+    ends a turn whose model stopped at its output limit. ``reasoning_delta`` (``text``)
+    is a piece of the model's reasoning: shown apart, never part of the answer.
     """
 
     turn_id: str

@@ -124,6 +124,8 @@ class AgentDispatcher:
                     "usage": outcome.usage.model_dump(),
                     # The turn's tool calls, shown with the answer (backend.agents.tool_actions).
                     **({"actions": stored_actions(outcome.actions)} if outcome.actions else {}),
+                    # What the model reasoned, shown apart: never the answer's text.
+                    **({"reasoning": outcome.reasoning} if outcome.reasoning else {}),
                 },
             )
 

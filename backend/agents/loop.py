@@ -12,6 +12,12 @@ answer so every front end can show them. A running command's output is relayed a
 ``tool_output`` steps (coalesced, see ``command_output``). An answer the user stopped
 ends with ``(stopped)``; one the model cut at its output limit with ``(truncated)``.
 
+The model's reasoning (``ReasoningDelta``: a Responses API summary, a local server's
+``reasoning_content``) is relayed as ``reasoning_delta`` steps and kept apart from the
+answer: the outcome's ``reasoning`` holds the last :data:`REASONING_LIMIT` characters of
+each model call's, joined for the turn. It is never in ``text``, so the next turn's
+model never reads it as what the assistant said.
+
 A tool call whose arguments did not parse (``ToolCall.arguments_error``) is not run:
 the model gets the problem back as that call's result and may correct itself, once
 per turn; a model reply with malformed arguments after that ends the turn (stop
@@ -43,6 +49,7 @@ from backend.llm.types import (
     ChatOptions,
     ChatRequest,
     ChatResult,
+    ReasoningDelta,
     RetryScheduled,
     StreamEvent,
     TextBlock,
@@ -58,6 +65,7 @@ StopKind = Literal["final", "truncated", "interrupted", "step_limit", "cancelled
 STOPPED_MARK = "(stopped)"
 TRUNCATED_MARK = "(truncated)"
 MALFORMED_ARGUMENTS = "MalformedToolArguments"  # the error step's error_type
+REASONING_LIMIT = 4096  # characters of reasoning kept per model call (its end)
 
 
 class ChatClient(Protocol):
@@ -82,6 +90,8 @@ class AgentOutcome(BaseModel):
     steps: int = 0
     error: str | None = None
     actions: list[ToolAction] = Field(default_factory=list)
+    reasoning: str = ""
+    """What the model reasoned (bounded), shown apart from ``text`` and never sent back."""
 
 
 class AgentLoop:
@@ -237,6 +247,8 @@ class _TurnState:
         self.malformed_answered = False  # a malformed tool call was sent back this turn
         self._texts: list[str] = []
         self._live = ""  # text streamed in the current step, for cancellation
+        self._reasoned: list[str] = []  # each finished model call's reasoning (its end)
+        self._thinking = ""  # the current model call's reasoning so far (its end)
         self._actions: dict[str, ToolAction] = {}  # by call id, in call order
 
     @property
@@ -261,10 +273,18 @@ class _TurnState:
             self._actions[call_id], outcome.content, outcome.is_error
         )
 
+    @property
+    def reasoning(self) -> str:
+        parts = [*self._reasoned, self._thinking]
+        return "\n\n".join(p.strip() for p in parts if p.strip())
+
     def add_text(self, text: str) -> None:
         self._live = ""
         if text:
             self._texts.append(text)
+        if self._thinking:
+            self._reasoned.append(self._thinking)
+            self._thinking = ""
 
     async def emit(self, kind: StepKind, **data: Any) -> None:
         await self.sink(
@@ -282,7 +302,12 @@ class _TurnState:
         if isinstance(event, TextDelta):
             self._live += event.text
             await self.emit("text_delta", text=event.text)
+        elif isinstance(event, ReasoningDelta):
+            if event.text:
+                self._thinking = _bounded(self._thinking + event.text)
+                await self.emit("reasoning_delta", text=event.text)
         elif isinstance(event, RetryScheduled):
+            self._thinking = ""  # reasoning does not count as output: the attempt is redone
             await self.emit(
                 "retry", attempt=event.attempt, delay_s=event.delay_s, error=event.error
             )
@@ -300,7 +325,15 @@ class _TurnState:
             steps=self.step,
             error=error,
             actions=[stopped(a) for a in self._actions.values()],
+            reasoning=self.reasoning,
         )
+
+
+def _bounded(reasoning: str) -> str:
+    """The end of one call's reasoning, at most :data:`REASONING_LIMIT` characters."""
+    if len(reasoning) <= REASONING_LIMIT:
+        return reasoning
+    return "…" + reasoning[-(REASONING_LIMIT - 1) :]
 
 
 def _truncated(max_tokens: int) -> str:
