@@ -48,7 +48,8 @@ from backend.llm.errors import (
     ProviderRequestError,
     ProviderUnavailableError,
 )
-from backend.llm.streaming import chunks, estimate_tokens
+from backend.llm.streaming import chunks
+from backend.llm.token_estimate import count_text
 from backend.llm.types import (
     ChatRequest,
     StopReason,
@@ -263,7 +264,7 @@ class ScriptedProvider:
             yield ToolCallCompleted(index=index, call=call)
         prompt = " ".join(m.text for m in request.messages)
         usage = turn.usage or Usage(
-            input_tokens=estimate_tokens(prompt), output_tokens=estimate_tokens(turn.text)
+            input_tokens=count_text(prompt), output_tokens=count_text(turn.text)
         )
         yield UsageReported(usage=usage)
         reason: StopReason = turn.stop_reason or ("tool_use" if turn.tool_calls else "end_turn")

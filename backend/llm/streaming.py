@@ -11,8 +11,3 @@ _CHUNK = re.compile(r"\S+\s*|\s+")
 def chunks(text: str) -> Iterator[str]:
     """Split text the way a model streams it: a word (and its trailing space) at a time."""
     yield from _CHUNK.findall(text)
-
-
-def estimate_tokens(text: str) -> int:
-    """A rough count (4 characters a token) for providers that report none."""
-    return max(1, len(text) // 4) if text else 0
