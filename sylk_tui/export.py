@@ -5,6 +5,10 @@ are exported where the agent made them: in Markdown a line naming the op, its ke
 argument and its status, then the edit's diff or the command's output tail in a
 fence; in JSON as they are stored, inside each message's payload. Fences are made
 longer than any run of backticks in what they hold, so no output closes them.
+
+What the model reasoned (``payload["reasoning"]``) comes before its answer: in Markdown
+a quoted "Reasoning" block, every line quoted, so nothing in it can close the quote or
+open a heading of its own; in JSON the payload's field.
 """
 
 from __future__ import annotations
@@ -72,7 +76,22 @@ def action_markdown(action: ToolAction) -> list[str]:
     return lines
 
 
+def reasoning_markdown(reasoning: str) -> list[str]:
+    """The reasoning as a quoted block, headed "Reasoning"; nothing when there is none."""
+    text = terminal_text(reasoning).strip()  # a document to read, never to run
+    if not text:
+        return []
+    quoted = [f"> {line}".rstrip() for line in text.split("\n")]
+    return ["> *Reasoning*", ">", *quoted, ""]
+
+
 def _body(message: Message[dict[str, Any]]) -> list[str]:
+    reasoning = message.payload.get("reasoning")
+    thought = reasoning_markdown(reasoning) if isinstance(reasoning, str) else []
+    return [*thought, *_answer(message)]
+
+
+def _answer(message: Message[dict[str, Any]]) -> list[str]:
     text = terminal_text(message_text(message))  # a document to read, never to run
     # Fence command output so Markdown renders it as it was shown.
     if message.payload.get("preformatted"):
