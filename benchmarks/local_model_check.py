@@ -35,6 +35,7 @@ import time
 import urllib.error
 import urllib.request
 from collections import Counter
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import machine_info  # benchmarks/machine_info.py, beside this script
+from unstreamed_tools_proxy import UnstreamedToolsProxy
 
 from backend.config.settings import AgentModel, ProviderSettings
 
@@ -97,23 +99,9 @@ class Server:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}/v1"
         self.log = log
-        argv = [
-            str(args.venv / "bin/python"),
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            str(model),
-            "--model_alias",
-            ALIAS,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(self.port),
-            "--n_ctx",
-            str(args.n_ctx),
-            "--n_threads",
-            str(args.threads),
-        ]
+        argv = [str(args.venv / "bin/python"), "-m", "llama_cpp.server", "--model", str(model),
+                "--model_alias", ALIAS, "--host", "127.0.0.1", "--port", str(self.port),
+                "--n_ctx", str(args.n_ctx), "--n_threads", str(args.threads)]  # fmt: skip
         if args.chat_format:
             argv += ["--chat_format", args.chat_format]
         self.argv = argv
@@ -303,27 +291,20 @@ def summary(run: dict[str, Any]) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def judge(plain: dict[str, Any], tooled: dict[str, Any], cut: dict[str, Any] | None) -> Events:
-    """The checks, each {name, ok (None: skipped), detail}."""
+def judge(plain: Run, tooled: Run, cut: Run | None, unstreamed: Run | None) -> Events:
+    """The checks, each {name, ok (None: skipped), detail}; the tool checks again with
+    ``_unstreamed`` for the run through :mod:`unstreamed_tools_proxy`."""
     checks: Events = []
 
     def check(name: str, ok: bool | None, detail: str) -> None:
         checks.append({"name": name, "ok": ok, "detail": detail})
 
-    said, final = answer(plain), answer(tooled)
+    said = answer(plain)
     check("plain_answer", plain["exit"] == 0 and bool(said.strip()),
           f"exit {plain['exit']}, answer {said[:120]!r}")  # fmt: skip
-    calls = steps(tooled, "tool_call")
-    names = ", ".join(str(c["data"].get("name")) for c in calls)
-    check("tool_call_made", bool(calls), f"{len(calls)} call(s): {names}")
-    results, fed_back = steps(tooled, "tool_result"), _answered_after_result(tooled)
-    errors = [s["data"].get("error") for s in steps(tooled, "error")]
-    check("tool_result_accepted", bool(results) and fed_back and not errors,
-          f"{len(results)} result(s); the next model call answered: {fed_back}; "
-          f"errors: {errors}")  # fmt: skip
-    check("final_answer", tooled["exit"] == 0 and bool(final.strip()),
-          f"exit {tooled['exit']}, names the code: {SECRET in final}, "
-          f"answer {final[:160]!r}")  # fmt: skip
+    for run, suffix in ((tooled, ""), (unstreamed, "_unstreamed")):
+        if run is not None:
+            _tool_checks(run, suffix, check)
     usages = [c.get("usage", {}) for c in model_calls(plain) + model_calls(tooled)]
     counted = [u for u in usages if u.get("input_tokens", 0) > 0]
     estimated = [u for u in counted if u.get("estimated")]
@@ -345,6 +326,20 @@ def judge(plain: dict[str, Any], tooled: dict[str, Any], cut: dict[str, Any] | N
     return checks
 
 
+def _tool_checks(run: Run, suffix: str, check: Callable[[str, bool, str], None]) -> None:
+    calls, final = steps(run, "tool_call"), answer(run)
+    names = ", ".join(str(c["data"].get("name")) for c in calls)
+    check("tool_call_made" + suffix, bool(calls), f"{len(calls)} call(s): {names}")
+    results, fed_back = steps(run, "tool_result"), _answered_after_result(run)
+    errors = [s["data"].get("error") for s in steps(run, "error")]
+    check("tool_result_accepted" + suffix, bool(results) and fed_back and not errors,
+          f"{len(results)} result(s); the next model call answered: {fed_back}; "
+          f"errors: {errors}")  # fmt: skip
+    check("final_answer" + suffix, run["exit"] == 0 and bool(final.strip()),
+          f"exit {run['exit']}, names the code: {SECRET in final}, "
+          f"answer {final[:160]!r}")  # fmt: skip
+
+
 def _answered_after_result(run: dict[str, Any]) -> bool:
     """A model call after a tool result got its usage: the server accepted the request."""
     seen = False
@@ -358,6 +353,29 @@ def _answered_after_result(run: dict[str, Any]) -> bool:
 def max_tokens_setting() -> bool:
     """Whether a provider's settings take ``max_tokens`` (the truncation check needs it)."""
     return "max_tokens" in ProviderSettings.model_fields or "max_tokens" in AgentModel.model_fields
+
+
+def run_checks(
+    args: argparse.Namespace, server: Server, tmp: Path
+) -> tuple[dict[str, Run], Events]:
+    """The ``sylk run`` turns against the server, and their checks."""
+    write_setup(tmp / "main", server.base, args.tool_choice)
+    plain = server.run(args.sylk, tmp / "main", "plain", PLAIN, args.turn_timeout)
+    tooled = server.run(args.sylk, tmp / "main", "tool", TOOLED, args.turn_timeout)
+    cut = None
+    if max_tokens_setting():
+        write_setup(tmp / "cut", server.base, args.tool_choice, args.tiny_max_tokens)
+        cut = server.run(args.sylk, tmp / "cut", "cut", PLAIN, args.turn_timeout)
+    proxy = UnstreamedToolsProxy(server.base.removesuffix("/v1"))
+    try:
+        write_setup(tmp / "unstreamed", proxy.base, args.tool_choice)
+        unstreamed = server.run(args.sylk, tmp / "unstreamed", "tool", TOOLED, args.turn_timeout)
+    finally:
+        proxy.close()
+    runs = {"plain": plain, "tool": tooled, "tool_unstreamed": unstreamed}
+    if cut is not None:
+        runs["tiny_max_tokens"] = cut
+    return runs, judge(plain, tooled, cut, unstreamed)
 
 
 def main() -> int:
@@ -396,17 +414,8 @@ def main() -> int:
         server = Server(args, model, tmp / "server.log")
         report["server"] = {"argv": server.argv, "ready_s": round(server.wait_ready(300), 2)}
         report["probes"] = probes(server.base)
-        write_setup(tmp / "main", server.base, args.tool_choice)
-        plain = server.run(args.sylk, tmp / "main", "plain", PLAIN, args.turn_timeout)
-        tooled = server.run(args.sylk, tmp / "main", "tool", TOOLED, args.turn_timeout)
-        cut = None
-        if max_tokens_setting():
-            write_setup(tmp / "cut", server.base, args.tool_choice, args.tiny_max_tokens)
-            cut = server.run(args.sylk, tmp / "cut", "cut", PLAIN, args.turn_timeout)
-        report["runs"] = {"plain": summary(plain), "tool": summary(tooled)}
-        if cut is not None:
-            report["runs"]["tiny_max_tokens"] = summary(cut)
-        checks = judge(plain, tooled, cut)
+        runs, checks = run_checks(args, server, tmp)
+        report["runs"] = {name: summary(run) for name, run in runs.items()}
         checks.insert(0, {"name": "server_up", "ok": True, "detail": server.base})
     except SetupError as exc:
         checks = [{"name": "server_up", "ok": False, "detail": str(exc)}]
