@@ -38,6 +38,7 @@ from sylk_tui.commands import session_models as session_models_cli
 from sylk_tui.commands.run_output import (
     EXIT_CODES,
     EXIT_NOT_SAVED,
+    STREAMED_TEXT,
     AnswerStream,
     approval_refusal,
     report_not_saved,
@@ -247,9 +248,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
             print(event_to_json(event), flush=True)
             return
         progress.event(event)
-        if isinstance(event, AgentStepEvent) and event.step.kind == "text_delta":
+        if isinstance(event, AgentStepEvent) and event.step.kind in STREAMED_TEXT:
             if answer.wants(event.step):
-                answer.piece(event.step.data["text"])  # redacted also when a key is split
+                answer.streamed(event.step)  # redacted also when a key is split
                 progress.broken_line = not answer.at_line_start
         elif isinstance(event, AgentStepEvent) and event.step.kind == "model_call":
             answer.wants(event.step)  # the request's own turn starts

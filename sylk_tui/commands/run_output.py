@@ -12,6 +12,9 @@ A turn that did not end with a plain final answer is said on stderr
 (:func:`turn_exit`): cut at the model's output limit (:data:`EXIT_TRUNCATED`), ended
 by an error, stopped; and tokens the server did not report, counted locally, are
 said as estimated.
+
+What the model reasoned streams to stderr (:class:`ThoughtStream`): every line marked
+``│``, dimmed at a terminal, escape sequences dropped; stdout carries the answer alone.
 """
 
 from __future__ import annotations
@@ -21,11 +24,12 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
+from backend.agents.tool_actions import terminal_text
 from backend.config.settings import SylkConfig, load_config
 from backend.errors import ArchiveWriteError, SessionNotFoundError
-from backend.events import AgentStep
+from backend.events import AgentStep, StepKind
 from backend.messages import MessageType
 from backend.redaction import Redactor, StreamRedactor
 from sylk_tui import paths
@@ -49,11 +53,64 @@ EXIT_CODES = """exit status:
   130  interrupted"""
 
 
+STREAMED_TEXT: frozenset[StepKind] = frozenset({"text_delta", "reasoning_delta"})
+THOUGHT_MARK = "│ "
+DIM, UNDIM = "\x1b[2m", "\x1b[22m"
+
+
+class ThoughtStream:
+    """Prints the model's reasoning on stderr as it streams: redacted across pieces,
+    escape sequences dropped (it is the model's, not Sylk's, text), every line marked
+    with :data:`THOUGHT_MARK`, and dimmed when stderr is a terminal (``NO_COLOR`` unset)."""
+
+    def __init__(self, out: TextIO | None = None) -> None:
+        self._out = out
+        self._stream = StreamRedactor(Redactor())
+        self.at_line_start = True
+
+    def use(self, redactor: Redactor) -> None:
+        self._stream = StreamRedactor(redactor)
+
+    @property
+    def _file(self) -> TextIO:
+        return self._out if self._out is not None else sys.stderr
+
+    def piece(self, text: str, *, fresh_line: bool = False) -> None:
+        """Print ``text``; ``fresh_line``: the terminal's line holds something else."""
+        self._print(self._stream.feed(text), fresh_line)
+
+    def _print(self, text: str, fresh_line: bool) -> None:
+        shown = terminal_text(text)
+        if not shown:
+            return
+        out: list[str] = ["\n"] if fresh_line else []
+        for n, line in enumerate(shown.split("\n")):
+            if n:
+                out.append("\n")
+                self.at_line_start = True
+            if line:
+                out.append(THOUGHT_MARK + line if self.at_line_start else line)
+                self.at_line_start = False
+        dim = self._file.isatty() and not os.environ.get("NO_COLOR")
+        said = "".join(out)
+        print(f"{DIM}{said}{UNDIM}" if dim else said, end="", file=self._file, flush=True)
+
+    def close_line(self) -> None:
+        """End the reasoning's line, so what is printed next starts on its own."""
+        self._print(self._stream.flush(), False)
+        if not self.at_line_start:
+            print(file=self._file, flush=True)
+            self.at_line_start = True
+
+
 class AnswerStream:
-    """Prints streamed pieces of an answer, redacted across piece boundaries."""
+    """Prints streamed pieces of an answer, redacted across piece boundaries, and its
+    reasoning on stderr (:class:`ThoughtStream`)."""
 
     def __init__(self) -> None:
         self._stream = StreamRedactor(Redactor())
+        self.thoughts = ThoughtStream()
+        self._thinking = False  # reasoning was printed since the answer's last piece
         self.printed = False
         self.at_line_start = True  # what was printed last ended its line
         self._role: str | None = None  # the agent the request was routed to
@@ -79,8 +136,22 @@ class AnswerStream:
 
     def use(self, redactor: Redactor) -> None:
         self._stream = StreamRedactor(redactor)
+        self.thoughts.use(redactor)
+
+    def streamed(self, step: AgentStep) -> None:
+        """A streamed piece of the turn (one of :data:`STREAMED_TEXT`) printed where it goes."""
+        text = str(step.data.get("text", ""))
+        if step.kind == "reasoning_delta":
+            # After an answer's unfinished line, the reasoning starts on a line of its own.
+            self.thoughts.piece(text, fresh_line=not (self.at_line_start or self._thinking))
+            self._thinking = True
+        else:
+            self.piece(text)
 
     def piece(self, text: str) -> None:
+        if text:
+            self.thoughts.close_line()
+            self._thinking = False
         shown = self._stream.feed(text)
         if shown:
             print(shown, end="", flush=True)
@@ -89,6 +160,7 @@ class AnswerStream:
 
     def end(self) -> None:
         self._ended = True
+        self.thoughts.close_line()
         self.piece("")
         rest = self._stream.flush()
         if rest:
