@@ -176,7 +176,7 @@ def _plan_moved(event: PlanChanged) -> Message | None:
 
 def _agent_stepped(event: AgentStepEvent, _by_hand: bool) -> AgentStepped:
     step = event.step
-    text = step.data.get("text") if step.kind == "text_delta" else None
+    text = step.data.get("text") if step.kind in ("text_delta", "reasoning_delta") else None
     data = step.data if step.kind in TOOL_STEPS else {}
     return AgentStepped(
         step.session_id, step.role, step.kind, text if isinstance(text, str) else "", data

@@ -15,6 +15,7 @@ from textual.binding import Binding, BindingType
 from textual.geometry import Region
 
 from widgets.diff_view import DIFF_CLASSES
+from widgets.reasoning_block import REASONING_CLASSES, REASONING_CSS, is_reasoning, reasoning_text
 from widgets.tool_blocks import TOOL_CLASSES, TOOL_CSS, action_text
 from widgets.transcript_folds import Block, block_order
 from widgets.transcript_layout import CHUNK, WRAP_OLDER_DELAY, TranscriptLayout
@@ -40,6 +41,7 @@ class Transcript(TranscriptLayout, can_focus=True):
         "transcript--agent",
         *TOOL_CLASSES,
         *DIFF_CLASSES,
+        *REASONING_CLASSES,
     }
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("]", "select_block(1)", "Next block", show=False, id="transcript.next-block",
@@ -74,6 +76,7 @@ class Transcript(TranscriptLayout, can_focus=True):
         & > .transcript--agent { color: $text; }
     """
         + TOOL_CSS
+        + REASONING_CSS
         + """
     }
     """
@@ -133,7 +136,10 @@ class Transcript(TranscriptLayout, can_focus=True):
         if selection is None or message is None:
             return None
         actions = self.folds.actions(message)
-        return action_text(actions[selection[1]]) if selection[1] < len(actions) else None
+        if selection[1] >= len(actions):
+            return None
+        action = actions[selection[1]]
+        return reasoning_text(action) if is_reasoning(action) else action_text(action)
 
     def action_copy_block(self) -> None:
         text = self.selected_text()

@@ -3,7 +3,8 @@
 A block is a gutter (time and who spoke) and the wrapped text; a day rule
 opens the first message of each day and a blank line separates the user's
 turns. An answer's tool calls (``payload["actions"]``) are drawn where the
-agent made them, between its paragraphs (``widgets.tool_blocks``); which of
+agent made them, between its paragraphs (``widgets.tool_blocks``), its reasoning
+above them all (``widgets.reasoning_block``); which of
 them are unfolded, and which is selected, the transcript decides through an
 :class:`ActionView`. Styles come from the widget's component classes, so
 themes decide.
@@ -26,6 +27,7 @@ from backend.messages import Message, MessageType, message_text
 from widgets.diff_view import diff_lines
 from widgets.line_wrap import wrap_plain
 from widgets.markdown_reflow import list_indent, reflow_markdown
+from widgets.reasoning_block import estimate_reasoning, is_reasoning, render_reasoning
 from widgets.tool_blocks import Line, estimate_lines, render_action
 
 TIME_WIDTH = 5  # "14:03"
@@ -121,8 +123,9 @@ def body_rows(
             rows.extend(([Segment(line, body_style)], cell_len(line)) for line in lines)
             continue
         index, action = piece
+        draw = render_reasoning if is_reasoning(action) else render_action
         rows.extend(
-            render_action(
+            draw(
                 action,
                 width,
                 style,
@@ -155,7 +158,8 @@ def estimate_height(
     lines = sum(max(1, -(-cell_len(line) // body)) for line in message_text(message).split("\n"))
     if view is not None:
         for index, action in enumerate(view.actions(message)):
-            lines += estimate_lines(action, view.expanded(message.id, index, action))
+            estimate = estimate_reasoning if is_reasoning(action) else estimate_lines
+            lines += estimate(action, view.expanded(message.id, index, action))
     routed = 1 if route_line(message) else 0
     return lines + routed + (1 if _spacer(message, previous, tz) else 0)
 

@@ -7,7 +7,9 @@ named by its message's id and its index among that message's actions, so the
 choice survives re-wrapping, scrolling and coming back to the session.
 
 The actions of stored messages are parsed once and kept; an answer still being
-written changes, so the transcript forgets its entry on each new draft.
+written changes, so the transcript forgets its entry on each new draft. A message's
+reasoning (``widgets.reasoning_block``) is its first block, open while the model
+thinks and folded once it answered.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from textual.cache import LRUCache
 from textual.strip import Strip
 
 from backend.agents.tool_actions import ToolAction, actions_from_payload
+from widgets.reasoning_block import is_reasoning, reasoning_action, reasoning_expanded
 from widgets.tool_blocks import default_expanded
 from widgets.transcript_blocks import EngineMessage
 
@@ -41,6 +44,9 @@ class ActionFolds:
         if actions is None:
             payload = message.payload
             actions = actions_from_payload(payload) if isinstance(payload, dict) else []
+            reasoning = reasoning_action(payload) if isinstance(payload, dict) else None
+            if reasoning is not None:
+                actions = [reasoning, *actions]
             self._parsed[message.id] = actions
         return actions
 
@@ -48,7 +54,9 @@ class ActionFolds:
         chosen = self._choices.get((message_id, index))
         if chosen is not None:
             return chosen
-        return self._all if self._all is not None else default_expanded(action)
+        if self._all is not None:
+            return self._all
+        return reasoning_expanded(action) if is_reasoning(action) else default_expanded(action)
 
     def signature(self, message: EngineMessage) -> Hashable:
         actions = self.actions(message)

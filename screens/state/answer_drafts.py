@@ -8,6 +8,11 @@ A tool call becomes a block the moment the model asks for it (``running…``),
 takes in its command's output as it streams, and its result when it ends: the
 same :class:`~backend.agents.tool_actions.ToolAction` the recorded answer
 carries, so the block looks the same before and after.
+
+What the model reasons (``reasoning_delta`` steps) is kept apart, as the recorded
+answer keeps it (``payload["reasoning"]``: the end of each model call's, joined), and
+flagged ``payload["thinking"]`` while the turn runs, so the transcript draws it as a
+live "thinking…" block above the text.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from backend.agents.tool_actions import (
 )
 from backend.messages import Message, MessageType
 
+REASONING_KEPT = 4096  # characters of each model call's reasoning the draft keeps (its end)
 TURN_ENDS = frozenset({"final", "truncated", "interrupted", "step_limit", "cancelled", "error"})
 EngineMessage = Message[dict[str, Any]]
 
@@ -38,6 +44,12 @@ class _Draft:
     doing: str = ""
     actions: dict[str, ToolAction] = field(default_factory=dict)
     new_step: bool = False  # a model call began: its text is a new paragraph
+    reasoned: list[str] = field(default_factory=list)  # earlier model calls' reasoning
+    thinking: str = ""  # the current model call's reasoning so far (its end)
+
+    @property
+    def reasoning(self) -> str:
+        return "\n\n".join(p.strip() for p in [*self.reasoned, self.thinking] if p.strip())
 
 
 class AnswerDrafts:
@@ -65,8 +77,15 @@ class AnswerDrafts:
             self._drafts.pop(session_id, None)
         draft = self._drafts.setdefault(session_id, _Draft(role))
         draft.doing = "retrying" if kind == "retry" else ""
+        if kind in ("model_call", "retry") and draft.thinking:
+            if kind == "model_call":  # a retried attempt's reasoning is thought again
+                draft.reasoned.append(draft.thinking)
+            draft.thinking = ""
         if kind == "model_call":
             draft.new_step = bool(draft.text)
+        elif kind == "reasoning_delta":
+            kept = draft.thinking + text
+            draft.thinking = kept if len(kept) <= REASONING_KEPT else kept[-REASONING_KEPT:]
         elif text:
             if draft.new_step:  # as the recorded answer joins its steps' texts
                 draft.text = draft.text.rstrip("\n") + "\n\n"
@@ -117,6 +136,9 @@ class AnswerDrafts:
         payload: dict[str, Any] = {"text": (draft.text + tail).lstrip()}
         if draft.actions:
             payload["actions"] = stored_actions(draft.actions.values())
+        if draft.reasoning:
+            payload["reasoning"] = draft.reasoning
+            payload["thinking"] = session_id not in self._ended
         return EngineMessage(
             id=f"draft-{session_id}",
             session_id=session_id,
