@@ -27,7 +27,7 @@ from backend.events import STREAMED_STEPS, AgentStep, AgentStepEvent, EngineNoti
 from backend.llm.accounting import cost_usd
 from backend.llm.provider import Provider
 from backend.llm.selection import ModelChoice, build_provider
-from backend.llm.types import ChatMessage, ChatOptions, Usage
+from backend.llm.types import DEFAULT_MAX_TOKENS, ChatMessage, ChatOptions, Usage
 from backend.redaction import Redactor
 from backend.sessions.models import Session
 from backend.skills.builtin.catalog import agent_context
@@ -171,6 +171,7 @@ class TurnRunner:
                 model=choice.model,
                 deadline_s=self.settings.retry.deadline_s,
                 cache_key=prompt_cache_key(session.id, role),
+                max_tokens=choice.max_tokens or DEFAULT_MAX_TOKENS,
             ),
             system=SYSTEM_PROMPTS.get(role, DEFAULT_PROMPT.format(role=role)),
             tools=tools,

@@ -59,11 +59,15 @@ class ProviderSettings(_Model):
     # Anthropic: cache_control breakpoints on the stable prompt prefix; OpenAI: a
     # prompt_cache_key where the server takes one. Off for proxies that refuse the field.
     prompt_cache: bool = True
+    # The output limit sent with each request (a small local model may ramble for minutes);
+    # unset: 4096. [agents.ROLE] max_tokens wins for that role.
+    max_tokens: int | None = Field(default=None, ge=1)
 
 
 class AgentModel(_Model):
     provider: str
     model: str
+    max_tokens: int | None = Field(default=None, ge=1)
 
 
 class Price(_Model):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from backend.config.settings import DEFAULT_AGENT_MODELS, DEFAULT_MODELS, SylkConfig
 from backend.llm.errors import ProviderNotConfiguredError
@@ -20,6 +20,8 @@ class ModelChoice:
     kind: str
     model: str
     reason: str
+    # The output limit from the config (the role's own, else its provider's); None: default.
+    max_tokens: int | None = None
 
     @property
     def offline(self) -> bool:
@@ -55,6 +57,23 @@ def _require_usable(config: SylkConfig, name: str, why: str, fix: str = "") -> N
 
 
 def choose_model(
+    config: SylkConfig,
+    role: str,
+    *,
+    provider: str | None = None,
+    model: str | None = None,
+) -> ModelChoice:
+    """The provider and model for ``role``, with the output limit the config sets for them."""
+    choice = _choose(config, role, provider=provider, model=model)
+    if choice.offline:
+        return choice
+    own = config.agents.get(role)
+    if own is not None and own.provider == choice.provider and own.max_tokens:
+        return replace(choice, max_tokens=own.max_tokens)
+    return replace(choice, max_tokens=config.provider(choice.provider).max_tokens)
+
+
+def _choose(
     config: SylkConfig,
     role: str,
     *,

@@ -100,9 +100,13 @@ class ToolSpec(_Model):
     input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
 
 
+DEFAULT_MAX_TOKENS = 4096
+"""The output limit sent when the config sets none."""
+
+
 class ChatOptions(_Model):
     model: str = Field(min_length=1)
-    max_tokens: int = Field(default=4096, ge=1)
+    max_tokens: int = Field(default=DEFAULT_MAX_TOKENS, ge=1)
     temperature: float | None = Field(default=None, ge=0, le=2)
     # Overall deadline for one call, retries and a trickling stream included.
     deadline_s: float = Field(default=120.0, gt=0)
