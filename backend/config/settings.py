@@ -48,9 +48,9 @@ class ProviderSettings(_Model):
     tool_choice: Literal["auto", "required", "none"] = "auto"
     # OpenAI-compatible providers: the server's quirks (backend/llm/openai_chat/profiles.py);
     # "auto" asks the server's GET /models once (api.openai.com: no need).
-    profile: Literal["auto", "openai", "llama-cpp", "ollama", "vllm", "lm-studio", "generic"] = (
-        "auto"
-    )
+    profile: Literal[
+        "auto", "openai", "llama-cpp", "llama-cpp-python", "ollama", "vllm", "lm-studio", "generic"
+    ] = "auto"
     # OpenAI providers: the API a call goes to. "auto": the Responses API for the models
     # only it serves (the Codex family) on api.openai.com, Chat Completions otherwise.
     api: Literal["chat", "responses", "auto"] = "auto"
