@@ -264,6 +264,9 @@ class LLMStub:
             if vendor == "responses" and isinstance(body, dict):
                 await self._json(conn, 200, responses_whole(item, model, body))
                 return True
+            if vendor == "openai" and isinstance(body, dict):
+                await self._json(conn, 200, self.server.whole(item, model, body))
+                return True
             await self._json(conn, 200, whole_reply(vendor, item, model))
             return True
         return await self._stream(conn, vendor, item, model, body)

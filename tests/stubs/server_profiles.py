@@ -11,6 +11,14 @@ Where a real server silently *drops* a field it does not know (llama-cpp-python
 and Ollama ignore ``max_completion_tokens``, so the answer has no length limit),
 the stub *refuses* it with HTTP 400: a request that would lose its meaning on
 the real server fails a test here instead of passing unnoticed.
+
+llama-cpp-python cannot stream a tool call: asked to stream with ``tool_choice:
+"auto"``, its handler raises once the model picks a tool, after the 200 and its
+headers are out, so the body is empty (no chunk, no ``[DONE]``); any other
+string choice (``"required"``) fails an ``assert``: an empty 200 streamed, HTTP
+500 with an empty message unstreamed. The stub does the same. (Its real handler
+also cannot write text while tools are offered; the stub does, as a server with
+a tool-aware chat template would, so a turn can end.)
 """
 
 from __future__ import annotations
@@ -20,11 +28,18 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from tests.stubs.llm_script import EventKind, Reply, llama_cpp_rejection, openai_events, sse
+from tests.stubs.llm_script import (
+    EventKind,
+    Reply,
+    llama_cpp_rejection,
+    openai_events,
+    sse,
+    whole_reply,
+)
 
 StubProfile = Literal["openai", "llama-cpp", "llama-cpp-python", "ollama", "vllm", "lm-studio"]
 """``llama-cpp`` is llama.cpp's ``llama-server``; ``llama-cpp-python`` the Python server
-of the issue's report (both detect as the ``llama-cpp`` profile)."""
+of the issue's report (each detects as the profile of its name)."""
 
 STUB_PROFILES: tuple[StubProfile, ...] = (
     "openai",
@@ -46,6 +61,7 @@ class _Quirks:
     null_content_500: bool  # llama-cpp-python's pydantic error
     reasoning_field: str | None
     model_id: str
+    streams_tool_calls: bool = True  # False: a streamed tool call is an empty 200
 
 
 _QUIRKS: dict[StubProfile, _Quirks] = {
@@ -64,6 +80,7 @@ _QUIRKS: dict[StubProfile, _Quirks] = {
         True,
         None,
         "gemma-3-270m",
+        streams_tool_calls=False,
     ),
     "ollama": _Quirks(
         "library",
@@ -100,6 +117,8 @@ class ServerPlay:
     """``GET /v1/models`` requests answered (kept out of the stub's request record)."""
     tools_ignored: int = 0
     """Requests whose tools the server ignored (no ``tool_choice``)."""
+    empty_streams: int = 0
+    """Streams answered with an empty 200 (a tool call it cannot stream)."""
 
     @classmethod
     def of(cls, profile: StubProfile | None, *, llama_cpp: bool = False) -> ServerPlay:
@@ -135,6 +154,9 @@ class ServerPlay:
             return None
         if quirks.null_content_500 and (rejection := llama_cpp_rejection(body)):
             return 500, rejection
+        if _asserts(quirks, body) and not body.get("stream"):
+            error = {"message": "", "type": "internal_server_error", "param": None, "code": None}
+            return 500, {"error": error}  # str(AssertionError()) is empty
         for name in quirks.refuses:
             if name in body:
                 message = (
@@ -154,10 +176,11 @@ class ServerPlay:
         quirks = self._quirks
         if quirks is None:
             return openai_events(reply, model, usage_asked)
-        if quirks.needs_tool_choice and body.get("tools") and not body.get("tool_choice"):
-            self.tools_ignored += 1
-            text = reply.text or ["I have no tool to call."]
-            reply = dataclasses.replace(reply, tool_calls=[], text=text, stop_reason="stop")
+        reply = self._as_heard(reply, body)
+        auto = body.get("tools") and body.get("tool_choice") == "auto"
+        if _asserts(quirks, body) or (not quirks.streams_tool_calls and auto and reply.tool_calls):
+            self.empty_streams += 1
+            return []  # the handler raised after the headers: no chunk, no [DONE]
         events = openai_events(reply, model, usage_asked and quirks.usage_chunk)
         if quirks.reasoning_field is None or not self.reasoning:
             return events
@@ -167,6 +190,40 @@ class ServerPlay:
             for piece in _pieces(self.reasoning)
         ]
         return events[:1] + thinking + events[1:]
+
+    def whole(self, reply: Reply, model: str, body: dict[str, Any]) -> dict[str, Any]:
+        """The unstreamed reply's JSON as this server sends it (reasoning in its field)."""
+        quirks = self._quirks
+        if quirks is None:
+            return whole_reply("openai", reply, model)
+        payload = whole_reply("openai", self._as_heard(reply, body), model)
+        if quirks.reasoning_field is not None and self.reasoning:
+            payload["choices"][0]["message"][quirks.reasoning_field] = self.reasoning
+        return payload
+
+    def _as_heard(self, reply: Reply, body: dict[str, Any]) -> Reply:
+        """``reply`` as the server makes it from ``body``: without tool calls when it
+        ignores tools sent without ``tool_choice``."""
+        quirks = self._quirks
+        if quirks is None or not quirks.needs_tool_choice:
+            return reply
+        if not body.get("tools") or body.get("tool_choice"):
+            return reply
+        self.tools_ignored += 1
+        text = reply.text or ["I have no tool to call."]
+        return dataclasses.replace(reply, tool_calls=[], text=text, stop_reason="stop")
+
+
+def _asserts(quirks: _Quirks, body: dict[str, Any]) -> bool:
+    """llama-cpp-python's handler takes only "auto", "none" or a named function with
+    tools; any other string choice fails its ``assert``."""
+    choice = body.get("tool_choice")
+    return (
+        not quirks.streams_tool_calls
+        and bool(body.get("tools"))
+        and isinstance(choice, str)
+        and choice not in ("auto", "none")
+    )
 
 
 def _chunk(model: str, created: int, delta: dict[str, Any]) -> bytes:

@@ -1,19 +1,22 @@
 """The OpenAI Chat Completions adapter (OpenAI and OpenAI-compatible servers).
 
-One streamed attempt per :meth:`OpenAIProvider.stream` call on
-``openai.AsyncOpenAI`` with the SDK's own retries off. The request is built in
-``messages``, the chunks are translated in ``stream``; this module holds the
-call and maps the SDK's errors to ours.
+One attempt per :meth:`OpenAIProvider.stream` call on ``openai.AsyncOpenAI``
+with the SDK's own retries off: streamed, except where the server's profile says
+it cannot stream a reply to a request with tools (llama-cpp-python), which is
+asked unstreamed and its whole reply played back as the same events. The
+request is built in ``messages``, the chunks are translated in ``stream``, a
+whole reply in ``whole``; this module holds the call and maps the SDK's errors
+to ours.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Literal
+from typing import Any, Literal
 
 import httpx2
 import openai
-from openai.types.chat import ChatCompletionToolChoiceOptionParam
+from openai.types.chat import ChatCompletion, ChatCompletionToolChoiceOptionParam
 
 from backend.llm._http_errors import short
 from backend.llm.errors import (
@@ -25,7 +28,8 @@ from backend.llm.openai_chat.connection import OpenAIConnection, error_detail
 from backend.llm.openai_chat.detect import ProfileChooser
 from backend.llm.openai_chat.messages import to_openai_messages, to_openai_tools
 from backend.llm.openai_chat.profiles import ProfileSetting, ServerProfile, request_options
-from backend.llm.openai_chat.stream import Translation
+from backend.llm.openai_chat.stream import Translation, empty_reply
+from backend.llm.openai_chat.whole import completion_events
 from backend.llm.types import ChatRequest, StreamEvent, StreamStopped, UsageReported
 
 ToolChoice = Literal["auto", "required", "none"]
@@ -41,16 +45,30 @@ def _refused(exc: Exception) -> bool:
 
 
 def _tool_choice(
-    request: ChatRequest, configured: ToolChoice, profile: ServerProfile
+    request: ChatRequest, configured: ToolChoice, profile: ServerProfile, *, provider: str = ""
 ) -> ChatCompletionToolChoiceOptionParam | openai.Omit:
     """The request's forced tool, else the provider's setting; nothing without tools,
-    nor the default "auto" for a server that reads no ``tool_choice`` (Ollama)."""
+    nor the default "auto" for a server that reads no ``tool_choice`` (Ollama).
+
+    "required" to a server that cannot take it (llama-cpp-python) is the one offered
+    tool by name when there is one tool (the same demand), else a refused request:
+    the server would fail an assert and answer HTTP 500 with no message.
+    """
     if not request.tools:
         return openai.omit
     if request.tool_choice:
         return {"type": "function", "function": {"name": request.tool_choice}}
     if configured == "auto" and not profile.tool_choice:
         return openai.omit
+    if configured == "required" and not profile.required_tool_choice:
+        if len(request.tools) == 1:
+            return {"type": "function", "function": {"name": request.tools[0].name}}
+        raise ProviderRequestError(
+            f'{provider}: this server ({profile.name}) cannot take tool_choice "required" '
+            f"with {len(request.tools)} tools",
+            provider=provider,
+            help_hint=f'set [providers.{provider}] tool_choice = "auto"',
+        )
     return configured
 
 
@@ -98,17 +116,23 @@ class OpenAIProvider:
         opts = request.options
         client = self._connection.sdk()
         profile = await self._profiles.choose(client, self._timeout_s)
+        choice = _tool_choice(request, self._tool_choice, profile, provider=self.name)
+        streamed = profile.stream_tools or not request.tools or choice == "none"
+        arguments = {
+            "model": opts.model,
+            "messages": to_openai_messages(request, null_content=profile.null_content),
+            "tools": to_openai_tools(request) if request.tools else openai.omit,
+            "tool_choice": choice,
+            "temperature": opts.temperature if opts.temperature is not None else openai.omit,
+            "prompt_cache_key": self._cache_key(request, profile),
+            **request_options(profile, limit=opts.max_tokens, stream=streamed),
+        }
+        if not streamed:  # the server cannot stream this reply: ask for it whole
+            async for event in self._whole(client, arguments):
+                yield event
+            return
         try:
-            stream = await client.chat.completions.create(
-                model=opts.model,
-                messages=to_openai_messages(request, null_content=profile.null_content),
-                tools=to_openai_tools(request) if request.tools else openai.omit,
-                tool_choice=_tool_choice(request, self._tool_choice, profile),
-                temperature=opts.temperature if opts.temperature is not None else openai.omit,
-                stream=True,
-                prompt_cache_key=self._cache_key(request, profile),
-                **request_options(profile, limit=opts.max_tokens),
-            )
+            stream = await client.chat.completions.create(**arguments, stream=True)
         except (openai.OpenAIError, httpx2.HTTPError) as exc:
             raise self._error(exc, streaming=False) from exc
         translation = Translation()
@@ -126,6 +150,8 @@ class OpenAIProvider:
                 except ProviderStreamError as exc:
                     exc.provider = self.name
                     raise
+            if not translation.replied:
+                raise empty_reply(self.name, profile.name, translation.chunks)
             try:
                 for event in translation.complete_calls():
                     yield event
@@ -137,6 +163,27 @@ class OpenAIProvider:
         if translation.usage is not None:
             yield UsageReported(usage=translation.usage)
         yield StreamStopped(reason=translation.stop_reason())
+
+    async def _whole(
+        self, client: openai.AsyncOpenAI, arguments: dict[str, Any]
+    ) -> AsyncIterator[StreamEvent]:
+        """One unstreamed attempt, its reply played back as a stream's events."""
+        try:
+            reply = await client.chat.completions.create(**arguments, stream=False)
+        except (openai.OpenAIError, httpx2.HTTPError, ValueError) as exc:
+            raise self._error(exc, streaming=False) from exc
+        if not isinstance(reply, ChatCompletion):  # a body the SDK could not read as one
+            raise ProviderStreamError(
+                f"{self.name}: unexpected reply: {short(reply)}", provider=self.name
+            )
+        try:
+            for event in completion_events(reply):
+                yield event
+        except ProviderStreamError as exc:
+            exc.provider = self.name
+            exc.message = f"{self.name}: {exc.message}"
+            exc.args = (exc.message,)
+            raise
 
     def _error(self, exc: Exception, *, streaming: bool) -> ProviderError:
         name = self.name

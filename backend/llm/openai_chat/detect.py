@@ -33,7 +33,7 @@ PROBE_TIMEOUT_S = 5.0
 
 _OWNERS: dict[str, ProfileName] = {
     "llamacpp": "llama-cpp",  # llama.cpp's llama-server
-    "me": "llama-cpp",  # llama-cpp-python's server
+    "me": "llama-cpp-python",  # its server (behind uvicorn)
     "library": "ollama",  # Ollama: the namespace of its official models
     "vllm": "vllm",
     "organization_owner": "lm-studio",

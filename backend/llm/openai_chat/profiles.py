@@ -19,20 +19,28 @@ Sources, per profile (read when these profiles were written):
   parameter: 'parallel_tool_calls' is not supported with this model", o3-mini,
   o3, o4-mini), so it is never sent; ``/v1/models`` entries are ``owned_by``
   "openai", "system" or "openai-internal".
-- ``llama-cpp``: two servers. llama-cpp-python 0.3.36 (``llama_cpp/server``):
-  the assistant message's ``content`` is ``NotRequired[str]``, so null is a
-  pydantic error answered with HTTP 500; its function-calling chat handlers
-  use ``tools`` only when ``tool_choice`` is given; the request model ignores
-  unknown fields, so ``max_completion_tokens``, ``stream_options`` and
-  ``parallel_tool_calls`` are silently dropped and no usage chunk is streamed;
-  ``/v1/models`` says ``owned_by: "me"`` behind uvicorn. llama.cpp's own
-  ``llama-server`` (``tools/server``): ``owned_by: "llamacpp"`` and a
-  ``Server: llama.cpp`` header; ``max_tokens`` and ``max_completion_tokens``
-  are aliases of ``n_predict``; usage is streamed only when
-  ``include_usage`` is asked; reasoning arrives as ``delta.reasoning_content``;
-  ``parallel_tool_calls`` is read (default: what the chat template supports).
-  The profile is what both take: ``""`` content, ``tool_choice`` always,
-  ``max_tokens``.
+- ``llama-cpp-python``: its server 0.3.36 (``llama_cpp/server``,
+  ``llama_chat_format.chatml_function_calling``). The assistant message's
+  ``content`` is ``NotRequired[str]``, so null is a pydantic error answered
+  with HTTP 500; the function-calling handlers use ``tools`` only when
+  ``tool_choice`` is given, and only ``"auto"`` or a named function: any other
+  string (``"required"``) fails an ``assert`` (HTTP 500 with an empty message,
+  or an empty 200 stream); a tool call picked under ``"auto"`` cannot be
+  streamed (``ValueError: Automatic streaming tool choice is not supported``,
+  raised after the 200 and its headers are out: an empty stream), while the
+  same request unstreamed returns it. The request model ignores unknown
+  fields, so ``max_completion_tokens``, ``stream_options`` and
+  ``parallel_tool_calls`` are silently dropped and no usage chunk is streamed
+  (an unstreamed reply carries usage). ``/v1/models`` says ``owned_by: "me"``
+  behind uvicorn.
+- ``llama-cpp``: llama.cpp's own ``llama-server`` (``tools/server``):
+  ``owned_by: "llamacpp"`` and a ``Server: llama.cpp`` header; ``""`` content
+  is taken; ``max_tokens`` and ``max_completion_tokens`` are aliases of
+  ``n_predict``; usage is streamed when ``include_usage`` is asked; reasoning
+  arrives as ``delta.reasoning_content``; tool calls stream as indexed deltas
+  with ``--jinja`` (llama.cpp pull request 12379, May 2025) and
+  ``tool_choice`` takes ``"required"``; ``parallel_tool_calls`` is read
+  (default: what the chat template supports).
 - ``ollama``: ``openai/openai.go``. ``ChatCompletionRequest`` knows
   ``max_tokens`` but not ``max_completion_tokens``, ``tool_choice`` or
   ``parallel_tool_calls`` (Go's JSON decoder drops them silently); null content
@@ -62,8 +70,12 @@ from typing import Any, Literal, get_args
 
 import openai
 
-ProfileName = Literal["openai", "llama-cpp", "ollama", "vllm", "lm-studio", "generic"]
-ProfileSetting = Literal["auto", "openai", "llama-cpp", "ollama", "vllm", "lm-studio", "generic"]
+ProfileName = Literal[
+    "openai", "llama-cpp", "llama-cpp-python", "ollama", "vllm", "lm-studio", "generic"
+]
+ProfileSetting = Literal[
+    "auto", "openai", "llama-cpp", "llama-cpp-python", "ollama", "vllm", "lm-studio", "generic"
+]
 """``[providers.NAME] profile``: a profile by name, or "auto" to ask the server."""
 
 PROFILE_NAMES: tuple[ProfileName, ...] = get_args(ProfileName)
@@ -89,6 +101,11 @@ class ServerProfile:
     parallel calls where the model makes them, and OpenAI's o-series refuse the field."""
     reasoning_field: str | None
     """The delta field its reasoning arrives in (both are read from every server)."""
+    stream_tools: bool = True
+    """Streams a reply when tools are offered; llama-cpp-python cannot stream a tool
+    call, so a request with tools is sent to it unstreamed."""
+    required_tool_choice: bool = True
+    """Takes ``tool_choice: "required"``; llama-cpp-python takes only "auto" or a name."""
 
 
 PROFILES: dict[ProfileName, ServerProfile] = {
@@ -105,10 +122,21 @@ PROFILES: dict[ProfileName, ServerProfile] = {
         "llama-cpp",
         null_content=False,
         token_limit_field="max_tokens",
-        stream_usage=False,  # llama-cpp-python never streams one; llama-server does when asked
+        stream_usage=True,  # when include_usage is asked
         tool_choice=True,
         parallel_tool_calls=False,
         reasoning_field="reasoning_content",
+    ),
+    "llama-cpp-python": ServerProfile(
+        "llama-cpp-python",
+        null_content=False,
+        token_limit_field="max_tokens",
+        stream_usage=False,  # never streams one
+        tool_choice=True,
+        parallel_tool_calls=False,
+        reasoning_field=None,
+        stream_tools=False,  # a streamed tool call is an empty 200
+        required_tool_choice=False,  # an assert fails
     ),
     "ollama": ServerProfile(
         "ollama",
@@ -154,18 +182,22 @@ def is_openai_host(base_url: str | None) -> bool:
     return base_url is None or "api.openai.com" in base_url
 
 
-def request_options(profile: ServerProfile, *, limit: int | None) -> dict[str, Any]:
+def request_options(
+    profile: ServerProfile, *, limit: int | None, stream: bool = True
+) -> dict[str, Any]:
     """The profile-dependent keyword arguments of ``chat.completions.create``
     (``tool_choice`` aside: see the adapter).
 
     ``openai.omit`` leaves a field out of the body entirely, so a server that
     would refuse it (or silently drop it) never sees it. ``stream_options`` goes
-    to every server: those that know it honour it, the others ignore it.
+    to every server that is streamed to (those that know it honour it, the
+    others ignore it) and to none that is not: OpenAI refuses it without
+    ``stream``.
     """
     omit = openai.omit
     limit_field = profile.token_limit_field
     return {
         "max_tokens": limit if limit_field == "max_tokens" else omit,
         "max_completion_tokens": limit if limit_field == "max_completion_tokens" else omit,
-        "stream_options": {"include_usage": True},
+        "stream_options": {"include_usage": True} if stream else omit,
     }

@@ -5,16 +5,22 @@ usage chunk, no tool-call ids, no ``finish_reason`` before the end of the
 stream, usage repeated on every chunk. Tool calls arrive as indexed deltas;
 each is completed when the choice finishes (or the stream ends) and only if
 its accumulated arguments parse as a JSON object.
+
+Not lenient about a stream that carried no reply at all (no chunk, or neither
+text, a tool call nor a finish reason): that is a server that failed after its
+HTTP 200 was out (llama-cpp-python asked to stream a tool call), never an empty
+answer. See :class:`EmptyReplyError`.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletionChunk
-from openai.types.chat.chat_completion_chunk import ChoiceDelta, ChoiceDeltaToolCall
+from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
 
 from backend.llm._http_errors import short
 from backend.llm.errors import ProviderStreamError
@@ -40,7 +46,37 @@ _STOP_REASONS: dict[str, StopReason] = {
 }
 
 
-def _usage(raw: CompletionUsage) -> Usage:
+class EmptyReplyError(ProviderStreamError):
+    """HTTP 200, then a stream that ended without a reply (or a reply without a choice).
+
+    Not retried: the server ended the stream cleanly, as it does when its handler
+    raised after the headers were sent, and such a handler fails the same way for
+    the same request every time (llama-cpp-python's streamed tool call does, on
+    every attempt). A retry would only make a slow local server read the whole
+    prompt again (10-40 s on a laptop CPU) to fail the same way; a cut connection
+    (a reset, a stall) is a different error and still retried.
+    """
+
+    retryable = False
+
+
+def empty_reply(provider: str, profile: str, chunks: int) -> EmptyReplyError:
+    """The error for a stream that carried ``chunks`` chunks and no reply."""
+    what = "no chunk" if not chunks else f"{chunks} chunk(s) but no text, tool call or finish"
+    hint = "the server's log says why (it failed after answering HTTP 200)"
+    if profile in ("llama-cpp", "generic"):
+        hint += (
+            f"; llama-cpp-python cannot stream tool calls: set [providers.{provider}] "
+            'profile = "llama-cpp-python" so Sylk asks it without streaming'
+        )
+    return EmptyReplyError(
+        f"{provider}: the server ended the stream without a reply ({what})",
+        provider=provider,
+        help_hint=hint,
+    )
+
+
+def to_usage(raw: CompletionUsage) -> Usage:
     prompt = raw.prompt_tokens or 0
     details = raw.prompt_tokens_details
     cached = (details.cached_tokens or 0) if details is not None else 0
@@ -62,10 +98,10 @@ class _PendingCall:
         self.started = False
 
 
-def _reasoning(delta: ChoiceDelta) -> str:
-    """The reasoning a server streams beside the answer (never part of it); the
-    first field that has some, since proxies may repeat it under both names."""
-    extra = delta.model_extra or {}
+def reasoning_text(extra: Mapping[str, Any]) -> str:
+    """The reasoning a server sends beside the answer (never part of it), from a
+    delta's or a message's extra fields; the first field that has some, since
+    proxies may repeat it under both names."""
     for field in REASONING_FIELDS:
         value = extra.get(field)
         if isinstance(value, str) and value:
@@ -81,18 +117,28 @@ class Translation:
         self.finish: str | None = None
         self._calls: dict[int, _PendingCall] = {}
         self._completed = False
+        self.chunks = 0
+        self._said = False  # text or a tool call came
+
+    @property
+    def replied(self) -> bool:
+        """Whether the stream carried a reply: text, a tool call or a finish reason
+        (an empty answer the server finished is still an answer)."""
+        return self._said or bool(self._calls) or self.finish is not None
 
     def feed(self, chunk: ChatCompletionChunk) -> Iterator[StreamEvent]:
+        self.chunks += 1
         if chunk.usage is not None:  # servers that repeat it send running totals
-            self.usage = _usage(chunk.usage)
+            self.usage = to_usage(chunk.usage)
         for choice in chunk.choices or ():
             if choice.index:  # only the first choice is ours
                 continue
             delta = choice.delta
             if delta is not None:
-                if thought := _reasoning(delta):
+                if thought := reasoning_text(delta.model_extra or {}):
                     yield ReasoningDelta(text=thought)
                 if delta.content:
+                    self._said = True
                     yield TextDelta(text=delta.content)
                 for position, raw in enumerate(delta.tool_calls or ()):
                     yield from self._tool_delta(raw, position)
@@ -140,6 +186,11 @@ class Translation:
             yield ToolCallCompleted(index=index, call=done)
 
     def stop_reason(self) -> StopReason:
-        if self._calls and self.finish in (None, "stop"):
-            return "tool_use"  # Ollama and others say "stop" after a tool call
-        return _STOP_REASONS.get(self.finish or "stop", "end_turn")
+        return stop_reason(self.finish, has_calls=bool(self._calls))
+
+
+def stop_reason(finish: str | None, *, has_calls: bool) -> StopReason:
+    """Our stop reason for a server's ``finish_reason``."""
+    if has_calls and finish in (None, "stop"):
+        return "tool_use"  # Ollama and others say "stop" after a tool call
+    return _STOP_REASONS.get(finish or "stop", "end_turn")

@@ -46,7 +46,7 @@ THOUGHT = "SECRET-THOUGHT: the user wants a.txt, so I will call read_file first.
 DETECTED: dict[StubProfile, ProfileName] = {
     "openai": "openai",
     "llama-cpp": "llama-cpp",
-    "llama-cpp-python": "llama-cpp",
+    "llama-cpp-python": "llama-cpp-python",
     "ollama": "ollama",
     "vllm": "vllm",
     "lm-studio": "lm-studio",
@@ -127,8 +127,13 @@ async def test_the_same_tool_using_turn_completes_against_every_server(
     assert server.server.name is not None and local.profile is not None
     assert local.profile.name == DETECTED[server.server.name]
     assert server.server.probes == 1 and server.server.tools_ignored == 0
+    assert server.server.empty_streams == 0
     first, second = (r.body for r in server.requests if r.path == PATH)
     assert first["tools"] and second["tools"]
+    # llama-cpp-python cannot stream a tool call: asked whole, without stream_options.
+    streamed = server.server.name != "llama-cpp-python"
+    assert bool(first.get("stream")) is streamed and bool(second.get("stream")) is streamed
+    assert ("stream_options" in first) is streamed
     assert "parallel_tool_calls" not in first  # o-series refuse it; defaults allow parallel
     # The second request carries the call and its result, in a shape this server takes.
     call, result = second["messages"][-2:]

@@ -43,7 +43,7 @@ def models(*owners: object) -> dict[str, Any]:
     ("owner", "expected"),
     [
         ("llamacpp", "llama-cpp"),
-        ("me", "llama-cpp"),
+        ("me", "llama-cpp-python"),
         ("library", "ollama"),
         ("vllm", "vllm"),
         ("organization_owner", "lm-studio"),
@@ -106,7 +106,8 @@ def test_the_token_fields_where_the_servers_read_them() -> None:
     fields = {name: PROFILES[name].token_limit_field for name in PROFILE_NAMES}
     assert fields == {
         "openai": "max_completion_tokens",  # reasoning models refuse max_tokens
-        "llama-cpp": "max_tokens",  # llama-cpp-python drops max_completion_tokens
+        "llama-cpp": "max_tokens",
+        "llama-cpp-python": "max_tokens",  # it drops max_completion_tokens
         "ollama": "max_tokens",  # so does Ollama
         "vllm": "max_completion_tokens",
         "lm-studio": "max_tokens",
