@@ -63,7 +63,7 @@ class EmptyReplyError(ProviderStreamError):
 def empty_reply(provider: str, profile: str, chunks: int) -> EmptyReplyError:
     """The error for a stream that carried ``chunks`` chunks and no reply."""
     what = "no chunk" if not chunks else f"{chunks} chunk(s) but no text, tool call or finish"
-    hint = "the server's log says why (it failed after answering HTTP 200)"
+    hint = "the server failed after answering HTTP 200: its log says why"
     if profile in ("llama-cpp", "generic"):
         hint += (
             f"; llama-cpp-python cannot stream tool calls: set [providers.{provider}] "

@@ -6,8 +6,9 @@ from typing import Any
 
 import openai
 import pytest
-from openai.types.chat import ChatCompletionChunk
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
+from backend.llm.errors import ProviderRequestError, ProviderStreamError
 from backend.llm.openai_chat.adapter import _tool_choice
 from backend.llm.openai_chat.detect import ProfileChooser, profile_from_models
 from backend.llm.openai_chat.messages import to_openai_messages
@@ -18,15 +19,22 @@ from backend.llm.openai_chat.profiles import (
     is_openai_host,
     request_options,
 )
-from backend.llm.openai_chat.stream import Translation
+from backend.llm.openai_chat.stream import EmptyReplyError, Translation, empty_reply
+from backend.llm.openai_chat.whole import completion_events
 from backend.llm.types import (
     ChatMessage,
     ChatOptions,
     ChatRequest,
     ReasoningDelta,
+    StreamStopped,
     TextDelta,
     ToolCall,
+    ToolCallArgsDelta,
+    ToolCallCompleted,
+    ToolCallStarted,
     ToolSpec,
+    Usage,
+    UsageReported,
 )
 
 TOOL = ToolSpec(name="read_file", description="Read.", input_schema={"type": "object"})
@@ -162,14 +170,14 @@ def test_a_tool_call_message_with_text_keeps_it_under_every_profile() -> None:
         assert entry["content"] == "Let me look."
 
 
-def chunk(delta: dict[str, Any]) -> ChatCompletionChunk:
+def chunk(delta: dict[str, Any], finish: str | None = None) -> ChatCompletionChunk:
     return ChatCompletionChunk.model_validate(
         {
             "id": "c",
             "object": "chat.completion.chunk",
             "created": 0,
             "model": "m",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
         }
     )
 
@@ -194,3 +202,120 @@ def test_a_reasoning_field_that_is_not_text_is_dropped(odd: object) -> None:
     assert list(Translation().feed(chunk({"reasoning": odd, "content": "ok"}))) == [
         TextDelta(text="ok")
     ]
+
+
+def test_llama_cpp_python_is_asked_unstreamed_with_tools_and_llama_server_is_not() -> None:
+    python, server = PROFILES["llama-cpp-python"], PROFILES["llama-cpp"]
+    assert not python.stream_tools and not python.required_tool_choice
+    assert server.stream_tools and server.required_tool_choice
+    assert all(PROFILES[n].stream_tools for n in PROFILE_NAMES if n != "llama-cpp-python")
+
+
+def test_stream_options_go_only_with_a_stream() -> None:
+    for name in PROFILE_NAMES:
+        assert request_options(PROFILES[name], limit=9, stream=False)["stream_options"] is (
+            openai.omit
+        )
+
+
+def test_required_to_llama_cpp_python_is_the_one_tool_by_name_or_refused() -> None:
+    python = PROFILES["llama-cpp-python"]
+    forced = {"type": "function", "function": {"name": "read_file"}}
+    assert _tool_choice(request(), "required", python) == forced
+    assert _tool_choice(request(), "required", PROFILES["llama-cpp"]) == "required"
+    assert _tool_choice(request(), "auto", python) == "auto"
+    two = request().model_copy(update={"tools": [TOOL, TOOL.model_copy(update={"name": "x"})]})
+    with pytest.raises(ProviderRequestError, match="cannot take"):
+        _tool_choice(two, "required", python, provider="local")
+
+
+def test_a_stream_without_a_reply_is_told_apart_from_an_empty_answer() -> None:
+    nothing = Translation()
+    list(nothing.feed(chunk({"role": "assistant", "content": ""})))
+    assert not nothing.replied and nothing.chunks == 1
+    finished = Translation()
+    list(finished.feed(chunk({"role": "assistant", "content": ""})))
+    list(finished.feed(chunk({}, finish="stop")))
+    assert finished.replied  # the server said it was done: an (empty) answer
+    thinking = Translation()
+    list(thinking.feed(chunk({"reasoning": "hmm"})))
+    assert not thinking.replied  # reasoning alone, no finish: cut before any answer
+    said = Translation()
+    list(said.feed(chunk({"content": "Hi"})))
+    assert said.replied and said.stop_reason() == "end_turn"
+
+
+def test_the_empty_reply_error_is_typed_and_not_retried() -> None:
+    error = empty_reply("local", "generic", 0)
+    assert isinstance(error, ProviderStreamError) and not error.retryable
+    assert error.message == "local: the server ended the stream without a reply (no chunk)"
+    assert 'profile = "llama-cpp-python"' in error.help_hint
+    assert "llama-cpp-python" not in empty_reply("local", "vllm", 2).help_hint
+
+
+def completion(message: dict[str, Any], finish: str | None = "stop", **extra: Any) -> Any:
+    return ChatCompletion.model_validate(
+        {
+            "id": "c",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "m",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            **extra,
+        }
+    )
+
+
+def test_a_whole_reply_plays_back_as_a_streams_events() -> None:
+    usage = {"prompt_tokens": 40, "completion_tokens": 13, "total_tokens": 53}
+    call = {"id": "call_0", "type": "function",
+            "function": {"name": "read_file", "arguments": '{"path": "a.txt"}'}}  # fmt: skip
+    message = {"role": "assistant", "content": "Let me look.", "tool_calls": [call],
+               "reasoning_content": "They want a.txt."}  # fmt: skip
+    events = list(completion_events(completion(message, "tool_calls", usage=usage)))
+    assert events == [
+        ReasoningDelta(text="They want a.txt."),
+        TextDelta(text="Let me look."),
+        ToolCallStarted(index=0, id="call_0", name="read_file"),
+        ToolCallArgsDelta(index=0, fragment='{"path": "a.txt"}'),
+        ToolCallCompleted(
+            index=0, call=ToolCall(id="call_0", name="read_file", arguments={"path": "a.txt"})
+        ),
+        UsageReported(usage=Usage(input_tokens=40, output_tokens=13)),
+        StreamStopped(reason="tool_use"),
+    ]
+
+
+def test_llama_cpp_pythons_whole_tool_call_with_poor_arguments() -> None:
+    """As the real server sent it: content null, a nameless legacy function_call
+    beside the tool call, arguments the model finished badly, finish "stop"."""
+    raw = '{ "path": "file1.txt,"'
+    call = {"id": "call__0_read_file_cmpl-1", "type": "function",
+            "function": {"name": "read_file", "arguments": raw}}  # fmt: skip
+    message = {"role": "assistant", "content": None, "tool_calls": [call],
+               "function_call": {"name": "", "arguments": raw}}  # fmt: skip
+    events = list(completion_events(completion(message, "stop")))
+    [done] = [e for e in events if isinstance(e, ToolCallCompleted)]
+    assert done.call.name == "read_file" and done.call.arguments_error
+    assert events[-1] == StreamStopped(reason="tool_use")
+    assert not [e for e in events if isinstance(e, (TextDelta, UsageReported))]
+
+
+def test_a_legacy_function_call_alone_is_a_tool_call() -> None:
+    message = {"role": "assistant", "content": None,
+               "function_call": {"name": "read_file", "arguments": "{}"}}  # fmt: skip
+    [started] = [e for e in completion_events(completion(message, "function_call"))
+                 if isinstance(e, ToolCallStarted)]  # fmt: skip
+    assert started.name == "read_file" and started.id.startswith("call_")
+
+
+def test_a_whole_reply_without_a_choice_or_a_name_is_an_error() -> None:
+    empty = ChatCompletion.model_validate(
+        {"id": "c", "object": "chat.completion", "created": 0, "model": "m", "choices": []}
+    )
+    with pytest.raises(EmptyReplyError, match="no choice"):
+        list(completion_events(empty))
+    nameless = {"role": "assistant", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "", "arguments": "{}"}}]}  # fmt: skip
+    with pytest.raises(ProviderStreamError, match="no function name"):
+        list(completion_events(completion(nameless)))
