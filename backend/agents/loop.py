@@ -64,6 +64,10 @@ EventCallback = Callable[[StreamEvent], Awaitable[None] | None]
 StopKind = Literal["final", "truncated", "interrupted", "step_limit", "cancelled", "error"]
 STOPPED_MARK = "(stopped)"
 TRUNCATED_MARK = "(truncated)"
+EMPTY_ANSWER = (
+    "the model ended its turn without an answer (no text and no tool call); "
+    "try again, or use a stronger model"
+)
 MALFORMED_ARGUMENTS = "MalformedToolArguments"  # the error step's error_type
 REASONING_LIMIT = 4096  # characters of reasoning kept per model call (its end)
 
@@ -178,6 +182,11 @@ class AgentLoop:
                     return await state.end("truncated", error=_truncated(limit))
                 messages.append(result.as_message())
                 if not result.tool_calls:
+                    if not state.text and not state.acted:
+                        # Nothing said, nothing done: some servers (llama-cpp-python with
+                        # tools offered) answer so; never store it as an answer.
+                        await state.emit("error", error=EMPTY_ANSWER, error_type="EmptyAnswer")
+                        return state.outcome("error", error=EMPTY_ANSWER)
                     await state.emit("final", text=state.text)
                     return state.outcome("final")
                 malformed = [c for c in result.tool_calls if c.arguments_error]
@@ -311,6 +320,11 @@ class _TurnState:
             await self.emit(
                 "retry", attempt=event.attempt, delay_s=event.delay_s, error=event.error
             )
+
+    @property
+    def acted(self) -> bool:
+        """Whether the turn called any tool."""
+        return bool(self._actions)
 
     def outcome(self, stop: StopKind, error: str | None = None) -> AgentOutcome:
         mark = {"cancelled": STOPPED_MARK, "truncated": TRUNCATED_MARK}.get(stop)

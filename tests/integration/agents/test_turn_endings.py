@@ -5,6 +5,7 @@
   a second malformed reply ends the turn with a clear error, keeping the answer so far.
 * An answer cut at the output limit is stored as truncated: the reply, the transcript
   and the step row say so, and a tool call cut with it is never run nor retried.
+* A reply with no text and no tool call is an error, never an empty answer.
 * A server that sends no usage gets a local count, marked estimated in the step, the
   archive's usage row and /status.
 """
@@ -144,6 +145,20 @@ async def test_a_second_malformed_reply_ends_the_turn_clearly(
     kind, data = _steps(parts, session_id)[-1]
     assert kind == "error" and data["error_type"] == "MalformedToolArguments"
     assert "Traceback" not in data["error"]
+
+
+async def test_an_empty_answer_is_an_error_not_an_answer(
+    engine: Engine, parts: EngineParts, llm_stub: LLMStub, llm_path: str
+) -> None:
+    # llama-cpp-python with tools offered: a reply with no text and no tool call.
+    llm_stub.push(Reply(text=[]))
+    session_id, reply = await _ask(engine, "what is in notes.txt?", MessageType.SYSTEM_NOTICE)
+    assert reply["stop"] == "error"
+    assert "without an answer (no text and no tool call)" in reply["error"]
+    assert reply["text"].startswith("The architect could not answer: the model ended its turn")
+    assert llm_stub.count(llm_path) == 1
+    kind, data = _steps(parts, session_id)[-1]
+    assert kind == "error" and data["error_type"] == "EmptyAnswer"
 
 
 async def test_a_truncated_answer_is_stored_as_truncated(
