@@ -140,6 +140,17 @@ class TurnRunner:
             )
         return self._clients[name]
 
+    def server_profiles(self) -> dict[str, str]:
+        """Each OpenAI-compatible provider called so far: the server profile it uses."""
+        found: dict[str, str] = {}
+        for name, provider in self._providers.items():
+            chat = getattr(provider, "chat", provider)  # the Chat/Responses router's Chat side
+            profile = getattr(chat, "profile", None)
+            if profile is not None:
+                how = "detected" if self.settings.provider(name).profile == "auto" else "set"
+                found[name] = f"{profile.name} ({how})"
+        return found
+
     async def aclose(self) -> None:
         for provider in self._providers.values():
             await provider.aclose()

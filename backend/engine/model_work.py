@@ -100,7 +100,12 @@ def status_models(turns: TurnRunner, session: Session | None) -> str:
         head = describe(turns.choice("architect", session))
     except SylkError as exc:
         head = f"unusable: {exc.message}"
-    return "\n".join([head, "Models per role (/model to change):", *role_lines(turns, session)])
+    lines = [head, "Models per role (/model to change):", *role_lines(turns, session)]
+    profiles = turns.server_profiles()
+    if profiles:
+        shown = ", ".join(f"{name}: {profile}" for name, profile in sorted(profiles.items()))
+        lines.append(f"Server profiles: {shown}")
+    return "\n".join(lines)
 
 
 async def model_command(
