@@ -145,11 +145,17 @@ class OpenAIProvider:
                 except (openai.OpenAIError, httpx2.HTTPError, ValueError) as exc:
                     raise self._error(exc, streaming=True) from exc
                 try:
-                    for event in translation.feed(chunk):
-                        yield event
+                    events = list(translation.feed(chunk))
                 except ProviderStreamError as exc:
                     exc.provider = self.name
                     raise
+                except (AttributeError, TypeError, ValueError) as exc:  # SDK: no validation
+                    raise ProviderStreamError(
+                        f"{self.name}: the stream carried an unreadable chunk: {short(exc)}",
+                        provider=self.name,
+                    ) from exc
+                for event in events:
+                    yield event
             if not translation.replied:
                 raise empty_reply(self.name, profile.name, translation.chunks)
             try:
@@ -172,18 +178,21 @@ class OpenAIProvider:
             reply = await client.chat.completions.create(**arguments, stream=False)
         except (openai.OpenAIError, httpx2.HTTPError, ValueError) as exc:
             raise self._error(exc, streaming=False) from exc
-        if not isinstance(reply, ChatCompletion):  # a body the SDK could not read as one
-            raise ProviderStreamError(
-                f"{self.name}: unexpected reply: {short(reply)}", provider=self.name
-            )
-        try:
-            for event in completion_events(reply):
-                yield event
+        try:  # all or nothing: a reply that breaks halfway never leaves half its events
+            if not isinstance(reply, ChatCompletion):  # JSON the SDK could not read as one
+                raise TypeError(type(reply).__name__)
+            events = list(completion_events(reply))
         except ProviderStreamError as exc:
             exc.provider = self.name
             exc.message = f"{self.name}: {exc.message}"
             exc.args = (exc.message,)
             raise
+        except (AttributeError, TypeError, ValueError) as exc:  # the SDK does not validate
+            raise ProviderStreamError(
+                f"{self.name}: unexpected reply: {short(exc)}", provider=self.name
+            ) from exc
+        for event in events:
+            yield event
 
     def _error(self, exc: Exception, *, streaming: bool) -> ProviderError:
         name = self.name

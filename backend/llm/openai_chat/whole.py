@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 from openai.types.chat import ChatCompletion, ChatCompletionMessage
 
+from backend.llm._http_errors import short
 from backend.llm.errors import ProviderStreamError
 from backend.llm.openai_chat.stream import EmptyReplyError, reasoning_text, stop_reason, to_usage
 from backend.llm.types import (
@@ -38,9 +39,9 @@ def _calls(message: ChatCompletionMessage) -> list[tuple[str, str, str]]:
     sometimes nameless)."""
     found: list[tuple[str, str, str]] = []
     for call in message.tool_calls or ():
-        function = getattr(call, "function", None)  # custom tool calls have none
+        function = getattr(call, "function", None)  # we offer no custom tools
         if function is None:
-            continue
+            raise ProviderStreamError(f"a tool call that is not a function call: {short(call)}")
         call_id = call.id or f"call_{secrets.token_hex(8)}"
         found.append((call_id, function.name or "", function.arguments or ""))
     legacy = message.function_call

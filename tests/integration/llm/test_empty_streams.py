@@ -36,7 +36,8 @@ from backend.llm.types import (
 )
 from tests.integration.conftest import TEST_KEY
 from tests.stubs import LLMStub, StubToolCall, text_reply, tool_reply
-from tests.stubs.llm_script import Reply, StreamFault
+from tests.stubs.llm_script import Reply, StreamFault, sse
+from tests.stubs.server_profiles import ServerPlay
 
 PATH = "/v1/chat/completions"
 SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}}
@@ -188,3 +189,56 @@ async def test_what_real_servers_do_legitimately_stays_an_answer(
     llm_stub.push(reply)
     result, _ = await run(provider_for(llm_stub), ask())
     assert result.text == text and result.stop_reason == "end_turn"
+
+
+class HostileServer(ServerPlay):
+    """A server whose every reply (whole, or each chunk of a stream) is ``body``."""
+
+    body: Any = None
+
+    def whole(self, reply: Reply, model: str, body: dict[str, Any]) -> Any:
+        return self.body
+
+    def events(self, reply: Reply, model: str, body: dict[str, Any]) -> list[Any]:
+        return [("meta", sse(self.body)), ("meta", sse("[DONE]"))]
+
+
+HOSTILE = [
+    {"choices": [None]},
+    {"choices": [{"index": 0, "message": None, "delta": None}]},
+    {"choices": [{"index": 0, "message": {"content": 5}, "delta": {"content": 5}}]},
+    {
+        "choices": [
+            {
+                "index": 0,
+                "message": {"tool_calls": [None, {"id": 3}]},
+                "delta": {"tool_calls": [None]},
+            }
+        ]
+    },
+    {
+        "choices": [
+            {
+                "index": 0,
+                "message": {"content": "hi"},
+                "delta": {"content": "hi"},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": "lots",
+    },
+    [1, 2],
+]
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+@pytest.mark.parametrize("body", HOSTILE)
+async def test_a_hostile_reply_is_a_typed_error_never_a_crash(body: Any, streamed: bool) -> None:
+    with LLMStub(profile="llama-cpp-python") as stub:
+        hostile = HostileServer("llama-cpp-python")
+        hostile.body = body
+        stub.server = hostile
+        stub.push(*[text_reply("x")] * 3)  # each attempt's turn; the body is what is sent
+        tools = () if streamed else (READ_FILE,)  # with tools: asked whole
+        with pytest.raises(ProviderStreamError, match=r"^local: "):
+            await run(provider_for(stub), ask(*tools))
