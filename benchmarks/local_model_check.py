@@ -8,12 +8,15 @@ code) and a ``config.toml`` whose provider points at the server (``kind = "opena
 and runs ``sylk run --json`` turns through the real CLI. From the engine events it
 judges each check: server up, a plain answer, a tool call made, the tool result fed
 back and accepted by the server (issue 14's defect 1), a final answer, usage reported
-(or estimated), a truncation notice with a tiny ``max_tokens``, and the time per turn.
+(or estimated), a truncation notice with a tiny ``max_tokens``, the server never asked
+what it cannot do (a streamed tool call, ``tool_choice: "required"``), ``required``
+refused with a clear word, and the time per turn.
 Raw requests to the server (``probes``) record what it accepts, for the report.
 The server is always stopped (its whole process group). Recipe: docs/local-models.md.
 
     .venv/bin/python benchmarks/local_model_check.py [--venv /work/local-llm-venv]
         [--model PATH.gguf] [--chat-format chatml-function-calling] [--n-ctx 8192]
+        [--proxy]   # the tool turn again through unstreamed_tools_proxy.py
 
 Prints one JSON object; exits 0 when every check passed, 1 otherwise, 2 on bad setup.
 Never imported by tests.
@@ -178,6 +181,11 @@ PROBES: dict[str, dict[str, Any]] = {
                                 "stream": True},
     "tool_call_required_streamed": {"messages": ASK_TOOL, "tools": [TOOL],
                                     "tool_choice": "required", "stream": True},
+    "tool_call_required": {"messages": ASK_TOOL, "tools": [TOOL], "tool_choice": "required"},
+    # the one tool by name (what Sylk sends for "required" with one tool), streamed
+    "tool_call_named_streamed": {"messages": ASK_TOOL, "tools": [TOOL], "stream": True,
+                                 "tool_choice": {"type": "function",
+                                                 "function": {"name": "read_file"}}},
     # usage in a stream when asked for; an answer cut at max_tokens (no tools)
     "usage_streamed": {"messages": ASK_TEXT, "stream": True,
                        "stream_options": {"include_usage": True}},
@@ -382,16 +390,38 @@ def run_checks(
         write_setup(tmp / "cut", server.base, args.tool_choice, args.tiny_max_tokens)
         cut = server.run(args.sylk, tmp / "cut", "cut", PLAIN, args.turn_timeout)
     routed = server.run(args.sylk, tmp / "main", "routed", ROUTED, args.turn_timeout)
-    proxy = UnstreamedToolsProxy(server.base.removesuffix("/v1"))
-    try:
-        write_setup(tmp / "unstreamed", proxy.base, args.tool_choice)
-        unstreamed = server.run(args.sylk, tmp / "unstreamed", "tool", TOOLED, args.turn_timeout)
-    finally:
-        proxy.close()
-    runs = {"plain": plain, "tool": tooled, "routed": routed, "tool_unstreamed": unstreamed}
+    write_setup(tmp / "required", server.base, "required")
+    required = server.run(args.sylk, tmp / "required", "required", TOOLED, args.turn_timeout)
+    unstreamed = None
+    if args.proxy:  # Sylk asks this server unstreamed by itself now; the proxy shows how
+        proxy = UnstreamedToolsProxy(server.base.removesuffix("/v1"))
+        try:
+            write_setup(tmp / "unstreamed", proxy.base, args.tool_choice)
+            unstreamed = server.run(
+                args.sylk, tmp / "unstreamed", "tool", TOOLED, args.turn_timeout
+            )
+        finally:
+            proxy.close()
+    runs = {"plain": plain, "tool": tooled, "routed": routed, "tool_required": required}
+    if unstreamed is not None:
+        runs["tool_unstreamed"] = unstreamed
     if cut is not None:
         runs["tiny_max_tokens"] = cut
     checks = judge(plain, tooled, cut, unstreamed)
+    refused = 'cannot take tool_choice "required"' in required["stderr"]
+    checks.append(
+        {
+            "name": "required_said_clearly",
+            "ok": required["exit"] != 0
+            and refused
+            and not model_calls(required)
+            and "Traceback" not in required["stderr"],
+            "detail": f"exit {required['exit']}: {required['stderr'][-240:]!r}",
+        }
+    )
+    broken = {name: errors for name, run in runs.items() if (errors := run.get("server_errors"))}
+    checks.append({"name": "server_never_failed", "ok": not broken,
+                   "detail": f"exceptions the server logged per run: {broken}"})  # fmt: skip
     guide = [c for c in model_calls(routed) if c["role"] == "guide"]
     checks.append({"name": "guide_routed", "ok": bool(route(routed).get("target")),
                    "detail": f"{route(routed)}; guide model calls (s): "
@@ -415,6 +445,9 @@ def main() -> int:
     parser.add_argument("--turn-timeout", type=float, default=900.0)
     parser.add_argument("--tiny-max-tokens", type=int, default=4)
     parser.add_argument("--keep", action="store_true", help="keep the temp dir (printed)")
+    parser.add_argument(
+        "--proxy", action="store_true", help="the tool turn again through the unstreaming proxy"
+    )
     args = parser.parse_args()
     if not (args.venv / "bin/python").exists():
         print(f"no venv at {args.venv}: see docs/local-models.md", file=sys.stderr)
