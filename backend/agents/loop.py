@@ -45,6 +45,7 @@ from backend.agents.tools import ToolExecutor, ToolOutcome
 from backend.events import AgentStep, StepKind
 from backend.llm.errors import ProviderError
 from backend.llm.types import (
+    NO_TOOL,
     ChatMessage,
     ChatOptions,
     ChatRequest,
@@ -124,12 +125,14 @@ class AgentLoop:
         self.post_prompt_hooks = list(post_prompt_hooks or [])
         self.context_hooks = list(context_hooks or [])
 
-    def _request(self, messages: list[ChatMessage]) -> ChatRequest:
+    def _request(self, messages: list[ChatMessage], *, text_only: bool = False) -> ChatRequest:
+        tools = self.tools.specs() if self.tools else []
         request = ChatRequest(
             system=self.system,
             messages=list(messages),
-            tools=self.tools.specs() if self.tools else [],
+            tools=tools,
             options=self.options,
+            tool_choice=NO_TOOL if text_only and tools else None,
         )
         for hook in self.pre_prompt_hooks:
             request = hook(request)
@@ -160,7 +163,7 @@ class AgentLoop:
             for _ in range(self.max_steps):
                 state.step += 1
                 await state.emit("model_call", model=self.options.model)
-                request = self._request(messages)
+                request = self._request(messages, text_only=state.asked_for_text)
                 result = await self.client.run(request, state.on_event)
                 for hook in self.post_prompt_hooks:
                     hook(request, result)
@@ -180,13 +183,16 @@ class AgentLoop:
                     # Cut at the output limit: a tool call may be cut too, so none runs.
                     limit = request.options.max_tokens  # as sent, after the hooks
                     return await state.end("truncated", error=_truncated(limit))
+                if not result.tool_calls and not state.text and not state.acted:
+                    # Nothing said, nothing done: llama-cpp-python with tools offered can
+                    # only call one. Ask once for text alone, then say so; never store it.
+                    if request.tools and not state.asked_for_text:
+                        state.asked_for_text = True
+                        continue
+                    await state.emit("error", error=EMPTY_ANSWER, error_type="EmptyAnswer")
+                    return state.outcome("error", error=EMPTY_ANSWER)
                 messages.append(result.as_message())
                 if not result.tool_calls:
-                    if not state.text and not state.acted:
-                        # Nothing said, nothing done: some servers (llama-cpp-python with
-                        # tools offered) answer so; never store it as an answer.
-                        await state.emit("error", error=EMPTY_ANSWER, error_type="EmptyAnswer")
-                        return state.outcome("error", error=EMPTY_ANSWER)
                     await state.emit("final", text=state.text)
                     return state.outcome("final")
                 malformed = [c for c in result.tool_calls if c.arguments_error]
@@ -254,6 +260,7 @@ class _TurnState:
         self.step = 0
         self.usage = Usage()
         self.malformed_answered = False  # a malformed tool call was sent back this turn
+        self.asked_for_text = False  # an empty reply was asked again with no tool allowed
         self._texts: list[str] = []
         self._live = ""  # text streamed in the current step, for cancellation
         self._reasoned: list[str] = []  # each finished model call's reasoning (its end)

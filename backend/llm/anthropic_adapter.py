@@ -30,6 +30,7 @@ from anthropic.types import (
     RawMessageStopEvent,
     RawMessageStreamEvent,
     TextBlockParam,
+    ToolChoiceParam,
     ToolParam,
     ToolResultBlockParam,
     ToolUseBlockParam,
@@ -45,6 +46,7 @@ from backend.llm.errors import (
     ProviderTimeoutError,
 )
 from backend.llm.types import (
+    NO_TOOL,
     ChatRequest,
     StopReason,
     StreamEvent,
@@ -141,6 +143,15 @@ def _system(text: str | None, cached: bool) -> str | list[TextBlockParam] | anth
     if not cached:
         return text
     return [{"type": "text", "text": text, "cache_control": EPHEMERAL}]
+
+
+def _tool_choice(request: ChatRequest) -> ToolChoiceParam | anthropic.Omit:
+    """A named tool the model must call, or none at all (NO_TOOL); else the API's auto."""
+    if not request.tools or not request.tool_choice:
+        return anthropic.omit
+    if request.tool_choice == NO_TOOL:
+        return {"type": "none"}
+    return {"type": "tool", "name": request.tool_choice}
 
 
 def to_anthropic_tools(request: ChatRequest) -> list[ToolParam]:
@@ -276,11 +287,7 @@ class AnthropicProvider:
                 messages=messages,
                 system=_system(request.system, self.prompt_cache),
                 tools=tools if tools else anthropic.omit,
-                tool_choice=(
-                    {"type": "tool", "name": request.tool_choice}
-                    if request.tools and request.tool_choice
-                    else anthropic.omit
-                ),
+                tool_choice=_tool_choice(request),
                 stream=True,
                 # This SDK has no temperature argument; the API still takes it.
                 extra_body={"temperature": opts.temperature}

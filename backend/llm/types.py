@@ -116,13 +116,18 @@ class ChatOptions(_Model):
     cache_key: str | None = Field(default=None, max_length=64)
 
 
+NO_TOOL = "none"
+"""``ChatRequest.tool_choice`` for a reply that must be text (every vendor's "none")."""
+
+
 class ChatRequest(_Model):
     system: str | None = None
     messages: list[ChatMessage]
     tools: list[ToolSpec] = Field(default_factory=list)
     options: ChatOptions
     # The name of a tool in ``tools`` the model must call (OpenAI's tool_choice naming a
-    # function, Anthropic's {"type": "tool"}); None: the provider's own tool_choice.
+    # function, Anthropic's {"type": "tool"}); NO_TOOL: it may call none this time (the
+    # tools stay listed); None: the provider's own tool_choice.
     tool_choice: str | None = None
 
 

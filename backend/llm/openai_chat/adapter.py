@@ -30,7 +30,7 @@ from backend.llm.openai_chat.messages import to_openai_messages, to_openai_tools
 from backend.llm.openai_chat.profiles import ProfileSetting, ServerProfile, request_options
 from backend.llm.openai_chat.stream import Translation, empty_reply
 from backend.llm.openai_chat.whole import completion_events
-from backend.llm.types import ChatRequest, StreamEvent, StreamStopped, UsageReported
+from backend.llm.types import NO_TOOL, ChatRequest, StreamEvent, StreamStopped, UsageReported
 
 ToolChoice = Literal["auto", "required", "none"]
 """What the model may do with the offered tools; llama-cpp-python ignores tools without it."""
@@ -56,6 +56,8 @@ def _tool_choice(
     """
     if not request.tools:
         return openai.omit
+    if request.tool_choice == NO_TOOL:
+        return "none"
     if request.tool_choice:
         return {"type": "function", "function": {"name": request.tool_choice}}
     if configured == "auto" and not profile.tool_choice:

@@ -21,7 +21,7 @@ from typing import Any, Literal, cast
 import openai
 from openai.types.responses import ResponseInputItemParam, ToolParam
 
-from backend.llm.types import ChatRequest, TextBlock, ToolResultBlock, ToolUseBlock
+from backend.llm.types import NO_TOOL, ChatRequest, TextBlock, ToolResultBlock, ToolUseBlock
 
 ReasoningSummary = Literal["auto", "on", "off"]
 """Whether to ask for a reasoning summary: ``auto`` for models known to reason."""
@@ -108,8 +108,8 @@ def create_arguments(
         "tools": to_responses_tools(request) if request.tools else openai.omit,
         "tool_choice": (
             {"type": "function", "name": request.tool_choice}
-            if request.tool_choice
-            else tool_choice
+            if request.tool_choice and request.tool_choice != NO_TOOL
+            else (request.tool_choice or tool_choice)
         )
         if request.tools
         else openai.omit,

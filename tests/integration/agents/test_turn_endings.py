@@ -5,7 +5,8 @@
   a second malformed reply ends the turn with a clear error, keeping the answer so far.
 * An answer cut at the output limit is stored as truncated: the reply, the transcript
   and the step row say so, and a tool call cut with it is never run nor retried.
-* A reply with no text and no tool call is an error, never an empty answer.
+* A reply with no text and no tool call is asked again once with no tool allowed, then
+  is an error, never an empty answer.
 * A server that sends no usage gets a local count, marked estimated in the step, the
   archive's usage row and /status.
 """
@@ -147,16 +148,32 @@ async def test_a_second_malformed_reply_ends_the_turn_clearly(
     assert "Traceback" not in data["error"]
 
 
+NO_TOOL_SENT = {"anthropic": {"type": "none"}, "openai": "none"}
+
+
+async def test_an_empty_reply_is_asked_again_for_text_alone(
+    engine: Engine, llm_stub: LLMStub, vendor: str, llm_path: str
+) -> None:
+    # llama-cpp-python with tools offered cannot write text: a reply with neither.
+    llm_stub.push(Reply(text=[]), Reply(text=["notes.txt says hello."]))
+    _, reply = await _ask(engine, "what is in notes.txt?")
+    assert reply["stop"] == "final" and reply["text"] == "notes.txt says hello."
+    assert llm_stub.count(llm_path) == 2
+    first, second = (r.body for r in llm_stub.requests[-2:])
+    assert "tool_choice" not in first or first["tool_choice"] != NO_TOOL_SENT[vendor]
+    assert second["tool_choice"] == NO_TOOL_SENT[vendor] and second["tools"]  # still listed
+    assert len(second["messages"]) == len(first["messages"])  # no empty assistant message
+
+
 async def test_an_empty_answer_is_an_error_not_an_answer(
     engine: Engine, parts: EngineParts, llm_stub: LLMStub, llm_path: str
 ) -> None:
-    # llama-cpp-python with tools offered: a reply with no text and no tool call.
-    llm_stub.push(Reply(text=[]))
+    llm_stub.push(Reply(text=[]), Reply(text=[]))
     session_id, reply = await _ask(engine, "what is in notes.txt?", MessageType.SYSTEM_NOTICE)
     assert reply["stop"] == "error"
     assert "without an answer (no text and no tool call)" in reply["error"]
     assert reply["text"].startswith("The architect could not answer: the model ended its turn")
-    assert llm_stub.count(llm_path) == 1
+    assert llm_stub.count(llm_path) == 2  # asked once more, for text alone
     kind, data = _steps(parts, session_id)[-1]
     assert kind == "error" and data["error_type"] == "EmptyAnswer"
 
