@@ -23,6 +23,12 @@ PROVIDER_ENV = (
 )
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked slow run first: with two workers, a minute-long test dealt out last
+    is a minute the other worker waits with nothing to do."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture(autouse=True)
 def _no_provider_from_the_host(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests never pick up a real key or endpoint from the machine they run on."""

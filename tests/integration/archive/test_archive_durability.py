@@ -158,6 +158,7 @@ def run_round(child: Child, rng: random.Random, seed: int, spawn_next: Callable[
     return result
 
 
+@pytest.mark.slow
 def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
     seed = int(os.environ.get("SYLK_CRASH_SEED", random.randrange(2**32)))
     print(f"SYLK_CRASH_SEED={seed}")

@@ -83,6 +83,7 @@ async def promote(data_dir: Path, workspace: Path, session_id: str, entry_id: st
         assert promoted.ok, promoted
 
 
+@pytest.mark.slow
 async def test_a_decision_is_seen_in_its_session_or_with_the_cross_session_scope(
     data_dir: Path, workspace: Path
 ) -> None:

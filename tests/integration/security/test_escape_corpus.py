@@ -309,6 +309,7 @@ def swapping(tmp_path: Path) -> Iterator[None]:
     thread.join()
 
 
+@pytest.mark.slow
 async def test_no_op_in_any_mode_gets_out(
     level: str, corpus: Corpus, swapping: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
