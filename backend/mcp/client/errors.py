@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from backend.errors import SylkError
+from backend.errors import ErrorKind, SylkError
 
 
 class McpError(SylkError):
@@ -40,6 +40,21 @@ class McpServerDownError(McpError):
         self.reason = reason
         self.returncode = returncode
         self.stderr_tail = stderr_tail
+
+
+class McpServerStartingError(McpError):
+    """The server is still starting (in the background) and did not finish within the
+    wait the call allowed; it may be up in a moment. CONFLICT: try again shortly."""
+
+    error_kind = ErrorKind.CONFLICT
+
+    def __init__(self, server: str, waited_s: float) -> None:
+        super().__init__(
+            server,
+            f"MCP server {server!r} is still starting (waited {waited_s:g}s); try again shortly",
+            help_hint=f"raise startup_timeout_s of [mcp_servers] {server!r} if it is slow to start",
+        )
+        self.waited_s = waited_s
 
 
 class McpTimeoutError(McpError):
