@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, StringConstraints, ValidationError
 
 from backend.config.approvals import ApprovalSettings
+from backend.config.mcp_server_auth import McpServerAuthSettings
 from backend.config.mcp_servers import McpSettings
 from backend.errors import SylkError
 from backend.roles import AGENT_ROLES
@@ -154,6 +155,8 @@ class SylkConfig(_Model):
     retry: RetrySettings = Field(default_factory=RetrySettings)
     guide: GuideSettings = Field(default_factory=GuideSettings)
     mcp_servers: McpSettings = Field(default_factory=McpSettings)
+    # Bearer tokens and their scopes for `sylk mcp serve` over HTTP (values in the data dir).
+    mcp_server: McpServerAuthSettings = Field(default_factory=McpServerAuthSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
     # The approval policy's default mode and its standing allow/deny rules for commands.
     approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
