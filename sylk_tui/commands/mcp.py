@@ -1,5 +1,6 @@
 """``sylk mcp serve``: Sylk as an MCP server, on stdio for IDEs and other agents, or over
-HTTP for clients that connect to a port.
+HTTP for clients that connect to a port; ``sylk mcp token show|rotate`` for the bearer
+tokens HTTP clients need beyond loopback (:mod:`backend.mcp.server.auth`).
 
 The MCP SDK loads only when this command runs. SIGINT and SIGTERM stop the server
 cleanly: the engine closes (archive, background tasks, child MCP servers) and the
@@ -15,13 +16,20 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from backend.config.approvals import MODE_NAMES
+from backend.config.mcp_server_auth import DEFAULT_TOKEN
 
 if TYPE_CHECKING:
+    from backend.config.settings import SylkConfig
     from backend.engine import Engine
+    from backend.mcp.server.auth import TokenAuth
 
 Common = Callable[..., None]
 
-NO_AUTH = "There is no authentication: whoever can connect acts with this server's rights, as you."
+NO_AUTH = (
+    "With --allow-remote (or [mcp_server] tokens configured) every HTTP request needs "
+    "Authorization: Bearer <token> (`sylk mcp token show`); without, whoever can connect "
+    "to the loopback port acts with this server's rights, as you."
+)
 
 
 def add_parser(commands: Any, common: Common) -> None:
@@ -93,24 +101,84 @@ def add_parser(commands: Any, common: Common) -> None:
     serve.add_argument(
         "--allow-remote",
         action="store_true",
-        help="let --http/--sse listen on an address other than loopback; with no "
-        "authentication, only on a network you trust",
+        help="let --http/--sse listen on an address other than loopback; every request "
+        "then needs a bearer token (made on first use: `sylk mcp token show`)",
+    )
+    token = verbs.add_parser(
+        "token",
+        help="show or rotate the bearer tokens HTTP clients of `sylk mcp serve` send",
+        description="The tokens live in the data dir (mcp_tokens.json, mode 0600; a file "
+        "others may read is refused). 'default' reaches whatever the server's flags allow; "
+        "others are named under [mcp_server.tokens.NAME] with their scopes.",
+    )
+    common(token, default=argparse.SUPPRESS)
+    token_verbs = token.add_subparsers(dest="token_verb", metavar="VERB", required=True)
+    show = token_verbs.add_parser("show", help="print a token (made first if missing)")
+    rotate = token_verbs.add_parser(
+        "rotate",
+        help="replace a token: a running server refuses the old one from its next request on",
+    )
+    for verb in (show, rotate):
+        common(verb, default=argparse.SUPPRESS)
+        verb.add_argument("name", nargs="?", default=DEFAULT_TOKEN, help="default: 'default'")
+
+
+def _announcer(auth: TokenAuth | None) -> Callable[[str], None]:
+    said = "bearer token required" if auth else "no authentication"
+
+    def listening(url: str) -> None:
+        print(
+            f"sylk: serving MCP at {url} ({said}); stop with Ctrl-C or SIGTERM",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    return listening
+
+
+def _settings() -> SylkConfig:
+    from backend.config.settings import load_config
+    from sylk_tui import paths
+
+    return load_config(paths.config_file())
+
+
+def _token_auth(args: argparse.Namespace, settings: SylkConfig) -> TokenAuth:
+    from backend.mcp.server.auth import TokenAuth
+    from backend.mcp.server.token_store import TokenStore
+    from sylk_tui import paths
+
+    return TokenAuth(
+        TokenStore(paths.data_dir(getattr(args, "data_dir", None))), settings.mcp_server
     )
 
 
-def _listening(url: str) -> None:
+def _run_token(args: argparse.Namespace) -> int:
+    from backend.mcp.server.token_store import UnknownTokenError
+
+    auth = _token_auth(args, _settings())
+    names = auth.settings.token_names()
+    if args.name not in names:
+        raise UnknownTokenError(args.name, names)
+    if args.token_verb == "show":
+        print(auth.store.value(args.name))  # the one place a token is ever printed
+        return 0
+    auth.store.rotate(args.name)
     print(
-        f"sylk: serving MCP at {url} (no authentication); stop with Ctrl-C or SIGTERM",
+        f"sylk: rotated MCP token {args.name!r}; a running server refuses the old one from "
+        "its next request on (`sylk mcp token show` prints the new one)",
         file=sys.stderr,
-        flush=True,
     )
+    return 0
 
 
 def run(args: argparse.Namespace, make_engine: Callable[[argparse.Namespace], Engine]) -> int:
+    if args.mcp_verb == "token":
+        return _run_token(args)
     from backend.mcp.server.server import serve_engine
     from backend.mcp.server.shutdown import StopSignals
 
-    endpoint = limits = None
+    endpoint = limits = auth = None
     if args.http is not None or args.sse is not None:
         from backend.mcp.server.http_sessions import SessionLimits
         from backend.mcp.server.http_transport import parse_endpoint
@@ -121,6 +189,15 @@ def run(args: argparse.Namespace, make_engine: Callable[[argparse.Namespace], En
             allow_remote=args.allow_remote,
         )
         limits = SessionLimits(args.session_idle, args.max_sessions)
+        settings = _settings()
+        if settings.mcp_server.requires_token(allow_remote=args.allow_remote):
+            auth = _token_auth(args, settings)
+            made = auth.prepare()  # a token file others may read fails here, before serving
+            if made:
+                print(
+                    f"sylk: made MCP token(s) {', '.join(made)}; read with `sylk mcp token show`",
+                    file=sys.stderr,
+                )
 
     async def body() -> int:
         # Installed before the engine opens, so a signal during startup or while the
@@ -136,7 +213,8 @@ def run(args: argparse.Namespace, make_engine: Callable[[argparse.Namespace], En
                     http=endpoint,
                     limits=limits,
                     stop=signals.event,
-                    on_listening=_listening,
+                    on_listening=_announcer(auth),
+                    auth=auth,
                 )
             finally:
                 await engine.aclose()

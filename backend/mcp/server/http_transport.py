@@ -5,11 +5,12 @@ HTTP+SSE one (``GET /sse``, ``POST /messages/``) for clients that predate it. Ei
 way each client is a caller of its own (:mod:`backend.mcp.server.callers`), with the rights
 the command line gave, as a stdio client is.
 
-There is no authentication: whoever reaches the port acts with the server's rights,
-as the user who started it. So the server listens on 127.0.0.1 unless told otherwise,
-refuses any other address without ``allow_remote``, and checks the Host and Origin
-headers (the SDK's DNS-rebinding protection) so a web page cannot reach a loopback
-server through a name that resolves to it.
+The server listens on 127.0.0.1 unless told otherwise and refuses any other address
+without ``allow_remote``; with it, every request needs a bearer token
+(:mod:`backend.mcp.server.auth`), whose scopes bound what it reaches. On loopback no
+token is asked unless one is configured: whoever reaches the port then acts with the
+server's rights, so the Host and Origin headers are checked (the SDK's DNS-rebinding
+protection) and a web page cannot reach it through a name that resolves to it.
 
 Streamable-HTTP sessions expire when idle and are bounded in number
 (:mod:`backend.mcp.server.http_sessions`).
@@ -38,6 +39,7 @@ from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from backend.errors import SylkError
+from backend.mcp.server.auth import TokenAuth, request_grant
 from backend.mcp.server.body_limit import BodyLimit
 from backend.mcp.server.callers import CallerLookup, SessionCallers, fixed
 from backend.mcp.server.http_sessions import MCP_PATH, SessionLimits, streamable_app
@@ -49,7 +51,7 @@ SSE_PATH, MESSAGES_PATH = "/sse", "/messages/"
 GRACE_S = 5
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 WILDCARD_HOSTS = ("0.0.0.0", "::")
-NO_AUTH = "there is no authentication: whoever reaches the port acts as you"
+NO_AUTH = "whoever reaches the port would act as you"
 
 MakeServer = Callable[[CallerLookup], Server[Any]]
 
@@ -71,7 +73,8 @@ class RemoteBindError(SylkError):
     def __init__(self, host: str) -> None:
         super().__init__(
             f"refusing to serve MCP on {host}: it is not a loopback address and {NO_AUTH}",
-            help_hint="serve on 127.0.0.1, or pass --allow-remote on a network you trust",
+            help_hint="serve on 127.0.0.1, or pass --allow-remote: a bearer token is then "
+            "required (`sylk mcp token show`)",
         )
         self.host = host
 
@@ -184,7 +187,9 @@ class SseConnections:
         settings: TransportSecuritySettings,
         make_server: MakeServer,
         callers: SessionCallers,
+        auth: TokenAuth | None = None,
     ) -> None:
+        self.auth = auth
         self.transport = transport
         self.security = TransportSecurityMiddleware(settings)
         self.make_server = make_server
@@ -200,6 +205,8 @@ class SseConnections:
             return
         caller = self.callers.make()
         server = self.make_server(fixed(caller))
+        if self.auth is not None:  # the token checked at GET /sse bounds the connection
+            server = self.auth.bound(server, request_grant(Request(scope)))
         try:
             async with self.transport.connect_sse(scope, receive, send) as (reader, writer):
                 await server.run(reader, writer, server.create_initialization_options())
@@ -212,19 +219,26 @@ def build_app(
     make_server: MakeServer,
     callers: SessionCallers,
     limits: SessionLimits | None = None,
+    auth: TokenAuth | None = None,
 ) -> ASGIApp:
+    """The ASGI app: the transport within its body limit, within ``auth`` if given (so
+    a request without a token is refused before its body is read)."""
+    wrap: Callable[[ASGIApp], ASGIApp] = auth.middleware if auth else (lambda app: app)
     settings = security_settings(endpoint)
     if endpoint.sse:
         transport = SseServerTransport(MESSAGES_PATH, security_settings=settings)
         routes = [
-            Route(SSE_PATH, SseConnections(transport, settings, make_server, callers)),
+            Route(SSE_PATH, SseConnections(transport, settings, make_server, callers, auth)),
             Mount(MESSAGES_PATH, app=transport.handle_post_message),
         ]
-        return BodyLimit(Starlette(routes=routes))
+        return wrap(BodyLimit(Starlette(routes=routes)))
     app, _manager = streamable_app(
-        make_server(callers), callers, settings, limits or SessionLimits()
+        auth.bound(make_server(callers)) if auth else make_server(callers),
+        callers,
+        settings,
+        limits or SessionLimits(),
     )
-    return BodyLimit(app)
+    return wrap(BodyLimit(app))
 
 
 class _Uvicorn(uvicorn.Server):
@@ -244,12 +258,14 @@ async def serve_http(
     *,
     limits: SessionLimits | None = None,
     on_listening: Callable[[str], None] | None = None,
+    auth: TokenAuth | None = None,
 ) -> None:
     """Serve on ``sock`` (from :func:`listen`) until ``stop`` is set, then shut down:
     event streams end, calls in flight get :data:`GRACE_S` seconds to answer, and every
-    client session is closed. Streamable-HTTP sessions live within ``limits``."""
+    client session is closed. Streamable-HTTP sessions live within ``limits``; with
+    ``auth`` every request needs one of its tokens."""
     config = uvicorn.Config(
-        build_app(endpoint, make_server, callers, limits),
+        build_app(endpoint, make_server, callers, limits, auth),
         lifespan="on",
         http="h11",
         ws="none",

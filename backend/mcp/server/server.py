@@ -62,6 +62,7 @@ from backend.skills.models import SkillContext
 
 if TYPE_CHECKING:
     from backend.engine import Engine
+    from backend.mcp.server.auth import TokenAuth
     from backend.mcp.server.http_sessions import SessionLimits
     from backend.mcp.server.http_transport import HttpEndpoint
 
@@ -330,6 +331,7 @@ async def serve_engine(
     limits: SessionLimits | None = None,
     stop: asyncio.Event | None = None,
     on_listening: Callable[[str], None] | None = None,
+    auth: TokenAuth | None = None,
 ) -> bool:
     """Serve ``engine`` over stdio until the client closes stdin, or over ``http`` (each
     client its own caller, its session within ``limits``) until ``stop`` is set; see
@@ -378,7 +380,10 @@ async def serve_engine(
     limits = limits or http_sessions.SessionLimits()
     callers = SessionCallers(make_caller, release, capacity=limits.max_sessions)
     stopping = stop or asyncio.Event()
+    if auth is not None:  # every request needs a token; a token's scopes bound its ops
+        auth.guard(gateway.hooks)
     await http_transport.serve_http(
-        http, sock, make_server, callers, stopping, limits=limits, on_listening=on_listening
-    )
+        http, sock, make_server, callers, stopping, limits=limits, on_listening=on_listening,
+        auth=auth,
+    )  # fmt: skip
     return stopping.is_set()
