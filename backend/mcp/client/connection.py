@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,12 @@ from mcp.client.stdio import get_default_environment
 from mcp.shared.exceptions import MCPError
 
 from backend.config.mcp_servers import McpServerConfig, op_for
-from backend.mcp.client.errors import McpServerDownError, McpTimeoutError, McpToolError
+from backend.mcp.client.errors import (
+    McpServerDownError,
+    McpServerStartingError,
+    McpTimeoutError,
+    McpToolError,
+)
 from backend.mcp.client.models import McpCallResult, McpTool, ServerState
 from backend.mcp.client.process import ServerProcess, describe_exit
 
@@ -65,6 +71,28 @@ class McpServerConnection:
         self._lock = asyncio.Lock()
         self._closing = False
         self._lost = ""
+        self.started_at: float | None = None  # time.monotonic() of the latest start
+
+    @property
+    def down_for_good(self) -> bool:
+        """Down with no restart left: its tools are gone until Sylk restarts."""
+        return self.state is ServerState.DOWN and (
+            self.restarts >= self.config.max_restarts or self._closing
+        )
+
+    def health(self) -> str:
+        """One short phrase for /status, describe and instructions: how the server is."""
+        if self.state is ServerState.UP:
+            return f"up, {len(self.tools)} tools"
+        if self.state is ServerState.STARTING:
+            since = time.monotonic() - (self.started_at or time.monotonic())
+            return f"starting ({since:.0f}s of {self.config.startup_timeout_s:g}s)"
+        if self.state is ServerState.DOWN:
+            reason = self.error.reason if self.error is not None else "down"
+            left = self.config.max_restarts - self.restarts
+            retry = "no restart left" if left <= 0 else f"restarts on the next call ({left} left)"
+            return f"down: {reason} ({retry})"
+        return self.state.value
 
     # -- lifecycle -------------------------------------------------------------
     async def start(self) -> None:
@@ -75,6 +103,7 @@ class McpServerConnection:
 
     async def _start(self) -> None:
         self.state, self.error, self._lost = ServerState.STARTING, None, ""
+        self.started_at = time.monotonic()
         self._ready, self._stop = asyncio.Event(), asyncio.Event()
         env = get_default_environment() | self.config.plain_env()
         process = ServerProcess(
@@ -141,11 +170,15 @@ class McpServerConnection:
             reason = f"{'handshake' if starting else 'session'} failed: {_explain(failure)}"
         else:
             reason = "its connection ended"
+        if process.junk_note():
+            reason += f"; {process.junk_note()}"
         self.error = McpServerDownError(
             self.name, reason, returncode=code, stderr_tail=process.stderr_tail()
         )
         self.state = ServerState.DOWN
         log.warning("%s", self.error)
+        if self.down_for_good and self.tools:  # its ops leave search and describe
+            self._announce_tools()
 
     async def _end_owner(self, *, cancel: bool = False) -> None:
         """Make the owner task leave the session (which stops the process) and wait for it."""
@@ -172,8 +205,8 @@ class McpServerConnection:
     async def call(
         self, tool: str, arguments: dict[str, Any], *, timeout_s: float | None = None
     ) -> McpCallResult:
-        client = await self._usable()
         limit = timeout_s or self.config.timeout_s
+        client = await self._usable(wait_s=limit)
         try:
             async with asyncio.timeout(limit + CALL_GRACE_S):
                 result = await client.call_tool(tool, arguments, read_timeout_seconds=limit)
@@ -198,12 +231,23 @@ class McpServerConnection:
         raise McpServerDownError if it still is not up."""
         await self._usable()
 
-    async def _usable(self) -> Client:
+    async def _usable(self, wait_s: float | None = None) -> Client:
+        """The live session: a server still starting is waited for up to ``wait_s``
+        (its startup timeout by default), one never started is started now (lazily)."""
         if self._client is not None and self.state is ServerState.UP:
             return self._client
+        if self.state is ServerState.STARTING:
+            waited = self.config.startup_timeout_s if wait_s is None else wait_s
+            ready = self._ready
+            try:
+                await asyncio.wait_for(ready.wait(), waited)
+            except TimeoutError:
+                raise McpServerStartingError(self.name, waited) from None
         async with self._lock:
             restartable = self.restarts < self.config.max_restarts and not self._closing
-            if self.state is ServerState.DOWN and restartable:
+            if self.state is ServerState.IDLE and not self._closing:
+                await self._start()
+            elif self.state is ServerState.DOWN and restartable:
                 self.restarts += 1
                 log.info("restarting MCP server %r (restart %d)", self.name, self.restarts)
                 await self._start()

@@ -1,14 +1,19 @@
 """McpHub: every configured external MCP server, started once per engine.
 
-The hub starts each enabled server over stdio with the official SDK client,
-lists its tools and names each one as a Sylk op in a domain named after the
-server (server ``echo``, tool ``reverse`` -> op ``echo.reverse``). The skill
-system reaches them as hidden ops through :func:`backend.mcp.client.as_skills.to_skills`.
+The hub starts each enabled server over stdio with the official SDK client, in the
+background (:meth:`McpHub.start` returns at once; a hung server never holds up the
+engine or ``sylk mcp serve``), lists its tools and names each one as a Sylk op in a
+domain named after the server (server ``echo``, tool ``reverse`` -> op
+``echo.reverse``). The skill system reaches them as hidden ops through
+:func:`backend.mcp.client.as_skills.to_skills`.
 
 A server that cannot start or dies is marked down and named in every error;
-the others keep working. Whenever a server (re)starts, listeners added with
-:meth:`McpHub.on_tools_changed` hear its fresh tool list. ``aclose()`` stops
-every server process and its process group.
+the others keep working. Whenever a server (re)starts, or goes down for good (no
+restart left: its ops leave :meth:`McpHub.tools`), listeners added with
+:meth:`McpHub.on_tools_changed` hear of it. A call to a server still starting waits
+for it up to the call's timeout, then fails with ``McpServerStartingError``.
+``aclose()`` returns promptly even mid-startup and stops every server process with
+its whole process group (SIGTERM, then SIGKILL after a grace).
 """
 
 from __future__ import annotations
@@ -50,6 +55,12 @@ class McpServerStatus:
     pid: int | None
     restarts: int
     error: str | None
+    health: str = ""  # one phrase: "up, 3 tools", "starting (4s of 30s)", "down: ..."
+
+    def line(self) -> str:
+        """This server's line in /status."""
+        pid = f", pid {self.pid}" if self.pid is not None and self.state is ServerState.UP else ""
+        return f"  {self.name:<12} {self.health}{pid}"
 
 
 class McpHub:
@@ -70,19 +81,32 @@ class McpHub:
             }
         self._started = False
         self._closed = False
-        self._start_lock = asyncio.Lock()
+        self._starts: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
-        """Start every server concurrently, once. A server that fails is marked down
-        (see :meth:`status`); it does not stop the others or raise."""
-        async with self._start_lock:
-            if self._started or self._closed:
-                return
-            self._started = True
-            await asyncio.gather(*(server.start() for server in self._servers.values()))
+        """Start every server in the background, once, and return at once. Each server's
+        tools reach :meth:`on_tools_changed` listeners when it has listed them; one that
+        fails is marked down (see :meth:`status`) without stopping the others."""
+        if self._started or self._closed:
+            return
+        self._started = True
+        self._starts = [
+            asyncio.create_task(server.start(), name=f"mcp-start-{server.name}")
+            for server in self._servers.values()
+        ]
+        await asyncio.sleep(0)  # each is STARTING when this returns
+
+    async def wait_started(self, timeout_s: float | None = None) -> bool:
+        """Wait until every server is up or down (each within its startup timeout, or
+        ``timeout_s`` in all); True when none is still starting."""
+        pending = [task for task in self._starts if not task.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=timeout_s)
+        return all(task.done() for task in self._starts)
 
     async def aclose(self) -> None:
-        """Stop every server process; the hub cannot be started again."""
+        """Stop every server process, also one still starting; the hub cannot be started
+        again."""
         self._closed = True
         results = await asyncio.gather(
             *(server.aclose() for server in self._servers.values()), return_exceptions=True
@@ -90,9 +114,14 @@ class McpHub:
         for name, result in zip(self._servers, results, strict=True):
             if isinstance(result, BaseException):
                 log.error("stopping MCP server %r failed: %r", name, result)
+        for task in self._starts:  # each start ended with its server; never left pending
+            task.cancel()
+        await asyncio.gather(*self._starts, return_exceptions=True)
 
     async def __aenter__(self) -> McpHub:
+        """Start every server and wait until each is up or down."""
         await self.start()
+        await self.wait_started()
         return self
 
     async def __aexit__(
@@ -127,11 +156,18 @@ class McpHub:
         return list(self._servers.values())
 
     def tools(self) -> list[McpTool]:
-        """Every tool of every server that started (a down server keeps its last listing)."""
-        return [tool for server in self._servers.values() for tool in server.tools]
+        """Every tool of every server that listed them. A down server that may restart keeps
+        its last listing (a call restarts it); one down for good offers none."""
+        return [
+            tool
+            for server in self._servers.values()
+            if not server.down_for_good
+            for tool in server.tools
+        ]
 
     def tool(self, op: str) -> McpTool:
-        for tool in self.tools():
+        """The tool behind ``op``, also of a server down for good (its call then says why)."""
+        for tool in (tool for server in self._servers.values() for tool in server.tools):
             if tool.op == op:
                 return tool
         raise McpUnknownOpError(op)
@@ -146,9 +182,22 @@ class McpHub:
                 pid=s.process.pid if s.process is not None else None,
                 restarts=s.restarts,
                 error=str(s.error) if s.error is not None else None,
+                health=s.health(),
             )
             for s in self._servers.values()
         ]
+
+    def status_lines(self) -> list[str]:
+        """The "MCP servers:" part of /status, one line each; empty when none is configured."""
+        return [status.line() for status in self.status()]
+
+    def health_of(self, domain: str) -> str | None:
+        """How the server behind ``domain`` is, when it is not simply up (for describe,
+        search and instructions), else None."""
+        for server in self._servers.values():
+            if server.config.domain == domain and server.state is not ServerState.UP:
+                return f"MCP server {server.name!r} is {server.health()}"
+        return None
 
     def down(self) -> list[McpServerDownError]:
         return [s.error for s in self._servers.values() if s.error is not None]

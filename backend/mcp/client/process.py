@@ -75,6 +75,18 @@ class ServerProcess:
         self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
         self._stderr_done = anyio.Event()
         self._exited = anyio.Event()
+        self.junk_lines = 0  # stdout lines that were not JSON-RPC: a non-MCP program?
+        self.junk_sample = ""
+
+    def junk_note(self) -> str:
+        """Why the server may not speak MCP at all, or '' when its stdout was clean."""
+        if not self.junk_lines:
+            return ""
+        lines = "line" if self.junk_lines == 1 else "lines"
+        return (
+            f"its stdout is not MCP ({self.junk_lines} {lines} not JSON-RPC, "
+            f"first {self.junk_sample!r})"
+        )
 
     @property
     def pid(self) -> int | None:
@@ -147,6 +159,9 @@ class ServerProcess:
                     )
                 except ValueError as exc:  # not JSON-RPC: the session reports and skips it
                     log.warning("MCP server %r wrote a non-protocol line to stdout", self.name)
+                    if not self.junk_lines:
+                        self.junk_sample = line[:80].decode(errors="replace").strip()
+                    self.junk_lines += 1
                     item = exc
                 try:
                     await sink.send(item)

@@ -13,7 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from backend.config.mcp_servers import McpSettings
-from backend.mcp.client.as_skills import to_skills
+from backend.mcp.client.as_skills import to_skills, tool_skill
 from backend.mcp.client.errors import (
     McpServerDownError,
     McpTimeoutError,
@@ -122,8 +122,10 @@ async def test_a_crash_names_the_server_and_later_calls_fail_fast(hub: McpHub) -
     assert hub.status()[0].state is ServerState.DOWN and hub.down() == [error]
     assert not alive(pid)
 
-    # Through the skill, the gateway gets a typed error saying what happened.
-    echo = next(s for s in to_skills(hub) if s.op == "echo.echo")
+    # Through the skill, the gateway gets a typed error saying what happened. Down for
+    # good, the server offers no ops any more; a skill made before still says why.
+    assert not [s for s in to_skills(hub) if s.op.startswith("echo.")]
+    echo = tool_skill(hub, hub.tool("echo.echo"))
     ctx = SkillContext(session_id="s1", agent="engineer", workspace=Path.cwd())
     with pytest.raises(SkillError) as typed:
         await echo.handler(ctx, echo.params.model_validate({"text": "hi"}))
@@ -176,6 +178,7 @@ async def test_aclose_stops_every_process_even_mid_call(tmp_path: Path) -> None:
     config = settings(one={"command": ECHO}, two={"command": ECHO})
     hub = McpHub(config, cwd=tmp_path, grace_s=0.5)
     await hub.start()
+    assert await hub.wait_started()
     pids = [s.pid for s in hub.status()]
     assert all(pid is not None for pid in pids)
     child = (await hub.call("one.spawn_child")).value()["result"]  # left in one's group

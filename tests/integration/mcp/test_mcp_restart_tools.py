@@ -20,6 +20,7 @@ from backend.engine.build import EngineParts, build
 from backend.mcp.client.hub import ServerState
 from backend.mcp.server.server import SylkMcpServer
 from backend.skills.models import SkillContext
+from tests.support.polling import until
 
 STUB = Path(__file__).resolve().parents[2] / "stubs" / "mcp_echo_server.py"
 
@@ -57,8 +58,9 @@ async def test_ops_follow_the_tool_list_of_a_restarted_server(
     parts = engine_with_echo(data_dir, workspace, tools_file)
     engine = Engine.from_parts(parts)
     try:
-        await engine.start_tools()
+        await engine.start_tools()  # returns at once: the tools arrive when listed
         registry = parts.gateway.registry
+        await until(lambda: "echo.reverse" in registry, what="the echo server's tools")
         assert "echo.reverse" in registry and "echo.shout" not in registry
         ctx = SkillContext(
             session_id="mcp-restart", agent="mcp-client", workspace=workspace, can_write=True

@@ -15,6 +15,7 @@ import json
 import signal
 import sqlite3
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +118,17 @@ class StdioPeer:
         return tool_result(await self.request("tools/call", params))
 
 
+async def once_listed(execute: Callable[[str], Awaitable[Any]], op: str) -> Any:
+    """Run ``op`` of an external MCP server once it has listed its tools: servers start
+    in the background, so their ops appear a moment after the serve is ready."""
+    for _ in range(int(STARTUP_S / 0.1)):
+        try:
+            return await execute(op)
+        except AssertionError:
+            await asyncio.sleep(0.1)
+    return await execute(op)
+
+
 async def stopped(process: asyncio.subprocess.Process, sig: signal.Signals) -> tuple[int, str]:
     process.send_signal(sig)
     _stdout, stderr = await asyncio.wait_for(process.communicate(), STOP_S)
@@ -153,7 +165,7 @@ async def test_stdio_server_stops_cleanly(
             "archivalist.chronicle.store", content=DECISION, category="decision"
         )
         assert stored["entry"]["session_id"] == alpha
-        await peer.execute("echo.mcp_tools")  # unveils the echo server's tools
+        await once_listed(peer.execute, "echo.mcp_tools")  # unveils the echo server's tools
         echo = await peer.execute("echo.pid")
         child = await peer.execute("echo.spawn_child")
 
@@ -196,7 +208,7 @@ async def test_http_server_stops_cleanly_with_a_client_connected(
                 return result.structured_content["result"]
 
             await execute("archivalist.chronicle.store", content=DECISION, category="decision")
-            await execute("echo.mcp_tools")
+            await once_listed(execute, "echo.mcp_tools")
             echo = (await execute("echo.pid"))["result"]
             child = (await execute("echo.spawn_child"))["result"]
             # Stopped while this client's session (and its event stream) is open.

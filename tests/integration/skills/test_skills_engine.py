@@ -15,6 +15,7 @@ from backend.engine.build import build
 from backend.skills.hooks.registry import HookKind, PromptData
 from tests.stubs.llm_script import Reply, StubToolCall
 from tests.stubs.llm_stub import LLMStub
+from tests.support.polling import until
 
 ECHO_SERVER = Path(__file__).resolve().parents[2] / "stubs" / "mcp_echo_server.py"
 KEY = "sk-skills-0123456789abcdef"
@@ -39,6 +40,9 @@ async def test_an_agent_finds_and_runs_an_mcp_tool_through_the_gateway(
     parts = build(EngineConfig(data_dir=data_dir, workspace=workspace), settings)
     engine = Engine.from_parts(parts)
     try:
+        # Servers start in the background: the first turn sees the tools once listed.
+        await engine.start_tools()
+        await until(lambda: "echo.mcp_tools" in parts.gateway.registry, what="echo's tools")
         session = await engine.ensure_session()
         reply = (await engine.submit(session.id, "@architect reverse the word sylk"))[-1]
         assert reply.payload["text"] == "Reversed: klys.", reply.payload
