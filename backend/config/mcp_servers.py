@@ -10,6 +10,13 @@ Two spellings are accepted in ``config.toml``::
     name = "echo"
     command = ["python", "echo_server.py"]
     timeout_s = 10
+    allow = ["read_*", "list_*"]            # tool globs; none given: every tool
+    deny = ["delete_*"]                     # deny wins over allow
+    roles = ["librarian", "engineer"]       # who may run its ops; none given: all
+
+A glob matches a tool's own name (``read-file``) or its op spelling
+(``read_file``, ``getWeather`` -> ``get_weather``); a tool it keeps out is no
+op at all, so no role, search or ``execute`` reaches it.
 
 Environment values print masked (they are mostly tokens); those whose names
 look like credentials are offered to the redactor by :meth:`McpSettings.secrets`. A server process
@@ -22,6 +29,7 @@ This module imports no MCP SDK code, so ``SylkConfig`` can use it cheaply.
 from __future__ import annotations
 
 import re
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +40,7 @@ from backend.roles import AGENT_ROLES
 # Domains Sylk's own skills live in (with the agent roles); a server may not shadow them.
 RESERVED_DOMAINS = frozenset({"sylk", "mcp", "gateway", "sessions"})
 _DOMAIN_CHARS = re.compile(r"[^a-z0-9_]+")
-_TOOL_CHARS = re.compile(r"[^a-z0-9_-]+")
+_TOOL_CHARS = re.compile(r"[^a-z0-9_]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SECRET_KEY = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|AUTH|CREDENTIAL|COOKIE|PAT$", re.I)
 
@@ -45,12 +53,18 @@ def domain_for(server: str) -> str:
     return name
 
 
+def tool_name_for(tool: str) -> str:
+    """A tool's name as an op spells it: ``getWeather`` -> ``get_weather``, ``read-file`` ->
+    ``read_file``: models and users guess the snake-case spelling, so it is the one used."""
+    name = _TOOL_CHARS.sub("_", _CAMEL.sub("_", tool.strip()).lower()).strip("_")
+    if not name or not name[0].isalpha():
+        name = f"tool_{name}".rstrip("_")
+    return name
+
+
 def op_for(domain: str, tool: str) -> str:
     """The op name for one tool: ``domain_for('echo')`` + ``getWeather`` -> ``echo.get_weather``."""
-    name = _TOOL_CHARS.sub("_", _CAMEL.sub("_", tool.strip()).lower()).strip("_-")
-    if not name or not name[0].isalpha():
-        name = f"tool_{name}".rstrip("_-")
-    return f"{domain}.{name}"
+    return f"{domain}.{tool_name_for(tool)}"
 
 
 class McpServerConfig(BaseModel):
@@ -66,6 +80,27 @@ class McpServerConfig(BaseModel):
     startup_timeout_s: float = Field(default=30.0, gt=0)  # spawn + handshake + tool listing
     max_restarts: int = Field(default=0, ge=0, le=5)  # restarts on the next call after a death
     enabled: bool = True
+    allow: tuple[str, ...] = ()  # tool globs kept; empty: every tool
+    deny: tuple[str, ...] = ()  # tool globs left out; deny wins over allow
+    roles: tuple[str, ...] = ()  # the agent roles that may run its ops; empty: every role
+
+    @field_validator("allow", "deny")
+    @classmethod
+    def _no_blank_glob(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if any(not glob.strip() for glob in value):
+            raise ValueError("a tool glob is empty")
+        return value
+
+    @field_validator("roles")
+    @classmethod
+    def _known_roles(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [role for role in value if role not in AGENT_ROLES]
+        if unknown:
+            raise ValueError(
+                f"unknown role(s) {', '.join(map(repr, unknown))}; "
+                f"the roles are {', '.join(AGENT_ROLES)}"
+            )
+        return value
 
     @field_validator("command")
     @classmethod
@@ -88,6 +123,20 @@ class McpServerConfig(BaseModel):
     @property
     def domain(self) -> str:
         return domain_for(self.name)
+
+    def offers_tool(self, tool: str) -> bool:
+        """Whether the tool named ``tool`` (the server's own name) becomes an op: some allow
+        glob matches it (or none is given) and no deny glob does, by either spelling."""
+        names = (tool, tool_name_for(tool))
+
+        def matches(globs: tuple[str, ...]) -> bool:
+            return any(fnmatchcase(name, glob) for glob in globs for name in names)
+
+        return (not self.allow or matches(self.allow)) and not matches(self.deny)
+
+    def offered_to(self, role: str) -> bool:
+        """Whether an agent of ``role`` may run this server's ops (others are refused)."""
+        return not self.roles or role in self.roles
 
     def plain_env(self) -> dict[str, str]:
         return {key: value.get_secret_value() for key, value in self.env.items()}

@@ -27,6 +27,8 @@ from pydantic.json_schema import (
     JsonSchemaMode,
 )
 
+from backend.errors import ErrorKind
+from backend.mcp.client.content import tool_result
 from backend.mcp.client.errors import McpError, McpServerDownError, McpTimeoutError, McpToolError
 from backend.mcp.client.hub import McpHub, McpTool
 from backend.skills.envelopes import ErrorCode, SkillError, code_for
@@ -37,7 +39,13 @@ log = logging.getLogger(__name__)
 
 MCP_AGENT = "mcp"
 ENTRY_NAME = "mcp_tools"  # <domain>.mcp_tools: the searchable entry per server
-INVALID_PARAMS = -32602  # JSON-RPC's code, spelled here so the SDK need not load
+_CODE_OF_MEANING = {
+    ErrorKind.INVALID: ErrorCode.VALIDATION_ERROR,
+    ErrorKind.DENIED: ErrorCode.ACCESS_DENIED,
+    ErrorKind.NOT_FOUND: ErrorCode.NOT_FOUND,
+    ErrorKind.CONFLICT: ErrorCode.CONFLICT,
+    ErrorKind.INTERNAL: ErrorCode.INTERNAL,
+}
 
 
 class McpToolParams(BaseModel):
@@ -102,15 +110,16 @@ def _schema_problem(schema: dict[str, Any], data: dict[str, Any]) -> str | None:
 def as_skill_error(op: str, exc: McpError) -> SkillError:
     """The gateway's typed error for an MCP failure; ``details.reason`` says which kind.
 
-    The code is the error's kind's, except that a tool refusing its arguments
-    (JSON-RPC invalid params) is the caller's to fix.
+    The code is the error's kind's, except that a tool's own failure keeps its meaning
+    (:attr:`McpToolError.meaning`: access denied, not found, bad arguments); the
+    server's JSON-RPC code, when it sent one, is in ``details.server_code``.
     """
     code, reason = code_for(exc), "mcp_error"
     details: dict[str, Any] = {"server": exc.server}
     if isinstance(exc, McpToolError):
-        reason = "mcp_tool_error"
-        if exc.code == INVALID_PARAMS:
-            code = ErrorCode.VALIDATION_ERROR
+        reason, code = "mcp_tool_error", _CODE_OF_MEANING[exc.meaning]
+        if exc.code is not None:
+            details["server_code"] = exc.code
     elif isinstance(exc, McpTimeoutError):
         reason, details["timeout_s"] = "mcp_timeout", exc.timeout_s
     elif isinstance(exc, McpServerDownError):
@@ -119,13 +128,31 @@ def as_skill_error(op: str, exc: McpError) -> SkillError:
     return SkillError(code, str(exc), details=details, help_path=op)
 
 
+def role_refusal(hub: McpHub, server: str, op: str, ctx: SkillContext) -> SkillError | None:
+    """ACCESS_DENIED when the server's ``roles`` leave out the caller's role, else None."""
+    config = hub.server(server).config
+    if config.offered_to(ctx.agent):
+        return None
+    return SkillError(
+        ErrorCode.ACCESS_DENIED,
+        f"{ctx.agent} may not use {op}: the MCP server {server!r} is offered only to "
+        f"{', '.join(config.roles)}",
+        details={"server": server, "reason": "mcp_role", "roles": list(config.roles)},
+        help_path=op,
+    )
+
+
 def tool_skill(hub: McpHub, tool: McpTool) -> Skill:
-    async def handler(_ctx: SkillContext, params: McpToolParams) -> SkillResult:
+    async def handler(ctx: SkillContext, params: McpToolParams) -> SkillResult:
+        refusal = role_refusal(hub, tool.server, tool.op, ctx)
+        if refusal is not None:
+            raise refusal
         try:
+            # The server's own name goes out (``read-file``), whatever the op's spelling.
             outcome = await hub.call_tool(tool.server, tool.name, params.arguments())
         except McpError as exc:
             raise as_skill_error(tool.op, exc) from exc
-        return SkillResult(result=outcome.value())
+        return SkillResult(result=tool_result(outcome.text, outcome.structured, outcome.content))
 
     description = tool.description.strip() or f"Tool {tool.name!r} of MCP server {tool.server!r}."
     return Skill(
@@ -160,13 +187,16 @@ def server_entry_skill(hub: McpHub, server: str, domain: str, tools: list[McpToo
     """
     listing = "; ".join(f"{t.op}: {_first_line(t)}" for t in tools)
 
-    async def handler(_ctx: SkillContext, _params: ServerToolsParams) -> SkillResult:
+    async def handler(ctx: SkillContext, _params: ServerToolsParams) -> SkillResult:
+        refusal = role_refusal(hub, server, f"{domain}.{ENTRY_NAME}", ctx)
+        if refusal is not None:
+            raise refusal
         warnings = []
         try:
             await hub.server(server).ensure_up()
         except McpServerDownError as exc:  # its last listing still tells what it offered
             warnings.append(str(exc))
-        live = [t for t in hub.tools() if t.server == server]
+        live = offered_tools(hub, server)
         return SkillResult(
             result={
                 "server": server,
@@ -202,9 +232,15 @@ def _first_line(tool: McpTool) -> str:
 OpKey = McpTool | tuple[McpTool, ...]
 
 
+def offered_tools(hub: McpHub, server: str) -> list[McpTool]:
+    """The server's tools its config's allow/deny globs keep: the others are no ops."""
+    config = hub.server(server).config
+    return [t for t in hub.tools() if t.server == server and config.offers_tool(t.name)]
+
+
 def server_skills(hub: McpHub, server: str) -> dict[str, tuple[OpKey, Skill]]:
     """One server's ops as they should be registered now, keyed by op."""
-    tools = [tool for tool in hub.tools() if tool.server == server]
+    tools = offered_tools(hub, server)
     ops: dict[str, tuple[OpKey, Skill]] = {t.op: (t, tool_skill(hub, t)) for t in tools}
     entry = server_entry_skill(hub, server, hub.server(server).config.domain, tools)
     if tools and entry.op not in ops:  # a tool literally named like the entry keeps its op

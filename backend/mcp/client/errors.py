@@ -2,7 +2,47 @@
 
 from __future__ import annotations
 
+import re
+
 from backend.errors import ErrorKind, SylkError
+
+# JSON-RPC and MCP error codes by what they mean to the caller (spelled here so the SDK
+# need not load). Internal (-32603) and server-defined codes say nothing: their text decides.
+_KIND_OF_CODE = {
+    -32700: ErrorKind.INVALID,  # parse error
+    -32600: ErrorKind.INVALID,  # invalid request
+    -32601: ErrorKind.NOT_FOUND,  # method not found
+    -32602: ErrorKind.INVALID,  # invalid params
+    -32002: ErrorKind.NOT_FOUND,  # MCP: resource not found
+}
+# What a tool's error text says, first match wins: a refusal is worded "access denied
+# ... not in allowed directories", so DENIED is asked before NOT_FOUND and INVALID.
+_KIND_OF_TEXT = (
+    (
+        ErrorKind.DENIED,
+        re.compile(
+            r"access (is )?denied|permission denied|not permitted|forbidden|unauthori[sz]ed"
+            r"|\bEACCES\b|\bEPERM\b|outside (the )?allowed|not allowed",
+            re.I,
+        ),
+    ),
+    (
+        ErrorKind.NOT_FOUND,
+        re.compile(
+            r"not found|no such (file|directory|tool|resource)|does ?n[o']t exist|\bENOENT\b"
+            r"|unknown tool",
+            re.I,
+        ),
+    ),
+    (
+        ErrorKind.INVALID,
+        re.compile(
+            r"invalid (argument|param|input|value|request)|validation error|is required"
+            r"|missing required|required propert|input should be|must be (a|an|one|at)",
+            re.I,
+        ),
+    ),
+)
 
 
 class McpError(SylkError):
@@ -83,6 +123,21 @@ class McpToolError(McpError):
         self.tool = tool
         self.detail = detail
         self.code = code
+
+    @property
+    def meaning(self) -> ErrorKind:
+        """What the failure means to the caller, read from the JSON-RPC code when it says,
+        else from the tool's words (denied, not found, bad arguments); INTERNAL when
+        neither tells. A server may word its errors to mislead; the worst it gains is a
+        different error code for its own tool's failure."""
+        kind = _KIND_OF_CODE.get(self.code) if self.code is not None else None
+        if kind is not None:
+            return kind
+        text = self.detail[:2000]
+        for kind, pattern in _KIND_OF_TEXT:
+            if pattern.search(text):
+                return kind
+        return ErrorKind.INTERNAL
 
 
 class McpUnknownOpError(McpError):
