@@ -10,6 +10,9 @@ waited for one would fail the guard.
 
 from __future__ import annotations
 
+import asyncio
+import json
+import signal
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -20,6 +23,8 @@ import pytest
 from backend.config.mcp_servers import McpSettings
 from backend.mcp.client.errors import McpServerDownError, McpServerStartingError
 from backend.mcp.client.hub import McpHub, ServerState
+from tests.integration.mcp.test_mcp_http import INITIALIZE, environment, serve_args
+from tests.integration.mcp.test_mcp_signals import ROOT, StdioPeer, stopped
 from tests.support.polling import finishes, until
 
 STUBS = Path(__file__).resolve().parents[2] / "stubs"
@@ -191,3 +196,41 @@ async def test_a_server_down_for_good_offers_no_tools_and_listeners_hear_it(
         await hub.call("echo.echo", {"text": "anyone?"})
     assert again.value is crashed.value
     assert "down: exited with code 7 (no restart left)" in str(hub.health_of("echo"))
+
+
+async def test_sylk_mcp_serve_answers_at_once_and_a_sigterm_mid_startup_leaves_nothing(
+    data_dir: Path, workspace: Path, tmp_path: Path
+) -> None:
+    """The reported case: a hung server (with a child) held ``initialize`` for its startup
+    timeout, and a SIGTERM then left it running under PID 1."""
+    pids = tmp_path / "pids"
+    config_dir = data_dir / "no-config"
+    config_dir.mkdir()
+    hung = broken("hang-child", pids)
+    (config_dir / "config.toml").write_text(
+        f"[mcp_servers.servers.hung]\ncommand = {json.dumps(hung['command'])}\n"
+        f"startup_timeout_s = {NEVER_S}\n"
+    )
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        *serve_args(data_dir, workspace),
+        cwd=ROOT,
+        env=environment(data_dir),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    peer = StdioPeer(process)
+    try:
+        # Answered while the hung server is still starting (its timeout is NEVER_S).
+        await peer.request("initialize", dict(INITIALIZE["params"]))
+        await peer.notify("notifications/initialized")
+        await until(lambda: len(pids_in(pids)) == 2, what="the hung server and its child")
+        assert all(alive(pid) for pid in pids_in(pids))
+        code, stderr = await stopped(process, signal.SIGTERM)  # STOP_S guards a hang
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert code == 0, stderr
+    assert [pid for pid in pids_in(pids) if alive(pid)] == []
