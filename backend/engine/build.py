@@ -149,6 +149,7 @@ class EngineParts:
             caches=cache_lines(self.knowledge.cache_stats(workspace)),
             approvals=self.approvals.status_lines(session_id),
             phase=self.sessions.get(session_id).phase,
+            mcp_servers=self.mcp.status_lines(),
         )
 
     def describe_sessions(self) -> str:

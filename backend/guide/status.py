@@ -1,4 +1,4 @@
-"""The text of /status: sessions, model, skill search, routing per tier, knowledge
+"""The text of /status: sessions, model, skill search, MCP servers, routing per tier, knowledge
 caches per intent, agents' health, dead letters; the session list (/session list);
 and the notice an agent's change of health becomes."""
 
@@ -47,6 +47,7 @@ def render_status(
     caches: Sequence[str] = (),
     approvals: Sequence[str] = (),
     phase: SessionPhase | None = None,
+    mcp_servers: Sequence[str] = (),
 ) -> str:
     lines = ["Sessions:", sessions_text, ""]
     if phase is not None:
@@ -60,6 +61,8 @@ def render_status(
         lines.append(f"Skill search: {search_line}")
     if approvals:
         lines += ["", "Approvals:", *approvals]
+    if mcp_servers:  # configured external servers: up, starting, or down and why
+        lines += ["", "MCP servers:", *mcp_servers]
     flows = guide.router.flow_log.snapshot()
     cache = guide.router.cache.stats()
     lines += ["", "Routing (count, p50, p99):"]

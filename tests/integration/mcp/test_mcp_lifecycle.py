@@ -21,8 +21,12 @@ from typing import Any
 import pytest
 
 from backend.config.mcp_servers import McpSettings
+from backend.config.settings import SylkConfig
+from backend.engine import Engine, EngineConfig
+from backend.engine.build import build
 from backend.mcp.client.errors import McpServerDownError, McpServerStartingError
 from backend.mcp.client.hub import McpHub, ServerState
+from backend.skills.builtin.catalog import agent_context
 from tests.integration.mcp.test_mcp_http import INITIALIZE, environment, serve_args
 from tests.integration.mcp.test_mcp_signals import ROOT, StdioPeer, stopped
 from tests.support.polling import finishes, until
@@ -234,3 +238,44 @@ async def test_sylk_mcp_serve_answers_at_once_and_a_sigterm_mid_startup_leaves_n
             await process.wait()
     assert code == 0, stderr
     assert [pid for pid in pids_in(pids) if alive(pid)] == []
+
+
+async def test_status_and_search_show_each_servers_health(
+    data_dir: Path, workspace: Path, tmp_path: Path
+) -> None:
+    pids = tmp_path / "pids"
+    servers = {
+        "echo": {"command": ECHO},
+        "hung": broken("hang", pids),
+        "junk": broken("garbage-exit", pids),
+    }
+    settings_ = SylkConfig.model_validate({"mcp_servers": {"servers": servers}})
+    parts = build(
+        EngineConfig(data_dir=data_dir, workspace=workspace, watch_files=False), settings_
+    )
+    async with Engine.from_parts(parts) as engine:
+        session = await engine.ensure_session()
+        await finishes(engine.start_tools(), what="starting the tool servers in the background")
+        registry = parts.gateway.registry
+        await until(lambda: "echo.mcp_tools" in registry, what="echo's tools")
+        await until(lambda: parts.mcp.server("junk").state is ServerState.DOWN, what="junk down")
+
+        status = engine.status_text(session.id)
+        block = status.split("MCP servers:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+        lines = {line.split()[0]: line for line in block}
+        assert "up, " in lines["echo"] and "tools" in lines["echo"]
+        assert "starting (" in lines["hung"]
+        assert "down: exited with code 0 while starting" in lines["junk"]
+        assert "stdout is not MCP" in lines["junk"] and "no restart left" in lines["junk"]
+
+        ctx = agent_context("architect", session.id, workspace)
+        found = parts.gateway.search(ctx, "reverse the text")
+        assert "echo.mcp_tools" in json.dumps(found.result)
+
+        # Down for good: its ops leave the registry, so search no longer offers them.
+        with pytest.raises(McpServerDownError):
+            await parts.mcp.call("echo.crash", {"code": 9})
+        await until(lambda: "echo.mcp_tools" not in registry, what="echo's ops to go")
+        assert "echo." not in json.dumps(parts.gateway.search(ctx, "reverse the text").result)
+        status = engine.status_text(session.id)
+        assert "down: exited with code 9 (no restart left)" in status
