@@ -14,26 +14,32 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.server import ServerRequestContext
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.streamable_http_manager import DEFAULT_MAX_SESSIONS
 from starlette.requests import Request
 
-from backend.mcp.server.ports import ResourceProvider
-from backend.mcp.server.prompts import SylkPrompts
+from backend.mcp.server.content.ports import ResourceProvider
+from backend.mcp.server.content.prompts import SylkPrompts
 from backend.skills.models import SkillContext
+
+if TYPE_CHECKING:
+    from backend.mcp.server.client_sessions import SessionOnFirstUse
 
 
 @dataclass(frozen=True)
 class Caller:
     """One client as the server answers it: its context (session, workspace, scopes,
-    write permission), the resources it may read and its prompts."""
+    write permission), the resources it may read and its prompts. A caller whose
+    session is made on its first request is a placeholder: ``pending`` makes the caller
+    that answers (:mod:`backend.mcp.server.client_sessions`)."""
 
     context: SkillContext
     providers: tuple[ResourceProvider, ...] = ()
     prompts: SylkPrompts | None = None
+    pending: SessionOnFirstUse | None = None
 
 
 CallerLookup = Callable[[ServerRequestContext[Any]], Caller]

@@ -10,8 +10,8 @@ stay unveiled for that client. By default the caller is a fresh session of its
 own; bound to an existing session it acts in that session's workspace and private
 chronicle; the cross-session scope lets it read every session's history (what it
 stores still lands in its own session).
-A few prompts (:mod:`backend.mcp.server.prompts`) package what Sylk knows as ready
-requests, and the instructions sent at initialize (:mod:`backend.mcp.server.instructions`)
+A few prompts (:mod:`backend.mcp.server.content.prompts`) package what Sylk knows as ready
+requests, and the instructions sent at initialize (:mod:`backend.mcp.server.content.instructions`)
 name the domains within the caller's reach, with counts. ``sylk mcp serve`` runs
 :func:`serve_engine` on an open Engine, over stdio or HTTP
 (:mod:`backend.mcp.server.http_transport`), until the client leaves or a stop signal
@@ -22,29 +22,30 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import logging
-import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import mcp_types
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
-from pydantic_core import to_jsonable_python
 
-from backend.config.approvals import ApprovalMode
 from backend.errors import SylkError
 from backend.mcp.server.callers import Caller, CallerLookup, SessionCallers, fixed
-from backend.mcp.server.instructions import server_instructions
-from backend.mcp.server.library_resources import LibraryResources
-from backend.mcp.server.ports import ResourceProvider
-from backend.mcp.server.prompts import PromptError, SylkPrompts
+from backend.mcp.server.client_sessions import (
+    caller_context,
+    client_name,
+    engine_caller,
+    fresh_caller,
+    made,
+)
+from backend.mcp.server.content.instructions import server_instructions
+from backend.mcp.server.content.ports import ResourceProvider
+from backend.mcp.server.content.prompts import PromptError, SylkPrompts
+from backend.mcp.server.content.server_domains import describe_server_domains
+from backend.mcp.server.content.verb_replies import as_result, invalid_arguments, raised
 from backend.mcp.server.redacted_replies import RedactedReplies
-from backend.mcp.server.registry_resources import RegistryResources
-from backend.mcp.server.session_resources import SessionResources
 from backend.mcp.server.stdio_transport import serve_stdio
 from backend.redaction import Redactor
 from backend.skills.builtin.archivalist import CROSS_SCOPE
@@ -81,6 +82,7 @@ INSTRUCTIONS = (
 )
 
 Verb = Callable[[Verbs, SkillContext, Any], Awaitable[Envelope]]
+__all__ = ["SylkMcpServer", "caller_context", "engine_caller", "serve_engine", "verb_tools"]
 
 
 async def _batch(gateway: Verbs, ctx: SkillContext, a: BatchArgs) -> Envelope:
@@ -118,6 +120,17 @@ VERBS: dict[str, tuple[type[BaseModel], Verb, bool, str]] = {
 }
 
 
+def whole_list(params: mcp_types.PaginatedRequestParams | None) -> None:
+    """Every list is answered in one page and no cursor is ever issued, so a cursor is
+    one this server did not give: invalid params (-32602), as the spec has it."""
+    if params is not None and params.cursor is not None:
+        raise MCPError(
+            mcp_types.INVALID_PARAMS,
+            "invalid cursor: this server lists everything in one page and issues no cursor",
+            {"cursor": params.cursor},
+        )
+
+
 def verb_tools() -> list[mcp_types.Tool]:
     return [
         mcp_types.Tool(
@@ -130,29 +143,6 @@ def verb_tools() -> list[mcp_types.Tool]:
         )
         for name, (model, _verb, read_only, description) in VERBS.items()
     ]
-
-
-def _as_result(value: Any, *, is_error: bool = False) -> mcp_types.CallToolResult:
-    if isinstance(value, Envelope):
-        data: Any = value.to_model()
-        is_error = is_error or not value.ok
-    else:
-        data = to_jsonable_python(value, fallback=str)
-    # Through protocol 2025-11-25 structured content must be an object.
-    structured = data if isinstance(data, dict) else {"result": data}
-    text = data if isinstance(data, str) else json.dumps(data, indent=1, ensure_ascii=False)
-    return mcp_types.CallToolResult(
-        content=[mcp_types.TextContent(text=text)],
-        structured_content=structured,
-        is_error=is_error,
-    )
-
-
-def _error(kind: str, message: str, hint: str = "") -> mcp_types.CallToolResult:
-    body: dict[str, Any] = {"ok": False, "error": {"code": kind, "message": message}}
-    if hint:
-        body["error"]["help"] = hint
-    return _as_result(body, is_error=True)
 
 
 class SylkMcpServer:
@@ -201,8 +191,9 @@ class SylkMcpServer:
         return server
 
     async def _list_tools(
-        self, _ctx: ServerRequestContext[Any], _params: mcp_types.PaginatedRequestParams | None
+        self, _ctx: ServerRequestContext[Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListToolsResult:
+        whole_list(params)
         return mcp_types.ListToolsResult(tools=verb_tools())
 
     async def _call_tool(
@@ -215,41 +206,51 @@ class SylkMcpServer:
                 mcp_types.INVALID_PARAMS,
                 f"unknown tool {params.name!r}; the tools are {', '.join(VERBS)}",
             ) from None
+        trace = new_trace_id()
+        arguments = params.arguments or {}
         try:
-            args = model.model_validate(params.arguments or {})
+            args = model.model_validate(arguments)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}"
-                for e in exc.errors(include_input=False)
-            )
-            return _error("VALIDATION_ERROR", problems, f"see the input schema of {params.name!r}")
-        ctx = dataclasses.replace(self.caller(request).context, trace_id=new_trace_id())
+            return invalid_arguments(params.name, model, arguments, exc, trace)
         try:
-            return _as_result(await verb(self.gateway, ctx, args))
+            ctx = dataclasses.replace((await self._caller(request)).context, trace_id=trace)
+            return as_result(await verb(self.gateway, ctx, args))
         except SylkError as exc:
-            return _error(type(exc).__name__, exc.message, exc.help_hint)
+            return raised(params.name, exc, trace)
         except Exception as exc:
             log.exception("MCP tool %r failed", params.name)
-            return _error("INTERNAL", f"{type(exc).__name__}: {exc}", "see sylk.log")
+            return raised(params.name, exc, trace)
+
+    async def _caller(self, request: ServerRequestContext[Any]) -> Caller:
+        """Whom ``request`` comes from; a client with no session yet gets one now."""
+        caller = self.caller(request)
+        if caller.pending is None:
+            return caller
+        return await caller.pending.caller(client_name(request))
 
     async def _list_resources(
-        self, request: ServerRequestContext[Any], _params: mcp_types.PaginatedRequestParams | None
+        self, request: ServerRequestContext[Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListResourcesResult:
-        providers = self.caller(request).providers
-        resources = [r for p in providers for r in await p.list_resources()]
-        return mcp_types.ListResourcesResult(resources=resources)
+        whole_list(params)
+        providers = (await self._caller(request)).providers
+        listed: dict[str, mcp_types.Resource] = {}
+        for provider in providers:  # a URI two providers know is the first one's
+            for resource in await provider.list_resources():
+                listed.setdefault(str(resource.uri), resource)
+        return mcp_types.ListResourcesResult(resources=list(listed.values()))
 
     async def _list_templates(
-        self, request: ServerRequestContext[Any], _params: mcp_types.PaginatedRequestParams | None
+        self, request: ServerRequestContext[Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListResourceTemplatesResult:
-        templates = [t for p in self.caller(request).providers for t in p.templates()]
+        whole_list(params)
+        templates = [t for p in (await self._caller(request)).providers for t in p.templates()]
         return mcp_types.ListResourceTemplatesResult(resource_templates=templates)
 
     async def _read_resource(
         self, request: ServerRequestContext[Any], params: mcp_types.ReadResourceRequestParams
     ) -> mcp_types.ReadResourceResult:
         uri = str(params.uri)
-        for provider in self.caller(request).providers:
+        for provider in (await self._caller(request)).providers:
             try:
                 body = await provider.read(uri)
             except SylkError as exc:  # bad template parameters and the like
@@ -262,16 +263,17 @@ class SylkMcpServer:
         raise MCPError(mcp_types.INVALID_PARAMS, f"no resource {uri!r}", {"uri": uri})
 
     async def _list_prompts(
-        self, request: ServerRequestContext[Any], _params: mcp_types.PaginatedRequestParams | None
+        self, request: ServerRequestContext[Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListPromptsResult:
-        own = self.caller(request).prompts
+        whole_list(params)
+        own = (await self._caller(request)).prompts
         prompts = await asyncio.to_thread(own.prompts) if own else []
         return mcp_types.ListPromptsResult(prompts=prompts)
 
     async def _get_prompt(
         self, request: ServerRequestContext[Any], params: mcp_types.GetPromptRequestParams
     ) -> mcp_types.GetPromptResult:
-        own = self.caller(request).prompts
+        own = (await self._caller(request)).prompts
         if own is None:
             raise MCPError(mcp_types.INVALID_PARAMS, f"no prompt named {params.name!r}")
         try:
@@ -279,45 +281,6 @@ class SylkMcpServer:
         except PromptError as exc:
             data = {"prompt": exc.prompt, "argument": exc.argument}
             raise MCPError(mcp_types.INVALID_PARAMS, str(exc), data) from None
-
-
-def caller_context(
-    engine: Engine,
-    *,
-    session: str | None = None,
-    cross_session: bool = False,
-    can_write: bool = False,
-) -> SkillContext:
-    """Who the client is: a fresh session of its own, or the session ``session`` names
-    (id, unique id prefix, name or number; SessionNotFoundError or
-    AmbiguousSessionError otherwise), acting in that session's workspace."""
-    if session is None:
-        session_id, workspace = f"mcp-{uuid.uuid4().hex[:12]}", engine.workspace
-    else:
-        bound = engine.get_session(session)
-        session_id, workspace = bound.id, Path(bound.workspace)
-    return SkillContext(
-        session_id=session_id,
-        agent="mcp-client",
-        workspace=workspace,
-        scopes=frozenset({CROSS_SCOPE}) if cross_session else frozenset(),
-        can_write=can_write,
-        confinement=engine.confinement(workspace),
-        # The client's rights fix its approval mode: without write rights read-only, with
-        # them the engine's (the config's or --approval); it can answer no question.
-        approval=engine.approval_mode() if can_write else ApprovalMode.READ_ONLY,
-    )
-
-
-def engine_caller(engine: Engine, gateway: Gateway, context: SkillContext) -> Caller:
-    """A caller with ``context`` and what it reads of ``engine``: its sessions, the
-    library, the registry's resources, and prompts filled from them."""
-    providers = (
-        SessionResources(engine.archive, context),
-        LibraryResources(engine.library),
-        RegistryResources(gateway, context),
-    )
-    return Caller(context, providers, SylkPrompts(gateway, context, engine.library))
 
 
 async def serve_engine(
@@ -348,42 +311,73 @@ async def serve_engine(
         sock = http_transport.listen(http)  # a taken port fails before the tools start
     if gateway is None:
         gateway = await engine.tools_gateway()  # configured MCP servers' tools join as hidden ops
-    registry, archive, library = gateway.registry, engine.archive, engine.library
-    instructions = await asyncio.to_thread(server_instructions, registry, context, archive, library)
-    if http is None:
-        caller = engine_caller(engine, gateway, context)
-        server = SylkMcpServer(
-            gateway,
+    stop_describing = describe_server_domains(gateway.registry)
+    try:
+        instructions = await asyncio.to_thread(
+            server_instructions,
+            gateway.registry,
             context,
-            caller.providers,
-            caller.prompts,
-            instructions=instructions,
-            redactor=engine.redactor,
+            engine.archive,
+            engine.library,
+            gateway.offered,
+            own_session=session is None,
         )
-        return await serve_stdio(server.build(), stop)
+        served = Served(engine, gateway, context, instructions, session is None)
+        if http is None:
+            return await serve_stdio(served.server(fixed(served.make_caller())).build(), stop)
+        limits = limits or http_sessions.SessionLimits()
+        callers = SessionCallers(served.make_caller, served.release, capacity=limits.max_sessions)
+        stopping = stop or asyncio.Event()
+        if auth is not None:  # every request needs a token; a token's scopes bound its ops
+            auth.guard(gateway.hooks)
+        await http_transport.serve_http(
+            http,
+            sock,
+            lambda lookup: served.server(lookup).build(),
+            callers,
+            stopping,
+            limits=limits,
+            on_listening=on_listening,
+            auth=auth,
+        )
+        return stopping.is_set()
+    finally:
+        stop_describing()
 
-    def make_caller() -> Caller:
-        if session is not None:  # every client acts in the bound session
-            return engine_caller(engine, gateway, context)
-        fresh = caller_context(engine, cross_session=cross_session, can_write=can_write)
-        return engine_caller(engine, gateway, fresh)
 
-    def release(caller: Caller) -> None:
-        if session is None:  # a fresh session nobody else uses: what it unveiled can go
-            gateway.forget_session(caller.context.session_id)
+@dataclasses.dataclass(frozen=True)
+class Served:
+    """What :func:`serve_engine` serves: its engine and gateway, the bound context (or
+    the template of a fresh client's), the instructions, and whether clients get
+    sessions of their own (``fresh``) or act in the bound one."""
 
-    def make_server(callers: CallerLookup) -> Server[Any]:
+    engine: Engine
+    gateway: Gateway
+    context: SkillContext
+    instructions: str
+    fresh: bool
+
+    def make_caller(self) -> Caller:
+        if not self.fresh:  # every client acts in the bound session
+            return engine_caller(self.engine, self.gateway, self.context)
+        ctx = self.context
+        return fresh_caller(
+            self.engine,
+            self.gateway,
+            cross_session=CROSS_SCOPE in ctx.scopes,
+            can_write=ctx.can_write,
+        )
+
+    def release(self, caller: Caller) -> None:
+        acted = made(caller)
+        if self.fresh and acted is not None:  # its own session: what it unveiled goes
+            self.gateway.forget_session(acted.context.session_id)
+
+    def server(self, callers: CallerLookup) -> SylkMcpServer:
         return SylkMcpServer(
-            gateway, context, instructions=instructions, callers=callers, redactor=engine.redactor
-        ).build()
-
-    limits = limits or http_sessions.SessionLimits()
-    callers = SessionCallers(make_caller, release, capacity=limits.max_sessions)
-    stopping = stop or asyncio.Event()
-    if auth is not None:  # every request needs a token; a token's scopes bound its ops
-        auth.guard(gateway.hooks)
-    await http_transport.serve_http(
-        http, sock, make_server, callers, stopping, limits=limits, on_listening=on_listening,
-        auth=auth,
-    )  # fmt: skip
-    return stopping.is_set()
+            self.gateway,
+            self.context,
+            instructions=self.instructions,
+            callers=callers,
+            redactor=self.engine.redactor,
+        )

@@ -171,7 +171,8 @@ async def test_transcripts_are_private_to_their_session_unless_cross_session(
         assert denied["error"]["code"] == "ACCESS_DENIED"
         assert "history.cross_session" in denied["error"]["message"]
         listed = (await execute(client, "sessions.list"))["result"]
-        assert listed["sessions"] == [] and "1 other sessions" in listed["note"]
+        own = [row["name"] for row in listed["sessions"]]  # the client's own, made for it
+        assert own == ["mcp: mcp"] and "1 other sessions" in listed["note"]
         uris = {str(r.uri) for r in (await client.list_resources()).resources}
         assert uri not in uris and "sylk://sessions" in uris
         with pytest.raises(MCPError, match="transcript is private"):

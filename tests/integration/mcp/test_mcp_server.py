@@ -21,9 +21,9 @@ from backend.engine import Engine, EngineParts
 from backend.errors import SylkError
 from backend.mcp.client.as_skills import to_skills
 from backend.mcp.client.hub import McpHub, ServerState
-from backend.mcp.server.registry_resources import RegistryResources
+from backend.mcp.server.content.registry_resources import RegistryResources
+from backend.mcp.server.content.session_resources import SessionResources
 from backend.mcp.server.server import SylkMcpServer
-from backend.mcp.server.session_resources import SessionResources
 from backend.messages import Message, MessageType
 from backend.skills.envelopes import Envelope, ErrorCode, SkillError
 from backend.skills.gateway.gateway import Gateway
@@ -237,9 +237,10 @@ async def test_gateway_exceptions_become_tool_errors(tmp_path: Path) -> None:
     async with Client(server, cache=None) as client:
         typed = await client.call_tool("search", {"query": "typed"})
         assert typed.is_error and typed.structured_content["error"] == {
-            "code": "SylkError",
-            "message": "the index is rebuilding",
-            "help": "try again in a moment",
+            "code": "INTERNAL",  # a SylkError of no kind; a typed one keeps its code
+            "message": "the index is rebuilding (try again in a moment)",
+            "details": {"reason": "SylkError"},
+            "help_path": "search",
         }
         crashed = await client.call_tool("search", {"query": "other"})
         assert crashed.is_error and crashed.structured_content["error"]["code"] == "INTERNAL"

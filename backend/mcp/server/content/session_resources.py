@@ -16,7 +16,7 @@ import mcp_types
 
 from backend.archive.records import SessionRecords
 from backend.errors import SylkError
-from backend.mcp.server.ports import ResourceBody
+from backend.mcp.server.content.ports import ResourceBody
 from backend.sessions.models import Session
 from backend.skills.models import SkillContext
 from backend.skills.session_scope import (

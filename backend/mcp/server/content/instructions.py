@@ -3,15 +3,18 @@
 A model reads these once per connection, before it has called anything, so they say
 how the four tools are used and what is behind them: the domains this caller may use
 (by op count, each with a short label) and how many sessions and library fragments it
-can read. They are computed once at startup from the registry and the caller's rights;
-:func:`render` caps the domain list so that many aggregated MCP servers cannot push the
-text past a few hundred tokens (``describe('')`` lists every domain in full).
+can read. A domain's count is the one ``describe('')`` gives the same caller (the ops
+offered to it); ops hidden behind an entry op (an MCP server's tools) are added as
+``+N hidden``, so the two never disagree. They are computed once at startup from the
+registry and the caller's rights; :func:`render` caps the domain list so that many
+aggregated MCP servers cannot push the text past a few hundred tokens (``describe('')``
+lists every domain in full).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from backend.archive.records import SessionRecords
@@ -29,6 +32,7 @@ PREAMBLE = (
     "gives an op's parameters ('' lists domains), `execute` runs one, `batch` several; "
     "results may name the next op."
 )
+HIDDEN = "Hidden ops are unveiled by running their domain's entry op (search finds it)."
 RESOURCES = (
     "Resources: {sessions} at sylk://sessions (each with a transcript), {fragments} under "
     "sylk://library (sylk://library/match?query=...&maxTokens=... assembles a query's), "
@@ -36,11 +40,15 @@ RESOURCES = (
 )
 
 
+Offered = Callable[[str, SkillContext], bool]  # may this op show in the caller's listings?
+
+
 @dataclass(frozen=True)
 class DomainSummary:
     name: str
-    ops: int
+    ops: int  # offered: what describe('') counts
     label: str = ""
+    hidden: int = 0  # within reach, unveiled by the domain's entry op
 
 
 def label(description: str, limit: int = LABEL_CHARS) -> str:
@@ -53,19 +61,27 @@ def label(description: str, limit: int = LABEL_CHARS) -> str:
     return f"{cut}..."
 
 
-def domain_summaries(registry: Registry, context: SkillContext) -> list[DomainSummary]:
+def domain_summaries(
+    registry: Registry, context: SkillContext, offered: Offered | None = None
+) -> list[DomainSummary]:
     """Each domain with at least one op ``context`` may run, largest first.
 
-    Hidden ops count: a domain's entry op unveils them, so they are within reach."""
-    counts = Counter(skill.domain for skill in registry if registry.allowed(skill.op, context))
+    With ``offered`` (the gateway's), a domain's ``ops`` are those it offers the caller,
+    as ``describe('')`` counts them, and the rest it may run are ``hidden``; without it
+    every op the caller may run counts as offered."""
+    allowed = [skill for skill in registry if registry.allowed(skill.op, context)]
+    counts = Counter(skill.domain for skill in allowed)
+    shown = Counter(
+        skill.domain for skill in allowed if offered is None or offered(skill.op, context)
+    )
     rows = []
     for name, ops in counts.items():
         domain = registry.domain(name)
         description = domain.description if domain and domain.description else ""
         if not description and any(s.agent == MCP_AGENT for s in registry.entry_points(name)):
             description = "an MCP server"
-        rows.append(DomainSummary(name, ops, label(description)))
-    return sorted(rows, key=lambda row: (-row.ops, row.name))
+        rows.append(DomainSummary(name, shown[name], label(description), ops - shown[name]))
+    return sorted(rows, key=lambda row: (-(row.ops + row.hidden), row.name))
 
 
 def _plural(count: int, noun: str) -> str:
@@ -79,9 +95,11 @@ def render(
     fragments: int,
     max_domains: int = MAX_DOMAINS,
 ) -> str:
-    ops = sum(row.ops for row in domains)
+    ops = sum(row.ops + row.hidden for row in domains)
     shown = [
-        f"{row.name} {row.ops}" + (f" ({row.label})" if row.label else "")
+        f"{row.name} {row.ops}"
+        + (f" +{row.hidden} hidden" if row.hidden else "")
+        + (f" ({row.label})" if row.label else "")
         for row in domains[:max_domains]
     ]
     rest = len(domains) - len(shown)
@@ -90,6 +108,8 @@ def render(
     parts = [PREAMBLE.format(ops=ops)]
     if shown:
         parts.append(f"Domains (ops): {'; '.join(shown)}.")
+    if any(row.hidden for row in domains):
+        parts.append(HIDDEN)
     parts.append(
         RESOURCES.format(
             sessions=_plural(sessions, "session"), fragments=_plural(fragments, "library fragment")
@@ -103,10 +123,17 @@ def server_instructions(
     context: SkillContext,
     archive: SessionRecords,
     library: FragmentLibrary,
+    offered: Offered | None = None,
+    *,
+    own_session: bool = False,
 ) -> str:
-    """The instructions for a caller with ``context``'s rights. Reads the archive and the
-    library once, so call it off the event loop."""
+    """The instructions for a caller with ``context``'s rights (``offered``: see
+    :func:`domain_summaries`); ``own_session`` counts the session a client not bound to
+    one gets on its first request. Reads the archive and the library once, so call it
+    off the event loop."""
     sessions = sum(1 for s in archive.load_sessions() if may_read(context, s.id))
     return render(
-        domain_summaries(registry, context), sessions=sessions, fragments=len(library.fragments())
+        domain_summaries(registry, context, offered),
+        sessions=sessions + own_session,
+        fragments=len(library.fragments()),
     )

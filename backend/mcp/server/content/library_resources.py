@@ -21,7 +21,7 @@ import mcp_types
 from backend.errors import SylkError
 from backend.knowledge.fragments.library import FragmentLibrary
 from backend.knowledge.fragments.models import DEFAULT_MAX_TOKENS, LibraryError, Mode
-from backend.mcp.server.ports import ResourceBody
+from backend.mcp.server.content.ports import ResourceBody
 
 PREFIX = "sylk://library/"
 MATCH_URI = PREFIX + "match"
@@ -72,6 +72,14 @@ def match_params(uri: str) -> tuple[str, str | None, int, Mode]:
     return query, one.get("category") or None, int(budget), cast(Mode, mode)
 
 
+def titled(title: str, body: str) -> str:
+    """The fragment as markdown under its title, given once: most bodies open with it."""
+    first = body.lstrip().split("\n", 1)[0]
+    if first.startswith("#") and first.lstrip("#").strip().casefold() == title.casefold():
+        return body
+    return f"# {title}\n\n{body}"
+
+
 class LibraryResources:
     def __init__(self, library: FragmentLibrary) -> None:
         self.library = library
@@ -120,7 +128,7 @@ class LibraryResources:
             fragment = await asyncio.to_thread(self.library.get, uri)
         except LibraryError:
             return None
-        return ResourceBody(f"# {fragment.title}\n\n{fragment.body}", mime_type="text/markdown")
+        return ResourceBody(titled(fragment.title, fragment.body), mime_type="text/markdown")
 
     async def _match(self, uri: str) -> ResourceBody:
         query, category, max_tokens, mode = match_params(uri)
