@@ -145,7 +145,7 @@ def _settings() -> SylkConfig:
 
 def _token_auth(args: argparse.Namespace, settings: SylkConfig) -> TokenAuth:
     from backend.mcp.server.auth import TokenAuth
-    from backend.mcp.server.token_store import TokenStore
+    from backend.mcp.server.auth.token_store import TokenStore
     from sylk_tui import paths
 
     return TokenAuth(
@@ -154,7 +154,7 @@ def _token_auth(args: argparse.Namespace, settings: SylkConfig) -> TokenAuth:
 
 
 def _run_token(args: argparse.Namespace) -> int:
-    from backend.mcp.server.token_store import UnknownTokenError
+    from backend.mcp.server.auth.token_store import UnknownTokenError
 
     auth = _token_auth(args, _settings())
     names = auth.settings.token_names()

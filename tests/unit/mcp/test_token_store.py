@@ -20,7 +20,7 @@ from backend.config.mcp_server_auth import McpServerAuthSettings
 from backend.config.settings import SylkConfig
 from backend.errors import ErrorKind
 from backend.mcp.server.auth import Grant
-from backend.mcp.server.token_store import TOKEN_FILE, TokenFileError, TokenStore
+from backend.mcp.server.auth.token_store import TOKEN_FILE, TokenFileError, TokenStore
 
 
 def test_tokens_are_made_once_private_and_identified(data_dir: Path) -> None:

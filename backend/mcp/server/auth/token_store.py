@@ -8,10 +8,10 @@ reader sees the old tokens or the new, never half a file. A file that others may
 :class:`TokenFileError`: a leaked token is a remote shell into the user's sessions.
 
 A running server asks :meth:`TokenStore.identify` on every request; the file is
-re-read whenever its inode, size or mtime changed, so a rotated token is refused from
-the next request on. Values are compared as SHA-256 digests with
-:func:`hmac.compare_digest`, against every token, so timing says nothing of which
-or how much matched. Nothing here logs a token.
+re-read whenever its inode, size, mode, mtime or ctime changed, so a rotated token is
+refused from the next request on, and a file opened up to others shuts everyone out.
+Values are compared as SHA-256 digests with :func:`hmac.compare_digest`, against every
+token, so timing says nothing of which or how much matched. Nothing here logs a token.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ class TokenStore:
     def __init__(self, data_dir: Path) -> None:
         self.path = data_dir / TOKEN_FILE
         self._lock_path = data_dir / LOCK_FILE
-        self._seen: tuple[int, int, int] | None = None
+        self._seen: tuple[int, ...] | None = None
         self._tokens: dict[str, str] = {}
         self._guard = threading.Lock()
 
@@ -81,7 +81,8 @@ class TokenStore:
             return {}
         except OSError as exc:
             raise TokenFileError(self.path, exc.strerror or str(exc), "check its folder") from None
-        key = (info.st_ino, info.st_size, info.st_mtime_ns)
+        # ctime and mode too: a chmod that opens the file up must be seen at once.
+        key = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_mode)
         with self._guard:
             if key != self._seen:
                 self._tokens = self._read()
