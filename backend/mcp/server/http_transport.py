@@ -51,7 +51,6 @@ SSE_PATH, MESSAGES_PATH = "/sse", "/messages/"
 GRACE_S = 5
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 WILDCARD_HOSTS = ("0.0.0.0", "::")
-NO_AUTH = "whoever reaches the port would act as you"
 
 MakeServer = Callable[[CallerLookup], Server[Any]]
 
@@ -72,9 +71,9 @@ class RemoteBindError(SylkError):
 
     def __init__(self, host: str) -> None:
         super().__init__(
-            f"refusing to serve MCP on {host}: it is not a loopback address and {NO_AUTH}",
-            help_hint="serve on 127.0.0.1, or pass --allow-remote: a bearer token is then "
-            "required (`sylk mcp token show`)",
+            f"refusing to serve MCP on {host}: it is not a loopback address",
+            help_hint="serve on 127.0.0.1, or pass --allow-remote: every request then needs "
+            "a bearer token (`sylk mcp token show`)",
         )
         self.host = host
 

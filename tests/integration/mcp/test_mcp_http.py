@@ -258,7 +258,7 @@ def test_a_non_loopback_host_is_refused(data_dir: Path, workspace: Path, host: s
     code, stderr = run_serve(data_dir, workspace, "--http", f"{host}:{free_port()}")
     assert code == 1
     assert f"refusing to serve MCP on {host.strip('[]')}: it is not a loopback address" in stderr
-    assert "no authentication" in stderr and "--allow-remote" in stderr
+    assert "--allow-remote: every request then needs a bearer token" in stderr
     assert "Traceback" not in stderr
     assert not (data_dir / "sylk.db").exists()  # refused before the engine opened
 
