@@ -133,6 +133,7 @@ class McpServerConnection:
             ) as client:
                 self.tools = await self._list_tools(client)
                 self._client = client
+                process.initialized = True
                 self.state = ServerState.UP
                 self._announce_tools()
                 self._ready.set()

@@ -7,12 +7,15 @@ exit status and the tail of its stderr to say why a server died, and it must
 notice the death even when no call is in flight.
 
 Shutdown follows the MCP spec order: close stdin, wait a grace period, then
-SIGTERM and finally SIGKILL the server's whole process group, and reap it.
+SIGTERM and finally SIGKILL the server's whole process group, and reap it. A server
+that never finished its handshake (hung, or not MCP at all) gets no grace after end
+of input: SIGTERM follows at once.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import subprocess
 from collections import deque
@@ -25,7 +28,6 @@ import mcp_types
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
 
 log = logging.getLogger(__name__)
@@ -38,6 +40,53 @@ Streams = tuple[
 MAX_LINE_BYTES = 32 * 1024 * 1024  # one JSON-RPC message; a resource read can be large
 STDERR_LINES = 40
 STDERR_TAIL_CHARS = 1500
+
+
+def _group_running(pgid: int) -> bool:
+    """Whether any process of group ``pgid`` still runs. A zombie does not: an orphan
+    whose new parent (init in a container) is slow to reap it is dead already, and
+    waiting for it to vanish would only spend the grace period."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:  # no procfs: only "no such group" proves it gone
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        return True
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+            return True
+    return False
+
+
+async def stop_group(process: Process, grace_s: float) -> None:
+    """SIGTERM the process group led by ``process`` (its pid is the pgid: it was started
+    in a session of its own), wait up to ``grace_s`` for every member to end, then
+    SIGKILL whatever remains. The group reaches children whose parent already exited."""
+    pgid = process.pid
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except ProcessLookupError:
+        return  # the whole group is gone
+    except PermissionError:  # some member is not ours to signal: keep going regardless
+        log.warning("no permission to signal all of process group %d", pgid)
+    with anyio.move_on_after(grace_s):
+        while _group_running(pgid):
+            _ = process.returncode  # lets the loop reap a leader that just exited
+            await anyio.sleep(0.02)
+        return
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
 
 
 def describe_exit(returncode: int | None) -> str:
@@ -75,6 +124,7 @@ class ServerProcess:
         self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
         self._stderr_done = anyio.Event()
         self._exited = anyio.Event()
+        self.initialized = False  # set once the handshake is done: it earns a graceful stop
         self.junk_lines = 0  # stdout lines that were not JSON-RPC: a non-MCP program?
         self.junk_sample = ""
 
@@ -216,12 +266,12 @@ class ServerProcess:
             assert process.stdin is not None
             with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 await process.stdin.aclose()
-            with anyio.move_on_after(self.grace_s):
+            with anyio.move_on_after(self.grace_s if self.initialized else 0.05):
                 await process.wait()
-        if process.returncode is None:
+        if process.returncode is None and self.initialized:
             log.warning("MCP server %r ignored end of input; terminating it", self.name)
         # Even after the leader exits, children it left in its group are ended here.
-        await terminate_posix_process_tree(process, self.grace_s)
+        await stop_group(process, self.grace_s)
         with anyio.move_on_after(self.grace_s) as scope:
             await process.aclose()  # closes the pipes and reaps the process
         if scope.cancelled_caught:
