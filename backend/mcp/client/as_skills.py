@@ -227,9 +227,19 @@ def _first_line(tool: McpTool) -> str:
     return (tool.description.strip() or tool.name).split("\n")[0]
 
 
-# What a registered op stands for: its tool, or (for the entry op) the whole listing.
-# Equal keys mean the registered skill is still right and stays as it is.
-OpKey = McpTool | tuple[McpTool, ...]
+# What a registered op stands for: its tool, or (for the entry op) the whole listing,
+# marked "unavailable" once the server is down for good. Equal keys mean the registered
+# skill is still right and stays as it is.
+OpKey = McpTool | tuple[McpTool | str, ...]
+UNAVAILABLE = "unavailable"
+
+
+def unavailable(entry: Skill, health: str) -> Skill:
+    """The entry op of a server down for good: out of search, so it no longer ranks first
+    with tools nobody can run, yet still there to describe or execute, saying why."""
+    note = f"Unavailable: the MCP server is {health}."
+    update = {"searchable": False, "entry_point": False, "summary": note}
+    return entry.model_copy(update=update | {"description": f"{note} {entry.description}"})
 
 
 def offered_tools(hub: McpHub, server: str) -> list[McpTool]:
@@ -242,9 +252,13 @@ def server_skills(hub: McpHub, server: str) -> dict[str, tuple[OpKey, Skill]]:
     """One server's ops as they should be registered now, keyed by op."""
     tools = offered_tools(hub, server)
     ops: dict[str, tuple[OpKey, Skill]] = {t.op: (t, tool_skill(hub, t)) for t in tools}
-    entry = server_entry_skill(hub, server, hub.server(server).config.domain, tools)
+    connection = hub.server(server)
+    entry = server_entry_skill(hub, server, connection.config.domain, tools)
+    key: OpKey = tuple(tools)
+    if connection.down_for_good:  # its tools' ops stay: a call says why it cannot run
+        entry, key = unavailable(entry, connection.health()), (UNAVAILABLE, *tools)
     if tools and entry.op not in ops:  # a tool literally named like the entry keeps its op
-        ops[entry.op] = (tuple(tools), entry)
+        ops[entry.op] = (key, entry)
     return ops
 
 

@@ -9,7 +9,7 @@ domain named after the server (server ``echo``, tool ``reverse`` -> op
 
 A server that cannot start or dies is marked down and named in every error;
 the others keep working. Whenever a server (re)starts, or goes down for good (no
-restart left: its ops leave :meth:`McpHub.tools`), listeners added with
+restart left: its ops are then marked unavailable), listeners added with
 :meth:`McpHub.on_tools_changed` hear of it. A call to a server still starting waits
 for it up to the call's timeout, then fails with ``McpServerStartingError``.
 ``aclose()`` returns promptly even mid-startup and stops every server process with
@@ -156,18 +156,12 @@ class McpHub:
         return list(self._servers.values())
 
     def tools(self) -> list[McpTool]:
-        """Every tool of every server that listed them. A down server that may restart keeps
-        its last listing (a call restarts it); one down for good offers none."""
-        return [
-            tool
-            for server in self._servers.values()
-            if not server.down_for_good
-            for tool in server.tools
-        ]
+        """Every tool of every server that listed them (a down server keeps its last
+        listing: a call restarts it, or says why it cannot)."""
+        return [tool for server in self._servers.values() for tool in server.tools]
 
     def tool(self, op: str) -> McpTool:
-        """The tool behind ``op``, also of a server down for good (its call then says why)."""
-        for tool in (tool for server in self._servers.values() for tool in server.tools):
+        for tool in self.tools():
             if tool.op == op:
                 return tool
         raise McpUnknownOpError(op)

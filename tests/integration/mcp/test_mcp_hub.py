@@ -13,7 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from backend.config.mcp_servers import McpSettings
-from backend.mcp.client.as_skills import to_skills, tool_skill
+from backend.mcp.client.as_skills import to_skills
 from backend.mcp.client.errors import (
     McpServerDownError,
     McpTimeoutError,
@@ -122,10 +122,15 @@ async def test_a_crash_names_the_server_and_later_calls_fail_fast(hub: McpHub) -
     assert hub.status()[0].state is ServerState.DOWN and hub.down() == [error]
     assert not alive(pid)
 
-    # Through the skill, the gateway gets a typed error saying what happened. Down for
-    # good, the server offers no ops any more; a skill made before still says why.
-    assert not [s for s in to_skills(hub) if s.op.startswith("echo.")]
-    echo = tool_skill(hub, hub.tool("echo.echo"))
+    # Down for good, its entry op leaves search and says why; its tools' ops stay, and
+    # through the skill the gateway gets a typed error saying what happened.
+    skills = {s.op: s for s in to_skills(hub)}
+    entry = skills["echo.mcp_tools"]
+    assert not entry.searchable and not entry.entry_point
+    assert entry.summary == (
+        "Unavailable: the MCP server is down: exited with code 7 (no restart left)."
+    )
+    echo = skills["echo.echo"]
     ctx = SkillContext(session_id="s1", agent="engineer", workspace=Path.cwd())
     with pytest.raises(SkillError) as typed:
         await echo.handler(ctx, echo.params.model_validate({"text": "hi"}))

@@ -173,7 +173,7 @@ async def test_a_non_mcp_program_is_down_and_says_why(
     assert not any(alive(pid) for pid in pids_in(pids))
 
 
-async def test_a_server_down_for_good_offers_no_tools_and_listeners_hear_it(
+async def test_listeners_hear_when_a_server_is_down_for_good(
     tmp_path: Path, closing: list[McpHub]
 ) -> None:
     config = settings(echo={"command": ECHO}, spare={"command": ECHO, "max_restarts": 1})
@@ -188,13 +188,13 @@ async def test_a_server_down_for_good_offers_no_tools_and_listeners_hear_it(
 
     with pytest.raises(McpServerDownError):
         await hub.call("spare.crash", {"code": 3})  # a restart is left: its tools stay
-    assert "spare" in {t.server for t in hub.tools()} and heard == []
+    assert not hub.server("spare").down_for_good and heard == []
     assert "restarts on the next call (1 left)" in str(hub.health_of("spare"))
 
     with pytest.raises(McpServerDownError) as crashed:
         await hub.call("echo.crash", {"code": 7})  # none left: down for good
-    assert heard == ["echo"]  # so the ops built from its tools can go
-    assert {t.server for t in hub.tools()} == {"spare"}
+    assert heard == ["echo"]  # so the ops built from its tools can say so
+    assert hub.server("echo").down_for_good and not hub.server("spare").down_for_good
     # Its op is still known, and a call says why it cannot run.
     with pytest.raises(McpServerDownError) as again:
         await hub.call("echo.echo", {"text": "anyone?"})
@@ -272,10 +272,12 @@ async def test_status_and_search_show_each_servers_health(
         found = parts.gateway.search(ctx, "reverse the text")
         assert "echo.mcp_tools" in json.dumps(found.result)
 
-        # Down for good: its ops leave the registry, so search no longer offers them.
+        # Down for good: its entry op leaves search, and describing it says why.
         with pytest.raises(McpServerDownError):
             await parts.mcp.call("echo.crash", {"code": 9})
-        await until(lambda: "echo.mcp_tools" not in registry, what="echo's ops to go")
+        await until(lambda: not registry.require("echo.mcp_tools").searchable, what="echo out")
         assert "echo." not in json.dumps(parts.gateway.search(ctx, "reverse the text").result)
+        described = json.dumps(parts.gateway.describe(ctx, "echo.mcp_tools").result)
+        assert "Unavailable: the MCP server is down: exited with code 9" in described
         status = engine.status_text(session.id)
         assert "down: exited with code 9 (no restart left)" in status
