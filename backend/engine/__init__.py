@@ -90,6 +90,11 @@ class Engine:
         """Start the configured MCP servers once and register their tools as hidden ops."""
         await self._parts.tool_servers.start()
 
+    def tool_servers_note(self) -> str:
+        """The configured MCP servers not up, for a model: still starting, or down and why
+        ('' when all are up); ``/status`` lists every one."""
+        return self._parts.mcp.health_note()
+
     async def start_indexing(self, session_id: str | None = None) -> CodeKnowledge:
         """Index the session's workspace (the active one's by default) in the background."""
         session = self._sessions.get(session_id) if session_id else self.active_session()

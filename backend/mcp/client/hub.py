@@ -193,6 +193,27 @@ class McpHub:
                 return f"MCP server {server.name!r} is {server.health()}"
         return None
 
+    def health_note(self, reason_chars: int = 80) -> str:
+        """One or two sentences for a model (the MCP server's instructions): the servers
+        still starting, and those down with a short reason; '' when every one is up."""
+        starting = [s.name for s in self._servers.values() if s.state is ServerState.STARTING]
+        starting += [s.name for s in self._servers.values() if s.state is ServerState.IDLE]
+        down = []
+        for s in self._servers.values():
+            if s.state is ServerState.DOWN:
+                reason = s.error.reason if s.error is not None else "down"
+                cut = reason if len(reason) <= reason_chars else reason[:reason_chars] + "..."
+                down.append(f"{s.name} ({cut})")
+        parts = []
+        if starting:
+            parts.append(
+                f"MCP servers still starting, their ops searchable once listed: "
+                f"{', '.join(starting)}."
+            )
+        if down:
+            parts.append(f"MCP servers down: {'; '.join(down)}.")
+        return " ".join(parts)
+
     def down(self) -> list[McpServerDownError]:
         return [s.error for s in self._servers.values() if s.error is not None]
 

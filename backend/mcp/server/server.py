@@ -321,6 +321,7 @@ async def serve_engine(
             engine.library,
             gateway.offered,
             own_session=session is None,
+            tool_servers=engine.tool_servers_note(),
         )
         served = Served(engine, gateway, context, instructions, session is None)
         if http is None:

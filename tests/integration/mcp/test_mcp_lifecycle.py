@@ -227,7 +227,9 @@ async def test_sylk_mcp_serve_answers_at_once_and_a_sigterm_mid_startup_leaves_n
     peer = StdioPeer(process)
     try:
         # Answered while the hung server is still starting (its timeout is NEVER_S).
-        await peer.request("initialize", dict(INITIALIZE["params"]))
+        reply = await peer.request("initialize", dict(INITIALIZE["params"]))
+        instructions = reply["result"]["instructions"]
+        assert "MCP servers still starting, their ops searchable once listed: hung." in instructions
         await peer.notify("notifications/initialized")
         await until(lambda: len(pids_in(pids)) == 2, what="the hung server and its child")
         assert all(alive(pid) for pid in pids_in(pids))
@@ -267,6 +269,10 @@ async def test_status_and_search_show_each_servers_health(
         assert "starting (" in lines["hung"]
         assert "down: exited with code 0 while starting" in lines["junk"]
         assert "stdout is not MCP" in lines["junk"] and "no restart left" in lines["junk"]
+        note = engine.tool_servers_note()  # what the MCP server's instructions add
+        assert "MCP servers still starting, their ops searchable once listed: hung." in note
+        assert "MCP servers down: junk (exited with code 0 while starting; its stdout" in note
+        assert "echo" not in note
 
         ctx = agent_context("architect", session.id, workspace)
         found = parts.gateway.search(ctx, "reverse the text")

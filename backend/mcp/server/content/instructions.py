@@ -126,14 +126,16 @@ def server_instructions(
     offered: Offered | None = None,
     *,
     own_session: bool = False,
+    tool_servers: str = "",
 ) -> str:
     """The instructions for a caller with ``context``'s rights (``offered``: see
     :func:`domain_summaries`); ``own_session`` counts the session a client not bound to
     one gets on its first request. Reads the archive and the library once, so call it
-    off the event loop."""
+    off the event loop. ``tool_servers`` says which aggregated MCP servers are not up."""
     sessions = sum(1 for s in archive.load_sessions() if may_read(context, s.id))
-    return render(
+    text = render(
         domain_summaries(registry, context, offered),
         sessions=sessions + own_session,
         fragments=len(library.fragments()),
     )
+    return f"{text} {tool_servers}" if tool_servers else text
