@@ -14,29 +14,46 @@ import json
 from typing import Any
 
 import mcp_types
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import to_jsonable_python
 
 from backend.errors import SylkError
+from backend.mcp.client.content import media_blocks
 from backend.skills.envelopes import Envelope, ErrorCode, code_for, failure
 from backend.skills.hooks.builtin import field_errors, validation_message
+
+_CONTENT_BLOCK: TypeAdapter[mcp_types.ContentBlock] = TypeAdapter(mcp_types.ContentBlock)
 
 
 def as_result(value: Any, *, is_error: bool = False) -> mcp_types.CallToolResult:
     """``value`` (an envelope, or anything JSON-ready) as a tool result, text and structured."""
+    media: list[mcp_types.ContentBlock] = []
     if isinstance(value, Envelope):
         data: Any = value.to_model()
         is_error = is_error or not value.ok
+        media = _media(value.result)
     else:
         data = to_jsonable_python(value, fallback=str)
     # Through protocol 2025-11-25 structured content must be an object.
     structured = data if isinstance(data, dict) else {"result": data}
     text = data if isinstance(data, str) else json.dumps(data, indent=1, ensure_ascii=False)
     return mcp_types.CallToolResult(
-        content=[mcp_types.TextContent(text=text)],
+        content=[mcp_types.TextContent(text=text), *media],
         structured_content=structured,
         is_error=is_error,
     )
+
+
+def _media(result: Any) -> list[mcp_types.ContentBlock]:
+    """An external tool's images, audio and resources, passed on whole to the client (the
+    text part only describes them); a block the protocol's types refuse is left out."""
+    blocks: list[mcp_types.ContentBlock] = []
+    for block in media_blocks(result):
+        try:
+            blocks.append(_CONTENT_BLOCK.validate_python(block))
+        except ValidationError:
+            continue
+    return blocks
 
 
 def invalid_arguments(
