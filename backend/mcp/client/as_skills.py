@@ -234,12 +234,13 @@ OpKey = McpTool | tuple[McpTool | str, ...]
 UNAVAILABLE = "unavailable"
 
 
-def unavailable(entry: Skill, health: str) -> Skill:
-    """The entry op of a server down for good: out of search, so it no longer ranks first
-    with tools nobody can run, yet still there to describe or execute, saying why."""
-    note = f"Unavailable: the MCP server is {health}."
-    update = {"searchable": False, "entry_point": False, "summary": note}
-    return entry.model_copy(update=update | {"description": f"{note} {entry.description}"})
+def unavailable(entry: Skill, server: str, health: str) -> Skill:
+    """The entry op of a server down for good: its text is only why, so a search for what
+    its tools did no longer finds it first (nor as a domain's way in), while a search
+    for the server, ``describe`` of its domain and running it all say it is down."""
+    note = f"Unavailable: the MCP server {server!r} is {health}."
+    update = {"entry_point": False, "summary": note, "description": note}
+    return entry.model_copy(update=update | {"tags": (MCP_AGENT, server)})
 
 
 def offered_tools(hub: McpHub, server: str) -> list[McpTool]:
@@ -256,7 +257,7 @@ def server_skills(hub: McpHub, server: str) -> dict[str, tuple[OpKey, Skill]]:
     entry = server_entry_skill(hub, server, connection.config.domain, tools)
     key: OpKey = tuple(tools)
     if connection.down_for_good:  # its tools' ops stay: a call says why it cannot run
-        entry, key = unavailable(entry, connection.health()), (UNAVAILABLE, *tools)
+        entry, key = unavailable(entry, server, connection.health()), (UNAVAILABLE, *tools)
     if tools and entry.op not in ops:  # a tool literally named like the entry keeps its op
         ops[entry.op] = (key, entry)
     return ops

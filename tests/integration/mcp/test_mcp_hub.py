@@ -122,14 +122,13 @@ async def test_a_crash_names_the_server_and_later_calls_fail_fast(hub: McpHub) -
     assert hub.status()[0].state is ServerState.DOWN and hub.down() == [error]
     assert not alive(pid)
 
-    # Down for good, its entry op leaves search and says why; its tools' ops stay, and
-    # through the skill the gateway gets a typed error saying what happened.
+    # Down for good, its entry op says only why (no tools to match a search); its tools'
+    # ops stay, and through the skill the gateway gets a typed error saying what happened.
     skills = {s.op: s for s in to_skills(hub)}
     entry = skills["echo.mcp_tools"]
-    assert not entry.searchable and not entry.entry_point
-    assert entry.summary == (
-        "Unavailable: the MCP server is down: exited with code 7 (no restart left)."
-    )
+    assert not entry.entry_point and entry.tags == ("mcp", "echo")
+    note = "Unavailable: the MCP server 'echo' is down: exited with code 7 (no restart left)."
+    assert entry.summary == entry.description == note
     echo = skills["echo.echo"]
     ctx = SkillContext(session_id="s1", agent="engineer", workspace=Path.cwd())
     with pytest.raises(SkillError) as typed:

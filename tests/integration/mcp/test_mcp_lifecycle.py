@@ -278,12 +278,16 @@ async def test_status_and_search_show_each_servers_health(
         found = parts.gateway.search(ctx, "reverse the text")
         assert "echo.mcp_tools" in json.dumps(found.result)
 
-        # Down for good: its entry op leaves search, and describing it says why.
+        # Down for good: a search for what its tools did no longer finds it; a search for
+        # the server, and describe of its domain, say it is down and why.
         with pytest.raises(McpServerDownError):
             await parts.mcp.call("echo.crash", {"code": 9})
-        await until(lambda: not registry.require("echo.mcp_tools").searchable, what="echo out")
+        entry = "echo.mcp_tools"
+        await until(lambda: not registry.require(entry).entry_point, what="echo marked down")
         assert "echo." not in json.dumps(parts.gateway.search(ctx, "reverse the text").result)
-        described = json.dumps(parts.gateway.describe(ctx, "echo.mcp_tools").result)
-        assert "Unavailable: the MCP server is down: exited with code 9" in described
+        why = "Unavailable: the MCP server 'echo' is down: exited with code 9 (no restart left)."
+        hits = parts.gateway.search(ctx, "echo server").result["hits"]
+        assert hits[0]["op"] == entry and why in json.dumps(hits[0])
+        assert why in json.dumps(parts.gateway.describe(ctx, "echo").result)
         status = engine.status_text(session.id)
         assert "down: exited with code 9 (no restart left)" in status
