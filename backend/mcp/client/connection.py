@@ -214,7 +214,7 @@ class McpServerConnection:
         except MCPError as exc:
             if exc.code == mcp_types.REQUEST_TIMEOUT:
                 raise McpTimeoutError(self.name, tool, limit) from None
-            if exc.code == mcp_types.CONNECTION_CLOSED:
+            if exc.code == mcp_types.CONNECTION_CLOSED and self._closed_by(exc):
                 raise await self._died() from None
             raise McpToolError(self.name, tool, exc.message, code=exc.code) from None
         except TimeoutError:
@@ -226,6 +226,12 @@ class McpServerConnection:
         if result.is_error:
             raise McpToolError(self.name, tool, text or "the tool reported an error")
         return McpCallResult(self.name, tool, text, result.structured_content, blocks)
+
+    def _closed_by(self, exc: MCPError) -> bool:
+        """Whether a -32000 is the SDK saying the connection closed, or the process ended;
+        a live server may answer -32000 itself (a common generic "server error" code)."""
+        ended = self.process is None or self.process.returncode is not None
+        return ended or exc.message.strip().lower().startswith("connection closed")
 
     async def ensure_up(self) -> None:
         """Restart the server if it is down and a restart is left (re-listing its tools);

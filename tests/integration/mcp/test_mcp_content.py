@@ -137,11 +137,6 @@ async def test_plain_results_keep_their_shape(
             "content.rpc_fail",
             {"code": -32000, "message": "the disk is on fire"},
             "INTERNAL",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="connection.py takes a server's -32000 (a common 'server error' code) "
-                "for the SDK's own 'connection closed' and stops a live server",
-            ),
         ),
     ],
 )
