@@ -33,6 +33,7 @@ from tests.integration.mcp.test_mcp_http import (
     serve_args,
     wait_for_port,
 )
+from tests.support.polling import until
 
 ROOT = Path(__file__).resolve().parents[3]
 STUB = ROOT / "tests" / "stubs" / "mcp_echo_server.py"
@@ -121,12 +122,17 @@ class StdioPeer:
 async def once_listed(execute: Callable[[str], Awaitable[Any]], op: str) -> Any:
     """Run ``op`` of an external MCP server once it has listed its tools: servers start
     in the background, so their ops appear a moment after the serve is ready."""
-    for _ in range(int(STARTUP_S / 0.1)):
+    found: list[Any] = []
+
+    async def listed() -> bool:
         try:
-            return await execute(op)
-        except AssertionError:
-            await asyncio.sleep(0.1)
-    return await execute(op)
+            found.append(await execute(op))
+        except AssertionError:  # not an op yet: the server has not listed its tools
+            return False
+        return True
+
+    await until(listed, timeout=STARTUP_S, what=f"{op} to be listed")
+    return found[-1]
 
 
 async def stopped(process: asyncio.subprocess.Process, sig: signal.Signals) -> tuple[int, str]:
