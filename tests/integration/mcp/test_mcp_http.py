@@ -71,6 +71,23 @@ def environment(data_dir: Path) -> dict[str, str]:
     return {**os.environ, "SYLK_CONFIG_DIR": str(data_dir / "no-config")}
 
 
+async def start_serve(
+    data_dir: Path, workspace: Path, *flags: str, talk: bool = False, limit: int = 1 << 16
+) -> asyncio.subprocess.Process:
+    """``sylk mcp serve`` as a real process, stdout and stderr piped; stdin piped when the
+    test speaks stdio to it (``talk``), else closed."""
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        *serve_args(data_dir, workspace, *flags),
+        cwd=ROOT,
+        env=environment(data_dir),
+        stdin=asyncio.subprocess.PIPE if talk else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        limit=limit,
+    )
+
+
 async def wait_for_port(port: int, process: asyncio.subprocess.Process) -> None:
     """Until something accepts on ``port``; fails if the server exits or never listens."""
 
@@ -95,15 +112,7 @@ async def http_server(
     """``sylk mcp serve --http PORT`` (or ``--sse``) running; yields the port. Stopped
     with SIGTERM afterwards, which must end it cleanly."""
     port = free_port()
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        *serve_args(data_dir, workspace, transport, f"127.0.0.1:{port}", *flags),
-        cwd=ROOT,
-        env=environment(data_dir),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
+    process = await start_serve(data_dir, workspace, transport, f"127.0.0.1:{port}", *flags)
     try:
         await wait_for_port(port, process)
         yield port

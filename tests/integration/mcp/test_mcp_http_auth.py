@@ -38,7 +38,7 @@ from tests.integration.mcp.test_mcp_http import (
     STARTUP_S,
     environment,
     free_port,
-    serve_args,
+    start_serve,
     structured,
     wait_for_port,
 )
@@ -86,15 +86,7 @@ async def served(
 ) -> AsyncIterator[Served]:
     """``sylk mcp serve`` on a free loopback port; its stderr is kept for the test."""
     port = free_port()
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        *serve_args(data_dir, workspace, transport, f"127.0.0.1:{port}", *flags),
-        cwd=ROOT,
-        env=environment(data_dir),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
+    process = await start_serve(data_dir, workspace, transport, f"127.0.0.1:{port}", *flags)
     server = Served(port)
     try:
         await wait_for_port(port, process)

@@ -10,7 +10,6 @@ waited for one would fail the guard.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import signal
 import sys
@@ -27,8 +26,8 @@ from backend.engine.build import build
 from backend.mcp.client.errors import McpServerDownError, McpServerStartingError
 from backend.mcp.client.hub import McpHub, ServerState
 from backend.skills.builtin.catalog import agent_context
-from tests.integration.mcp.test_mcp_http import INITIALIZE, environment, serve_args
-from tests.integration.mcp.test_mcp_signals import ROOT, StdioPeer, stopped
+from tests.integration.mcp.test_mcp_http import INITIALIZE, start_serve
+from tests.integration.mcp.test_mcp_signals import StdioPeer, stopped
 from tests.support.polling import finishes, until
 
 STUBS = Path(__file__).resolve().parents[2] / "stubs"
@@ -215,15 +214,7 @@ async def test_sylk_mcp_serve_answers_at_once_and_a_sigterm_mid_startup_leaves_n
         f"[mcp_servers.servers.hung]\ncommand = {json.dumps(hung['command'])}\n"
         f"startup_timeout_s = {NEVER_S}\n"
     )
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        *serve_args(data_dir, workspace),
-        cwd=ROOT,
-        env=environment(data_dir),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
+    process = await start_serve(data_dir, workspace, talk=True)
     peer = StdioPeer(process)
     try:
         # Answered while the hung server is still starting (its timeout is NEVER_S).

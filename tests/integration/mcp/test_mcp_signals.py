@@ -28,9 +28,8 @@ from backend.engine.build import build
 from backend.skills.builtin.catalog import agent_context
 from tests.integration.mcp.test_mcp_http import (
     STARTUP_S,
-    environment,
     free_port,
-    serve_args,
+    start_serve,
     wait_for_port,
 )
 from tests.support.polling import until
@@ -147,15 +146,8 @@ async def test_stdio_server_stops_cleanly(
     data_dir: Path, workspace: Path, sig: signal.Signals
 ) -> None:
     alpha = await prepare(data_dir, workspace)
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        *serve_args(data_dir, workspace, "--session", "alpha", "--allow-write"),
-        cwd=ROOT,
-        env=environment(data_dir),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
+    flags = ("--session", "alpha", "--allow-write")
+    process = await start_serve(data_dir, workspace, *flags, talk=True)
     peer = StdioPeer(process)
     try:
         await peer.request(
@@ -193,15 +185,7 @@ async def test_http_server_stops_cleanly_with_a_client_connected(
     alpha = await prepare(data_dir, workspace)
     port = free_port()
     flags = ("--http", str(port), "--session", "alpha", "--allow-write")
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        *serve_args(data_dir, workspace, *flags),
-        cwd=ROOT,
-        env=environment(data_dir),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
+    process = await start_serve(data_dir, workspace, *flags)
     try:
         await wait_for_port(port, process)
         async with Client(f"http://127.0.0.1:{port}/mcp", cache=None) as client:

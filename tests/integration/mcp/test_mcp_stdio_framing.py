@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ from backend.mcp.server.stdio_transport import (
     ThreadedLines,
     check_line,
 )
-from tests.integration.mcp.test_mcp_http import INITIALIZE, STARTUP_S, environment, serve_args
+from tests.integration.mcp.test_mcp_http import INITIALIZE, STARTUP_S, start_serve
 
 ROOT = Path(__file__).resolve().parents[3]
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600
@@ -57,16 +56,7 @@ class StdioServer:
 
 
 async def start(data_dir: Path, workspace: Path) -> StdioServer:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        *serve_args(data_dir, workspace),
-        cwd=ROOT,
-        env=environment(data_dir),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        limit=1 << 20,
-    )
+    process = await start_serve(data_dir, workspace, talk=True, limit=1 << 20)
     return StdioServer(process)
 
 
