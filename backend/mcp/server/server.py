@@ -86,7 +86,8 @@ __all__ = ["SylkMcpServer", "caller_context", "engine_caller", "serve_engine", "
 
 
 async def _batch(gateway: Verbs, ctx: SkillContext, a: BatchArgs) -> Envelope:
-    return await gateway.batch(ctx, [call.model_dump(exclude_unset=True) for call in a.calls])
+    calls = [call.model_dump(exclude_unset=True) for call in a.calls]
+    return await gateway.batch(ctx, calls, chain=a.chain)
 
 
 # name -> (arguments model, handler, read-only, description)
@@ -115,7 +116,9 @@ VERBS: dict[str, tuple[type[BaseModel], Verb, bool, str]] = {
         BatchArgs,
         _batch,
         False,
-        "Several search/describe/execute calls in one round trip, results in order.",
+        "Several search/describe/execute calls in one round trip, results in order. "
+        "chain=true runs them in order as steps: a step's args may use an earlier step's "
+        'result ({"$ref": "0.result.hits.0.op"}) and the first error stops the chain.',
     ),
 }
 

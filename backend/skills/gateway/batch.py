@@ -2,7 +2,9 @@
 
 Calls run concurrently (``asyncio.gather``); results come back in the order
 given; one call failing (bad shape, error envelope, even an exception) never
-breaks the others.
+breaks the others. With ``chain`` they run in order instead, a step may use an
+earlier step's result and the first failure stops the chain
+(:mod:`backend.skills.gateway.chain`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from backend.skills.envelopes import Envelope, ErrorCode, Meta, failure, new_trace_id
+from backend.skills.gateway.chain import forward_problems, run_chain
 from backend.skills.gateway.verbs import MAX_BATCH, BatchCall, Verbs, call_verb
 from backend.skills.models import SkillContext
 
@@ -49,6 +52,18 @@ async def _one(verbs: Verbs, ctx: SkillContext, raw: Any) -> Envelope:
     return await call_verb(verbs, ctx, call)
 
 
+def _raised(ctx: SkillContext, raw: Any, exc: BaseException) -> Envelope:
+    op, help_path = _blame(raw)
+    return failure(
+        op,
+        ErrorCode.INTERNAL,
+        f"{type(exc).__name__}: {exc}",
+        trace_id=_trace(ctx),
+        details={"reason": type(exc).__name__},
+        help_path=help_path,
+    )
+
+
 async def run_batch_items(verbs: Verbs, ctx: SkillContext, calls: list[Any]) -> list[Envelope]:
     outcomes = await asyncio.gather(
         *(_one(verbs, ctx, raw) for raw in calls), return_exceptions=True
@@ -60,18 +75,15 @@ async def run_batch_items(verbs: Verbs, ctx: SkillContext, calls: list[Any]) -> 
         elif isinstance(outcome, asyncio.CancelledError):
             raise outcome
         else:
-            op, help_path = _blame(raw)
-            envelopes.append(
-                failure(
-                    op,
-                    ErrorCode.INTERNAL,
-                    f"{type(outcome).__name__}: {outcome}",
-                    trace_id=_trace(ctx),
-                    details={"reason": type(outcome).__name__},
-                    help_path=help_path,
-                )
-            )
+            envelopes.append(_raised(ctx, raw, outcome))
     return envelopes
+
+
+async def _chain_step(verbs: Verbs, ctx: SkillContext, raw: Any) -> Envelope:
+    try:
+        return await _one(verbs, ctx, raw)
+    except Exception as exc:
+        return _raised(ctx, raw, exc)
 
 
 def _blame(raw: Any) -> tuple[str, str]:
@@ -90,7 +102,9 @@ def _blame(raw: Any) -> tuple[str, str]:
     return str(op or "batch"), "batch"
 
 
-async def run_batch(verbs: Verbs, ctx: SkillContext, calls: list[Any]) -> Envelope:
+async def run_batch(
+    verbs: Verbs, ctx: SkillContext, calls: list[Any], *, chain: bool = False
+) -> Envelope:
     start = time.perf_counter()
     if len(calls) > MAX_BATCH:
         return failure(
@@ -101,13 +115,33 @@ async def run_batch(verbs: Verbs, ctx: SkillContext, calls: list[Any]) -> Envelo
             details={"field_errors": [{"field": "calls", "message": "too many calls"}]},
             help_path="batch",
         )
-    envelopes = await run_batch_items(verbs, ctx, calls)
+    stopped: dict[str, Any] = {}
+    if not chain:
+        envelopes = await run_batch_items(verbs, ctx, calls)
+    elif problems := forward_problems(calls):
+        return failure(
+            "batch",
+            ErrorCode.VALIDATION_ERROR,
+            "a chain step refers to a result it cannot have; nothing was run",
+            trace_id=_trace(ctx),
+            details={"field_errors": problems},
+            help_path="batch",
+        )
+    else:
+        envelopes, stopped = await run_chain(
+            calls, lambda raw: _chain_step(verbs, ctx, raw), _trace(ctx)
+        )
     failed = sum(not e.ok for e in envelopes)
-    result = {
-        "results": [e.to_model() for e in envelopes],
-        "summary": {"total": len(envelopes), "ok": len(envelopes) - failed, "failed": failed},
-    }
-    latency = round((time.perf_counter() - start) * 1000.0, 3)
-    return Envelope(
-        op="batch", ok=True, result=result, meta=Meta(trace_id=_trace(ctx), latency_ms=latency)
-    )
+    summary = {"total": len(calls), "ok": len(envelopes) - failed, "failed": failed}
+    if chain:
+        summary["not_run"] = len(calls) - len(envelopes)
+    result = {"results": [e.to_model() for e in envelopes], "summary": summary, **stopped}
+    meta = Meta(trace_id=_trace(ctx), latency_ms=round((time.perf_counter() - start) * 1000.0, 3))
+    if stopped:
+        last = envelopes[-1]
+        reason = last.error.message if last.error else "failed"
+        meta.warnings.append(
+            f"chain stopped at step {stopped['stopped_at']} ({last.op}): {reason}; "
+            f"{len(stopped['not_run'])} step(s) not run"
+        )
+    return Envelope(op="batch", ok=True, result=result, meta=meta)

@@ -200,9 +200,11 @@ class Gateway:
         """Run ``op``; see :mod:`backend.skills.gateway.execute_verb`."""
         return await self._execute.execute(ctx, op, args, dry_run, idempotency_key)
 
-    async def batch(self, ctx: SkillContext, calls: list[Any]) -> Envelope:
-        """``[{verb: "search"|"describe"|"execute", ...}]`` run concurrently, results in order."""
-        return await run_batch(self, ctx, calls)
+    async def batch(self, ctx: SkillContext, calls: list[Any], *, chain: bool = False) -> Envelope:
+        """``[{verb: "search"|"describe"|"execute", ...}]`` run concurrently, results in
+        order; with ``chain``, in order as steps that may use earlier results, stopping at
+        the first failure (:mod:`backend.skills.gateway.chain`)."""
+        return await run_batch(self, ctx, calls, chain=chain)
 
 
 __all__ = ["Gateway"]

@@ -89,10 +89,20 @@ BatchCall = Annotated[SearchCall | DescribeCall | ExecuteCall, Field(discriminat
 """One item of a batch: ``verb`` plus that verb's arguments."""
 
 
+CHAIN_HELP = (
+    "false (default): the calls run at once, each on its own. true: they run in order as "
+    'steps, an execute step\'s args may hold {"$ref": "N.path"} for a value of step N\'s '
+    'reply (e.g. "0.result.hits.0.op"; N before this step; dotted keys, numbers index '
+    "lists), and the first failing step stops the chain: the reply has the steps run, "
+    "stopped_at and not_run"
+)
+
+
 class BatchArgs(_Args):
     calls: list[BatchCall] = Field(
         min_length=1, max_length=MAX_BATCH, description="search/describe/execute calls"
     )
+    chain: bool = Field(default=False, description=CHAIN_HELP)
 
 
 VerbArgs = SearchArgs | DescribeArgs | ExecuteArgs
@@ -133,8 +143,9 @@ class Verbs(Protocol):
         idempotency_key: str | None = None,
     ) -> Envelope: ...
 
-    async def batch(self, ctx: SkillContext, calls: list[Any]) -> Envelope:
-        """``calls`` are raw :data:`BatchCall` items; each is validated on its own."""
+    async def batch(self, ctx: SkillContext, calls: list[Any], *, chain: bool = False) -> Envelope:
+        """``calls`` are raw :data:`BatchCall` items; each is validated on its own. With
+        ``chain`` they run in order as steps (:mod:`backend.skills.gateway.chain`)."""
         ...
 
 
@@ -152,6 +163,7 @@ async def call_verb(verbs: Verbs, ctx: SkillContext, a: VerbArgs) -> Envelope:
 
 
 __all__ = [
+    "CHAIN_HELP",
     "MAX_BATCH",
     "MAX_LIMIT",
     "BatchArgs",
