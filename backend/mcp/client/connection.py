@@ -37,6 +37,7 @@ from backend.mcp.client.errors import (
 )
 from backend.mcp.client.models import McpCallResult, McpTool, ServerState
 from backend.mcp.client.process import ServerProcess, describe_exit
+from backend.mcp.client.tool_changes import list_changed_handler, listening
 
 log = logging.getLogger(__name__)
 
@@ -53,9 +54,11 @@ class McpServerConnection:
         cwd: Path | None = None,
         grace_s: float = 2.0,
         on_tools: Callable[[McpServerConnection], None] | None = None,
+        on_list_changed: Callable[[McpServerConnection], None] | None = None,
     ):
         self.config = config
         self._on_tools = on_tools
+        self._on_list_changed = on_list_changed  # the server said its tools changed
         self.name = config.name
         self.cwd = config.cwd or cwd
         self.grace_s = grace_s
@@ -130,6 +133,7 @@ class McpServerConnection:
                 cache=None,
                 client_info=CLIENT_INFO,
                 read_timeout_seconds=self.config.timeout_s,
+                message_handler=list_changed_handler(self._list_changed),
             ) as client:
                 self.tools = await self._list_tools(client)
                 self._client = client
@@ -138,7 +142,8 @@ class McpServerConnection:
                 self._announce_tools()
                 self._ready.set()
                 log.info("MCP server %r is up with %d tools", self.name, len(self.tools))
-                await self._stop.wait()
+                async with listening(client, self.name):
+                    await self._stop.wait()
         except Exception as exc:
             failure = exc
         finally:
@@ -277,6 +282,17 @@ class McpServerConnection:
         return self.error or McpServerDownError(self.name, "its connection ended")
 
     # -- tools -------------------------------------------------------------------
+    def _list_changed(self) -> None:
+        if self._on_list_changed is not None:
+            self._on_list_changed(self)
+
+    async def relist_tools(self) -> list[McpTool]:
+        """List the tools of the running server again (it changed them) and tell on_tools."""
+        client = await self._usable()
+        self.tools = await self._list_tools(client)
+        self._announce_tools()
+        return self.tools
+
     async def _list_tools(self, client: Client) -> list[McpTool]:
         tools: list[mcp_types.Tool] = []
         cursor: str | None = None
