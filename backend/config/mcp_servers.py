@@ -14,6 +14,18 @@ Two spellings are accepted in ``config.toml``::
     deny = ["delete_*"]                     # deny wins over allow
     roles = ["librarian", "engineer"]       # who may run its ops; none given: all
 
+    [mcp_servers.servers.github_remote]     # a remote server: url instead of command
+    url = "https://api.githubcopilot.com/mcp/"
+    transport = "streamable_http"           # or "sse" (legacy), or "auto": the first, then SSE
+    headers = { Authorization = "Bearer ${GITHUB_TOKEN}" }
+
+A remote server's ``headers`` may name environment variables as ``${VAR}``; they are
+read when the server starts (:meth:`McpServerConfig.resolved_headers`), and a missing
+one is an :class:`McpConfigError` naming the server and the variable. Header values
+are secrets: they never print, and the redactor scrubs them. Plain ``http://`` is
+refused unless the host is a loopback address or ``allow_insecure = true``: a bearer
+token must not cross a network in clear.
+
 A glob matches a tool's own name (``read-file``) or its op spelling
 (``read_file``, ``getWeather`` -> ``get_weather``); a tool it keeps out is no
 op at all, so no role, search or ``execute`` reaches it.
@@ -28,13 +40,18 @@ This module imports no MCP SDK code, so ``SylkConfig`` can use it cheaply.
 
 from __future__ import annotations
 
+import ipaddress
+import os
 import re
+from collections.abc import Mapping
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
+from backend.errors import ErrorKind, SylkError
 from backend.roles import AGENT_ROLES
 
 # Domains Sylk's own skills live in (with the agent roles); a server may not shadow them.
@@ -43,6 +60,25 @@ _DOMAIN_CHARS = re.compile(r"[^a-z0-9_]+")
 _TOOL_CHARS = re.compile(r"[^a-z0-9_]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SECRET_KEY = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|AUTH|CREDENTIAL|COOKIE|PAT$", re.I)
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # an RFC 9110 token
+Transport = Literal["streamable_http", "sse", "auto"]
+
+
+class McpConfigError(SylkError):
+    """An MCP server's settings cannot be used as they are (named in the message)."""
+
+    error_kind = ErrorKind.INVALID
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine only: ``localhost`` or a loopback address."""
+    if host.lower() in ("localhost", "localhost.") or host.lower().endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def domain_for(server: str) -> str:
@@ -68,12 +104,16 @@ def op_for(domain: str, tool: str) -> str:
 
 
 class McpServerConfig(BaseModel):
-    """One external MCP server, started over stdio."""
+    """One external MCP server: a command started over stdio, or a remote ``url``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(min_length=1)
-    command: list[str] = Field(min_length=1)
+    command: list[str] | None = Field(default=None, min_length=1)
+    url: str | None = None
+    transport: Transport = "streamable_http"  # for a url only
+    headers: dict[str, SecretStr] = Field(default_factory=dict)  # for a url only; ${VAR} read
+    allow_insecure: bool = False  # plain http:// to a host beyond loopback
     env: dict[str, SecretStr] = Field(default_factory=dict)
     cwd: Path | None = None  # default: the engine's workspace
     timeout_s: float = Field(default=60.0, gt=0)  # per tool call
@@ -104,10 +144,41 @@ class McpServerConfig(BaseModel):
 
     @field_validator("command")
     @classmethod
-    def _no_blank_program(cls, value: list[str]) -> list[str]:
-        if not value[0].strip():
+    def _no_blank_program(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and not value[0].strip():
             raise ValueError("the program (first word of command) is empty")
         return value
+
+    @model_validator(mode="after")
+    def _one_way_to_reach_it(self) -> McpServerConfig:
+        """Exactly one of ``command`` and ``url``; a url is http(s) with a host, and plain
+        http only to loopback unless ``allow_insecure``: headers carry tokens."""
+        where = f"MCP server {self.name!r}"
+        if (self.command is None) == (self.url is None):
+            raise ValueError(f"{where}: give exactly one of command (stdio) or url (remote)")
+        if self.command is not None:
+            if self.headers or self.transport != "streamable_http" or self.allow_insecure:
+                raise ValueError(
+                    f"{where}: headers, transport and allow_insecure are for a url server only"
+                )
+            return self
+        parts = urlsplit(self.url or "")
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(
+                f"{where}: url must be http:// or https:// with a host, "
+                f"not {self.origin() or 'that'!r}"
+            )
+        if parts.username is not None or parts.password is not None:
+            raise ValueError(f"{where}: put credentials in headers, not in the url")
+        if parts.scheme == "http" and not is_loopback(parts.hostname) and not self.allow_insecure:
+            raise ValueError(
+                f"{where}: plain http to {parts.hostname} would send its headers in clear; "
+                "use https, or set allow_insecure = true if the network is trusted"
+            )
+        bad = [key for key in self.headers if not _HEADER_NAME.match(key)]
+        if bad:
+            raise ValueError(f"{where}: invalid header name(s) {', '.join(map(repr, bad))}")
+        return self
 
     @field_validator("name")
     @classmethod
@@ -123,6 +194,65 @@ class McpServerConfig(BaseModel):
     @property
     def domain(self) -> str:
         return domain_for(self.name)
+
+    @property
+    def remote(self) -> bool:
+        return self.url is not None
+
+    def origin(self) -> str:
+        """Where a remote server is, safe to show: scheme, host and port, never the path,
+        query or headers (either may hold a token); '' for a stdio server."""
+        if self.url is None:
+            return ""
+        parts = urlsplit(self.url)
+        try:
+            port = f":{parts.port}" if parts.port is not None else ""
+        except ValueError:
+            port = ""
+        host = parts.hostname or ""
+        host = f"[{host}]" if ":" in host else host
+        return f"{parts.scheme}://{host}{port}" if parts.scheme else host
+
+    def resolved_headers(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The headers to send, each ``${VAR}`` replaced from ``environ`` (the process
+        environment by default); a variable not set (or empty) is an McpConfigError
+        naming the server, the header and the variable, never the value."""
+        environ = os.environ if environ is None else environ
+        resolved: dict[str, str] = {}
+        for key, secret in self.headers.items():
+
+            def value_of(match: re.Match[str], header: str = key) -> str:
+                variable = match.group(1)
+                value = environ.get(variable, "")
+                if not value:
+                    raise McpConfigError(
+                        f"MCP server {self.name!r}: header {header!r} needs the environment "
+                        f"variable {variable}, which is not set",
+                        help_hint=f"export {variable} before starting Sylk, or change "
+                        f"[mcp_servers.servers.{self.name}] headers",
+                    )
+                return value
+
+            resolved[key] = _ENV_REF.sub(value_of, secret.get_secret_value())
+        return resolved
+
+    def header_secrets(self, environ: Mapping[str, str] | None = None) -> list[str]:
+        """For the redactor: each header value that names a variable or sits under a
+        credential-looking name (Authorization, X-Api-Key), as sent (its variables read
+        now), its long words (the token of ``Bearer <token>``) and the variables' own
+        values; a missing variable is skipped here."""
+        environ = os.environ if environ is None else environ
+        found: list[str] = []
+        for key, secret in self.headers.items():
+            raw = secret.get_secret_value()
+            names = _ENV_REF.findall(raw)
+            if not names and not _SECRET_KEY.search(key):
+                continue  # Accept, User-Agent...: scrubbing those would scrub ordinary words
+            found += [environ[name] for name in names if environ.get(name)]
+            found.append(_ENV_REF.sub(lambda m: environ.get(m.group(1), ""), raw))
+            # "Bearer abc": the token alone too, should a message quote only it
+            found += [word for word in found[-1].split() if len(word) >= 8]
+        return [value for value in dict.fromkeys(found) if len(value) >= 4]
 
     def offers_tool(self, tool: str) -> bool:
         """Whether the tool named ``tool`` (the server's own name) becomes an op: some allow
@@ -176,13 +306,15 @@ class McpSettings(BaseModel):
         return [server for server in self.servers if server.enabled]
 
     def secrets(self) -> list[str]:
-        """Env values whose names look like credentials, for the redactor.
+        """Env values whose names look like credentials, and remote servers' credential
+        headers (:meth:`McpServerConfig.header_secrets`), for the redactor.
 
         Only those: redacting every value would scrub ordinary words and paths.
         """
-        return [
+        from_env = [
             value.get_secret_value()
             for server in self.servers
             for key, value in server.env.items()
             if _SECRET_KEY.search(key) and value.get_secret_value()
         ]
+        return from_env + [value for server in self.servers for value in server.header_secrets()]

@@ -28,7 +28,7 @@ from mcp import Client
 from mcp.client.stdio import get_default_environment
 from mcp.shared.exceptions import MCPError
 
-from backend.config.mcp_servers import McpServerConfig, op_for
+from backend.config.mcp_servers import McpConfigError, McpServerConfig, op_for
 from backend.mcp.client.errors import (
     McpServerDownError,
     McpServerStartingError,
@@ -37,6 +37,7 @@ from backend.mcp.client.errors import (
 )
 from backend.mcp.client.models import McpCallResult, McpTool, ServerState
 from backend.mcp.client.process import ServerProcess, describe_exit
+from backend.mcp.client.remote import RemoteEndpoint
 from backend.mcp.client.tool_changes import list_changed_handler, listening
 
 log = logging.getLogger(__name__)
@@ -66,7 +67,7 @@ class McpServerConnection:
         self.tools: list[McpTool] = []
         self.error: McpServerDownError | None = None
         self.restarts = 0
-        self.process: ServerProcess | None = None
+        self.process: ServerProcess | RemoteEndpoint | None = None  # a url server: no process
         self._client: Client | None = None
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
@@ -84,12 +85,14 @@ class McpServerConnection:
         )
 
     def health(self) -> str:
-        """One short phrase for /status, describe and instructions: how the server is."""
+        """One short phrase for /status, describe and instructions: how the server is (a
+        remote one's origin too, never its path or headers)."""
+        at = f" at {self.config.origin()}" if self.config.remote else ""
         if self.state is ServerState.UP:
-            return f"up, {len(self.tools)} tools"
+            return f"up, {len(self.tools)} tools{at}"
         if self.state is ServerState.STARTING:
             since = time.monotonic() - (self.started_at or time.monotonic())
-            return f"starting ({since:.0f}s of {self.config.startup_timeout_s:g}s)"
+            return f"starting{at} ({since:.0f}s of {self.config.startup_timeout_s:g}s)"
         if self.state is ServerState.DOWN:
             reason = self.error.reason if self.error is not None else "down"
             left = self.config.max_restarts - self.restarts
@@ -104,19 +107,18 @@ class McpServerConnection:
             if self.state in (ServerState.IDLE, ServerState.DOWN) and not self._closing:
                 await self._start()
 
-    async def _start(self) -> None:
+    async def _start(self, *, sse: bool = False) -> None:
         self.state, self.error, self._lost = ServerState.STARTING, None, ""
         self.started_at = time.monotonic()
         self._ready, self._stop = asyncio.Event(), asyncio.Event()
-        env = get_default_environment() | self.config.plain_env()
-        process = ServerProcess(
-            self.name,
-            self.config.command,
-            env=env,
-            cwd=self.cwd,
-            grace_s=self.grace_s,
-            on_exit=self._stop.set,  # a death wakes the owner, which records it
-        )
+        try:
+            process = self._endpoint(sse=sse)
+        except McpConfigError as exc:  # a header's ${VAR} is not set: no use trying
+            reason = exc.message.removeprefix(f"MCP server {self.name!r}: ")
+            self.error = McpServerDownError(self.name, reason, help_hint=exc.help_hint)
+            self.state = ServerState.DOWN
+            log.warning("%s", self.error)
+            return
         self.process = process
         self._task = asyncio.create_task(self._own(process), name=f"mcp-server-{self.name}")
         try:
@@ -124,8 +126,33 @@ class McpServerConnection:
         except TimeoutError:
             self._lost = f"did not finish starting within {self.config.startup_timeout_s:g}s"
             await self._end_owner(cancel=True)
+        down = self.state is ServerState.DOWN and not self._closing
+        if down and isinstance(process, RemoteEndpoint) and process.falls_back():  # "auto"
+            log.info("MCP server %r: no streamable HTTP; trying SSE", self.name)
+            await self._start(sse=True)
 
-    async def _own(self, process: ServerProcess) -> None:
+    def _endpoint(self, *, sse: bool) -> ServerProcess | RemoteEndpoint:
+        """What the owner task connects through: a child process, or a remote URL (its
+        headers' ``${VAR}`` read now; a missing one raises McpConfigError)."""
+        if self.config.url is not None:
+            return RemoteEndpoint(
+                self.config,
+                headers=self.config.resolved_headers(),
+                sse=sse or self.config.transport == "sse",
+                timeout_s=self.config.startup_timeout_s,
+                on_exit=self._stop.set,  # a dropped connection wakes the owner
+            )
+        assert self.config.command is not None  # the config holds exactly one of the two
+        return ServerProcess(
+            self.name,
+            self.config.command,
+            env=get_default_environment() | self.config.plain_env(),
+            cwd=self.cwd,
+            grace_s=self.grace_s,
+            on_exit=self._stop.set,  # a death wakes the owner, which records it
+        )
+
+    async def _own(self, process: ServerProcess | RemoteEndpoint) -> None:
         failure: BaseException | None = None
         try:
             async with Client(
@@ -159,15 +186,20 @@ class McpServerConnection:
         except Exception:  # a listener's bug must not take the server down with it
             log.exception("updating the ops of MCP server %r failed", self.name)
 
-    def _settle(self, process: ServerProcess, failure: BaseException | None) -> None:
+    def _settle(
+        self, process: ServerProcess | RemoteEndpoint, failure: BaseException | None
+    ) -> None:
         """Record how the run ended: closed on purpose, or down and why."""
         if self._closing:
             self.state = ServerState.CLOSED
             return
         code = process.returncode
         starting = self.state is ServerState.STARTING
-        if process.pid is None and failure is not None:
-            reason = f"could not start {self.config.command[0]!r}: {_explain(failure)}"
+        if isinstance(process, RemoteEndpoint):
+            reason = self._lost or process.down_reason(failure, starting=starting)
+        elif process.pid is None and failure is not None:
+            program = (self.config.command or ["?"])[0]
+            reason = f"could not start {program!r}: {_explain(failure)}"
         elif self._lost:
             reason = self._lost
         elif code is not None:
@@ -178,8 +210,13 @@ class McpServerConnection:
             reason = "its connection ended"
         if process.junk_note():
             reason += f"; {process.junk_note()}"
+        hint = (
+            f"check the url and headers of [mcp_servers] {self.name!r} in the config file"
+            if self.config.remote
+            else None
+        )
         self.error = McpServerDownError(
-            self.name, reason, returncode=code, stderr_tail=process.stderr_tail()
+            self.name, reason, returncode=code, stderr_tail=process.stderr_tail(), help_hint=hint
         )
         self.state = ServerState.DOWN
         log.warning("%s", self.error)
@@ -235,7 +272,9 @@ class McpServerConnection:
     def _closed_by(self, exc: MCPError) -> bool:
         """Whether a -32000 is the SDK saying the connection closed, or the process ended;
         a live server may answer -32000 itself (a common generic "server error" code)."""
-        ended = self.process is None or self.process.returncode is not None
+        process = self.process
+        ended = process is None or process.returncode is not None
+        ended = ended or (isinstance(process, RemoteEndpoint) and process.ended)
         return ended or exc.message.strip().lower().startswith("connection closed")
 
     async def ensure_up(self) -> None:
@@ -273,7 +312,7 @@ class McpServerConnection:
         """The session ended under a call: let the owner record why, then report that."""
         if self._closing:
             return McpServerDownError(self.name, "Sylk stopped it while the call ran")
-        if self.process is not None and self.process.returncode is None:
+        if isinstance(self.process, ServerProcess) and self.process.returncode is None:
             # Exited but not yet seen, or alive with its pipe closed: give it a moment.
             await self.process.wait_exited(self.grace_s)
             if self.process.returncode is None:

@@ -68,6 +68,7 @@ class McpServerDownError(McpError):
         *,
         returncode: int | None = None,
         stderr_tail: str = "",
+        help_hint: str | None = None,
     ) -> None:
         message = f"MCP server {server!r} is down: {reason}"
         if stderr_tail:
@@ -75,7 +76,8 @@ class McpServerDownError(McpError):
         super().__init__(
             server,
             message,
-            help_hint=f"check the command of [mcp_servers] {server!r} in the config file",
+            help_hint=help_hint
+            or f"check the command of [mcp_servers] {server!r} in the config file",
         )
         self.reason = reason
         self.returncode = returncode
