@@ -33,12 +33,10 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import sys
 import tempfile
 import time
-from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,16 +45,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import machine_info  # benchmarks/machine_info.py, beside this script
 from pydantic import BaseModel, ConfigDict
+from retrieval_metrics import (
+    LIMIT,
+    SearchFn,
+    analyse,
+    bm25s_search,
+    evaluate,
+    halves,
+    load_jsonl,
+    op_name,
+    ratios,
+    take_split,
+)
 
 from backend.skills.models import Skill, SkillContext, SkillResult, SkillTier
 
 ROOT = Path(__file__).resolve().parents[1]
-DOMAIN = "metatool"
 AGENT = "librarian"  # the owner given to the MetaTool ops; it does not affect search
-LIMIT = 10
-KS = (1, 5, 10)
-
-SearchFn = Callable[[str, int], list[str]]
 
 
 class NoParams(BaseModel):
@@ -69,14 +74,6 @@ async def noop(ctx: SkillContext, params: Any) -> SkillResult:
 
 def machine() -> dict[str, Any]:
     return machine_info.machine()
-
-
-def load_jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
-
-
-def op_name(tool_id: str) -> str:
-    return f"{DOMAIN}.{tool_id}"
 
 
 def make_skills(tools: Sequence[dict[str, Any]], agent: str = AGENT) -> list[Skill]:
@@ -166,129 +163,13 @@ def our_search(
 # -----------------------------------------------------------------------------------------
 
 
-def bm25s_search(texts: Sequence[str], ids: Sequence[str]) -> SearchFn:
-    import bm25s  # type: ignore[import-untyped,unused-ignore]
-
-    retriever = bm25s.BM25()
-    retriever.index(bm25s.tokenize(list(texts), show_progress=False), show_progress=False)
-
-    def search(query: str, limit: int) -> list[str]:
-        tokens = bm25s.tokenize([query], return_ids=False, show_progress=False)
-        if not any(t in retriever.vocab_dict for t in tokens[0]):
-            return []
-        docs, scores = retriever.retrieve(tokens, k=min(limit, len(ids)), show_progress=False)
-        # bm25s fills the top k with arbitrary documents at score 0: they are no match.
-        return [ids[i] for i, s in zip(docs[0], scores[0], strict=True) if s > 0]
-
-    return search
-
-
 def sources_digest() -> str:
     """A short hash of the search code measured, so that figures can be tied to a version."""
     digest = hashlib.sha256()
-    for name in ("search.py", "search_expansion.py", "text.py", "embedding.py"):
-        path = ROOT / "backend" / "skills" / name
-        if path.exists():
-            digest.update(path.read_bytes())
+    paths = sorted((ROOT / "backend" / "skills" / "search").glob("*.py"))
+    for path in [*paths, ROOT / "backend" / "terms.py"]:
+        digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
-
-
-def ndcg(ranked: Sequence[str], gold: set[str], k: int) -> float:
-    dcg = sum(1.0 / math.log2(i + 2) for i, op in enumerate(ranked[:k]) if op in gold)
-    ideal = sum(1.0 / math.log2(i + 2) for i in range(min(len(gold), k)))
-    return dcg / ideal if ideal else 0.0
-
-
-def evaluate(
-    search: SearchFn, queries: Sequence[dict[str, Any]], multi: bool
-) -> tuple[dict[str, Any], list[list[str]]]:
-    rankings: list[list[str]] = []
-    latencies: list[float] = []
-    start = time.perf_counter()
-    for item in queries:
-        began = time.perf_counter()
-        rankings.append(search(item["query"], LIMIT)[:LIMIT])
-        latencies.append(time.perf_counter() - began)
-    elapsed = time.perf_counter() - start
-    metrics = score(queries, rankings, multi)
-    n = len(queries)
-    metrics["mean_ms"] = round(elapsed * 1000 / n, 3) if n else None
-    if latencies:
-        latencies.sort()
-        for q in (50, 99):
-            at = min(len(latencies) - 1, math.ceil(q / 100 * len(latencies)) - 1)
-            metrics[f"p{q}_ms"] = round(latencies[at] * 1000, 3)
-    return metrics, rankings
-
-
-def score(
-    queries: Sequence[dict[str, Any]], rankings: Sequence[list[str]], multi: bool
-) -> dict[str, Any]:
-    """Recall@k, nDCG@10 (and all@k for multi-tool queries) of rankings already made."""
-    sums: dict[str, float] = defaultdict(float)
-    for item, ranked in zip(queries, rankings, strict=True):
-        gold = {op_name(g) for g in item["gold"]}
-        for k in KS:
-            found = len(gold.intersection(ranked[:k]))
-            sums[f"recall@{k}"] += found / len(gold)
-            if multi:
-                sums[f"all@{k}"] += float(found == len(gold))
-        sums["ndcg@10"] += ndcg(ranked, gold, 10)
-        sums["empty"] += float(not ranked)
-    n = len(queries)
-    metrics: dict[str, Any] = {key: round(value / n, 4) for key, value in sums.items()} if n else {}
-    metrics["empty"] = int(sums["empty"])
-    metrics["n"] = n
-    return metrics
-
-
-def halves(
-    queries: Sequence[dict[str, Any]], rankings: Sequence[list[str]], multi: bool
-) -> dict[str, dict[str, Any]]:
-    """Metrics on even- (tuning) and odd-numbered (held-out) queries."""
-    return {
-        name: score(queries[parity::2], rankings[parity::2], multi)
-        for name, parity in (("even", 0), ("odd", 1))
-    }
-
-
-def analyse(
-    queries: Sequence[dict[str, Any]],
-    rankings: Sequence[list[str]],
-    failures: int,
-    worst_tools: int,
-) -> dict[str, Any]:
-    """Per-tool recall@5 (worst first), the commonest wrong top-1 per tool, sample misses."""
-    per_tool: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    wrong_top1: dict[str, Counter[str]] = defaultdict(Counter)
-    misses: list[dict[str, Any]] = []
-    for item, ranked in zip(queries, rankings, strict=True):
-        gold = [op_name(g) for g in item["gold"]]
-        for g in gold:
-            per_tool[g][0] += 1
-            per_tool[g][1] += g in ranked[:5]
-            if ranked and ranked[0] not in gold:
-                wrong_top1[g][ranked[0]] += 1
-        if not set(gold).intersection(ranked[:5]) and len(misses) < failures:
-            misses.append({"query": item["query"], "gold": gold, "top5": ranked[:5]})
-    worst = sorted(per_tool.items(), key=lambda kv: (kv[1][1] / kv[1][0], -kv[1][0], kv[0]))
-    return {
-        "worst_tools_recall@5": [
-            {
-                "op": op,
-                "n": n,
-                "recall@5": round(hit / n, 3),
-                "top1_instead": wrong_top1[op].most_common(2),
-            }
-            for op, (n, hit) in worst[:worst_tools]
-        ],
-        "sample_misses@5": misses,
-    }
-
-
-def ratios(ours: dict[str, Any], base: dict[str, Any]) -> dict[str, float | None]:
-    keys = [k for k in ours if k.startswith(("recall@", "ndcg@", "all@"))]
-    return {k: round(ours[k] / base[k], 3) if base.get(k) else None for k in keys}
 
 
 def run(
@@ -378,11 +259,6 @@ def run(
     return out
 
 
-def take_split(queries: Sequence[dict[str, Any]], split: str) -> list[dict[str, Any]]:
-    """The even-numbered (tuning) or odd-numbered (held-out) queries of a file."""
-    return list(queries[{"even": 0, "odd": 1}[split] :: 2])
-
-
 def hybrid_search(
     tools: Sequence[dict[str, Any]], config: Any, options: dict[str, Any]
 ) -> tuple[SearchFn, dict[str, Any]]:
@@ -421,6 +297,37 @@ def hybrid_search(
         "query_embedding": "one query at a time, uncached (each query is new to the stage)",
     }
     return search, record
+
+
+def corpora_main(
+    folders: Sequence[Path],
+    tuned: Sequence[str],
+    config: tuple[Any, dict[str, Any] | None],
+    split: str,
+    as_table: bool,
+) -> int:
+    from retrieval_corpora import run_corpora, table
+
+    def ours(tools: Sequence[dict[str, Any]]) -> SearchFn:
+        return our_search(make_skills(tools), config=config[0])[1]
+
+    def pick(queries: list[Any]) -> list[Any]:
+        return queries if split == "all" else take_split(queries, split)
+
+    results = run_corpora(folders, ours, tuned, pick)
+    if as_table:
+        print(table(results))
+        return 0
+    out = {
+        "machine": machine(),
+        "search_sources_sha256": sources_digest(),
+        "ours_search_config": config[1] or "default",
+        "split": split,
+        "corpora": results,
+    }
+    json.dump(out, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -473,6 +380,23 @@ def main(argv: list[str] | None = None) -> int:
         metavar="FIELD=W",
         help="with --embedding: an embedded field's weight (text, description, name)",
     )
+    parser.add_argument(
+        "--corpus",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="DIR",
+        help="a corpus folder (tools.jsonl, queries.jsonl): run ours vs bm25s on it "
+        "(repeatable; prints one result per corpus)",
+    )
+    parser.add_argument(
+        "--tuned",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="with --corpus: a corpus (folder name) the defaults were tuned on",
+    )
+    parser.add_argument("--table", action="store_true", help="with --corpus: a Markdown table")
     parser.add_argument("--failures", type=int, default=10, help="sample misses to print")
     parser.add_argument("--worst-tools", type=int, default=10, help="worst tools to print")
     args = parser.parse_args(argv)
@@ -497,6 +421,8 @@ def main(argv: list[str] | None = None) -> int:
                 fields[name.strip()] = float(value)
             embedding["field_weights"] = fields
 
+    if args.corpus:
+        return corpora_main(args.corpus, args.tuned, config, args.split, args.table)
     with tempfile.TemporaryDirectory(prefix="metatool-") as scratch:
         if args.metatool is not None:
             from metatool_convert import convert
