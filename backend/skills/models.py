@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -87,6 +87,18 @@ class SkillResult(BaseModel):
     warnings: list[str] = Field(default_factory=list)
 
 
+class OpBound(Protocol):
+    """A bound on the ops one caller reaches beyond its scopes and write permission (an
+    MCP client's token grant): ops outside it are neither offered to it nor run for it.
+    Hashable, as the gateway remembers what each bound offers."""
+
+    def allows_op(self, op: str) -> bool: ...
+
+    def refusal(self, op: str) -> tuple[str, dict[str, Any]]:
+        """The message and details of the ACCESS_DENIED for ``op`` outside the bound."""
+        ...
+
+
 @dataclass(frozen=True)
 class SkillContext:
     """Who is calling, from where, with which rights."""
@@ -103,6 +115,8 @@ class SkillContext:
     # The caller's approval mode when its rights fix one (an MCP client); None: the
     # session's. Set by the front end that builds the context, never by a model.
     approval: ApprovalMode | None = None
+    # None: no bound beyond scopes and write permission. Set by the front end, as approval.
+    op_bound: OpBound | None = None
 
 
 Handler = Callable[[SkillContext, Any], Awaitable[SkillResult | Any]]
@@ -133,6 +147,9 @@ class Skill(BaseModel):
     # Contextual skills: case-insensitive regexes matched against the conversation.
     triggers: tuple[str, ...] = ()
     scopes: tuple[str, ...] = ()
+    # The agent roles (``SkillContext.agent``) that may see and run it; empty: every caller.
+    # Others find it in no search or listing, and describe or execute it as ACCESS_DENIED.
+    roles: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     examples: tuple[Example, ...] = ()
     notes: tuple[str, ...] = ()

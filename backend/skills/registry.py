@@ -24,6 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from backend.errors import SylkError
 from backend.skills.models import OpKind, Skill, SkillContext, SkillTier
 
+GONE_KEPT = 1024  # gone names remembered, oldest forgotten first
+
 
 class RegistryError(SylkError):
     """A registration or lookup in the skill registry failed."""
@@ -128,6 +130,7 @@ def _skill_digest(skill: Skill) -> str:
         "tier": skill.tier.value,
         "triggers": skill.triggers,
         "scopes": skill.scopes,
+        "roles": skill.roles,
         "tags": skill.tags,
         "examples": [e.model_dump() for e in skill.examples],
         "notes": skill.notes,
@@ -152,6 +155,9 @@ class Registry:
         self._listeners: list[Listener] = []
         # Search asks for a domain's entry points on every query: worth a map, rebuilt lazily.
         self._entries: dict[str, builtins.list[Skill]] | None = None
+        # Names that were ops (or domains) and are not now, with why: an external server
+        # dropped a tool or was disabled. Bounded: a server may churn names forever.
+        self._gone: dict[str, SylkError] = {}
 
     # -- changes ------------------------------------------------------------------------
     def subscribe(self, listener: Listener) -> Callable[[], None]:
@@ -182,6 +188,8 @@ class Registry:
             raise DuplicateOpError(skill.op)
         check_examples(skill)
         self._skills[skill.op] = skill
+        self._gone.pop(skill.op, None)
+        self._gone.pop(skill.domain, None)
         self._changed(RegistryChange(skill.op, removed=False, skill=skill))
         return skill
 
@@ -214,6 +222,18 @@ class Registry:
             raise UnknownOpError(uri)
         self._changed(RegistryChange(uri, removed=True, resource=resource))
         return resource
+
+    def mark_gone(self, name: str, why: SylkError) -> None:
+        """Remember why ``name`` (an op or domain that was registered) is gone, so a caller
+        naming it hears that instead of a bare not-found; registering it again forgets."""
+        self._gone.pop(name, None)
+        self._gone[name] = why
+        while len(self._gone) > GONE_KEPT:
+            del self._gone[next(iter(self._gone))]
+
+    def gone(self, name: str) -> SylkError | None:
+        """Why ``name`` is no longer an op or domain, if it was one (see :meth:`mark_gone`)."""
+        return None if name in self._skills else self._gone.get(name)
 
     # -- lookup -------------------------------------------------------------------------
     def __contains__(self, op: object) -> bool:

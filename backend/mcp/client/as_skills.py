@@ -10,6 +10,13 @@ keeps the schema verbatim (``model_json_schema()`` returns it, so
 ``Skill.input_schema()`` shows exactly what the server published), validates
 arguments against it with ``jsonschema`` when the schema is usable, and hands
 the arguments on untouched.
+
+The ops follow each server: when it re-lists its tools (a restart, a
+``list_changed`` notification, a refresh) new tools become ops, changed ones are
+replaced and dropped ones leave, the registry remembering why (``mark_gone``), so
+``execute`` or ``describe`` of one says the server no longer offers it; a disabled
+server's ops all leave, and naming one says the server is disabled and how to
+enable it.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from backend.errors import ErrorKind
 from backend.mcp.client.content import tool_result
 from backend.mcp.client.errors import McpError, McpServerDownError, McpTimeoutError, McpToolError
 from backend.mcp.client.hub import McpHub, McpTool
+from backend.mcp.client.server_control import McpServerDisabledError, McpToolGoneError
 from backend.skills.envelopes import ErrorCode, SkillError, code_for
 from backend.skills.models import Guidance, OpKind, Skill, SkillContext, SkillResult, SkillTier
 from backend.skills.registry import Registry
@@ -168,6 +176,7 @@ def tool_skill(hub: McpHub, tool: McpTool) -> Skill:
         action=None if tool.read_only else "external",
         tier=SkillTier.SPECIALISED,
         tags=(MCP_AGENT, tool.server),
+        roles=hub.server(tool.server).config.roles,  # others neither see nor run it
         notes=(f"MCP tool {tool.name!r} served by {tool.server!r}",),
         searchable=False,
     )
@@ -220,6 +229,7 @@ def server_entry_skill(hub: McpHub, server: str, domain: str, tools: list[McpToo
         tags=(MCP_AGENT, server, *(t.name for t in tools)),
         searchable=True,
         entry_point=True,  # a search touching the server's tools always shows the way in
+        roles=hub.server(server).config.roles,
     )
 
 
@@ -250,7 +260,10 @@ def offered_tools(hub: McpHub, server: str) -> list[McpTool]:
 
 
 def server_skills(hub: McpHub, server: str) -> dict[str, tuple[OpKey, Skill]]:
-    """One server's ops as they should be registered now, keyed by op."""
+    """One server's ops as they should be registered now, keyed by op (none when it is
+    disabled)."""
+    if not hub.is_enabled(server):
+        return {}
     tools = offered_tools(hub, server)
     ops: dict[str, tuple[OpKey, Skill]] = {t.op: (t, tool_skill(hub, t)) for t in tools}
     connection = hub.server(server)
@@ -283,6 +296,7 @@ class _Attached:
 
     def sync(self, server: str) -> None:
         wanted = server_skills(self.hub, server)
+        disabled = not self.hub.is_enabled(server)
         again = server in self.held
         held = self.held.setdefault(server, {})
         dropped = [op for op, key in held.items() if op not in wanted or wanted[op][0] != key]
@@ -290,6 +304,13 @@ class _Attached:
             del held[op]
             if op in self.registry:
                 self.registry.unregister(op)
+            if op not in wanted:  # gone, not replaced: naming it says why
+                why = McpServerDisabledError(server) if disabled else McpToolGoneError(server, op)
+                self.registry.mark_gone(op, why)
+        if disabled:
+            self.registry.mark_gone(
+                self.hub.config_of(server).domain, McpServerDisabledError(server)
+            )
         added = [op for op in wanted if op not in held]
         for op in added:
             key, skill = wanted[op]
@@ -304,9 +325,10 @@ class _Attached:
 
 def attach_skills(hub: McpHub, registry: Registry) -> Callable[[], None]:
     """Register every server's ops in ``registry`` now, and again whenever a server lists
-    its tools afresh (a restart): ops of tools it dropped are unregistered, new ones
-    registered, changed ones replaced. Returns a function that stops following."""
+    its tools afresh (a restart, a change it announced, a refresh) or is enabled or
+    disabled: ops of tools it dropped are unregistered, new ones registered, changed
+    ones replaced. Returns a function that stops following."""
     attached = _Attached(hub, registry)
-    for server in hub.servers():
-        attached.sync(server.name)
+    for name in hub.configured():
+        attached.sync(name)
     return hub.on_tools_changed(attached.sync)

@@ -32,6 +32,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
 from backend.errors import SylkError
+from backend.mcp.server.auth.grants import CURRENT_GRANT
 from backend.mcp.server.callers import Caller, CallerLookup, SessionCallers, fixed
 from backend.mcp.server.client_sessions import (
     caller_context,
@@ -216,7 +217,8 @@ class SylkMcpServer:
         except ValidationError as exc:
             return invalid_arguments(params.name, model, arguments, exc, trace)
         try:
-            ctx = dataclasses.replace((await self._caller(request)).context, trace_id=trace)
+            caller = (await self._caller(request)).context
+            ctx = dataclasses.replace(caller, trace_id=trace, op_bound=CURRENT_GRANT.get())
             return as_result(await verb(self.gateway, ctx, args))
         except SylkError as exc:
             return raised(params.name, exc, trace)

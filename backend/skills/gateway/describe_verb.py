@@ -65,7 +65,7 @@ class GatewayDescribe:
             return refused
         skill = self.registry.get(path)
         resource = self.registry.resource(path) if skill is None else None
-        if (skill or resource) and not self.registry.allowed(path, ctx):
+        if (skill or resource) and not self.access.runnable(path, ctx):
             return self.access.denied(path, ctx, trace)
         if skill is not None:
             self._touch(ctx, skill)
@@ -80,7 +80,7 @@ class GatewayDescribe:
                 s for s in self.registry.list(prefix=path or None) if self.access.offered(s.op, ctx)
             ]
             if not visible:
-                return failure(
+                return self.access.gone(path, ctx, trace) or failure(
                     path,
                     ErrorCode.NOT_FOUND,
                     f"nothing named {path!r}: no op, resource or group",

@@ -74,7 +74,7 @@ class GatewayExecute:
         skill = self.registry.get(op)
         if skill is None:
             return self.access.no_op(op, ctx, trace)
-        if not self.registry.allowed(op, ctx):
+        if not self.access.runnable(op, ctx):
             return self.access.denied(op, ctx, trace)
         self._touch(ctx, skill)
         args = dict(args or {})
@@ -174,7 +174,7 @@ class GatewayExecute:
         """
         kept: dict[str, Guidance] = {}
         for item in [*skill.guidance, *result.guidance]:
-            if self.registry.allowed(item.op, ctx):
+            if self.access.runnable(item.op, ctx):
                 kept.pop(item.op, None)
                 kept[item.op] = item
         self.access.unveil(ctx.session_id, list(kept))

@@ -116,7 +116,7 @@ class Gateway:
         trace = ctx.trace_id or new_trace_id()
         if self.registry.get(op) is None:
             return self.access.no_op(op, ctx, trace)
-        if not self.registry.allowed(op, ctx):
+        if not self.access.runnable(op, ctx):
             return self.access.denied(op, ctx, trace)
         loaded = bool(self.tracker and self.tracker.load(ctx.session_id, ctx.agent, op))
         return Envelope(op=op, ok=True, result={"loaded": loaded}, meta=Meta(trace_id=trace))

@@ -203,5 +203,5 @@ async def test_a_server_offered_to_some_roles_refuses_the_others(tmp_path: Path)
         for op, args in (("content.get_weather", {"city": "Rome"}), ("content.mcp_tools", {})):
             refused = await run(gateway, engineer, op, **args)
             assert refused.error is not None and refused.error.code == "ACCESS_DENIED"
-            assert refused.error.details["reason"] == "mcp_role"
+            assert refused.error.details["reason"] == "role"  # the gateway refuses first
             assert "offered only to librarian" in refused.error.message

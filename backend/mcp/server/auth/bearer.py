@@ -54,7 +54,9 @@ class TokenAuth:
 
     def bound(self, server: Server[Any], fixed: Grant | None = None) -> Server[Any]:
         """``server`` answering each request within its token's grant."""
-        server.middleware.append(GrantScopes(fixed))
+        # Outermost, so every other middleware (the instructions at initialize) runs
+        # within the request's grant.
+        server.middleware.insert(0, GrantScopes(fixed))
         return server
 
 

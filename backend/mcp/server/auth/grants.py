@@ -3,12 +3,14 @@
 A :class:`Grant` is one token's name and scopes (``domain:``, ``route:``,
 ``resource:``; none: whatever the server's flags allow). It bounds what its requests
 reach, whatever the session they belong to: :class:`GrantScopes` (server middleware)
-hands the request's grant to the gateway's pre-tool hook (:func:`guard`), which
-refuses any op outside it, from ``execute`` or ``batch`` alike, with the gateway's own
-ACCESS_DENIED envelope; it filters resources to the ``resource:`` scopes and refuses
-reading the others (-32602 with ``code`` ACCESS_DENIED in its data); a bounded token
-gets no prompts (they are filled by ops outside any grant's reach). ``search`` and
-``describe`` still name ops outside the grant: names, never results.
+makes the request's grant :data:`CURRENT_GRANT`; the server puts it on each tool call's
+context as its ``op_bound``, so the gateway neither offers ops outside it (``search``,
+``describe`` listings and the instructions' counts leave them out; describing one by
+name is ACCESS_DENIED) nor runs them (``execute`` or ``batch`` alike, the gateway's own
+ACCESS_DENIED envelope; the pre-tool hook :func:`guard` checks again, whatever the
+context). It filters resources to the ``resource:`` scopes and refuses reading the
+others (-32602 with ``code`` ACCESS_DENIED in its data); a bounded token gets no
+prompts (they are filled by ops outside any grant's reach).
 """
 
 from __future__ import annotations
@@ -60,6 +62,13 @@ class Grant:
         if any(op == d or op.startswith(f"{d}.") for d in domains):
             return True
         return any(fnmatch.fnmatchcase(op, route) for route in self._values("route"))
+
+    def refusal(self, op: str) -> tuple[str, dict[str, Any]]:
+        """The ACCESS_DENIED message and details for ``op`` outside this grant."""
+        return (
+            f"token {self.token!r} may not use {op}: outside its scopes ({', '.join(self.scopes)})",
+            {"token": self.token, "scopes": list(self.scopes)},
+        )
 
     def allows_resource(self, uri: str) -> bool:
         if self.unrestricted:
@@ -154,12 +163,8 @@ class GrantScopes:
 def _check_scope(data: ToolCallData) -> None:
     grant = CURRENT_GRANT.get()
     if grant is not None and not grant.allows_op(data.skill.op):
-        raise Rejection(
-            ErrorCode.ACCESS_DENIED,
-            f"token {grant.token!r} may not use {data.skill.op}: outside its scopes "
-            f"({', '.join(grant.scopes)})",
-            details={"token": grant.token, "scopes": list(grant.scopes)},
-        )
+        message, details = grant.refusal(data.skill.op)
+        raise Rejection(ErrorCode.ACCESS_DENIED, message, details=details)
 
 
 def guard(hooks: HookRegistry) -> None:
