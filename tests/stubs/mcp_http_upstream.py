@@ -1,7 +1,7 @@
 """A real remote MCP server (official SDK, uvicorn) on 127.0.0.1 for the MCP client tests.
 
-Run as ``python tests/stubs/mcp_http_upstream.py streamable_http|sse TOKEN``. It binds a
-random port, prints ``URL <its endpoint>`` on stdout once it listens, and serves until
+Run as ``python tests/stubs/mcp_http_upstream.py streamable_http|sse TOKEN [PORT]``. It
+binds PORT (a random one by default: a restarted server may take its predecessor's), prints ``URL <its endpoint>`` on stdout once it listens, and serves until
 killed. Every request must carry ``Authorization: Bearer TOKEN``; any other gets a 401
 before the MCP layer sees it, as a hosted server behind a gateway answers. ``TOKEN`` ``-``
 means no auth at all.
@@ -65,10 +65,10 @@ class BearerOnly:
         await self.app(scope, receive, send)
 
 
-async def main(transport: str, token: str) -> None:
+async def main(transport: str, token: str, port: int = 0) -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
+    sock.bind(("127.0.0.1", port))
     port = sock.getsockname()[1]
     if transport == "sse":
         app, path = server.sse_app(), "/sse"
@@ -83,4 +83,4 @@ async def main(transport: str, token: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 0))

@@ -96,7 +96,8 @@ class McpServerConnection:
         if self.state is ServerState.DOWN:
             reason = self.error.reason if self.error is not None else "down"
             left = self.config.max_restarts - self.restarts
-            retry = "no restart left" if left <= 0 else f"restarts on the next call ({left} left)"
+            again = "reconnect" if self.config.remote else "restart"
+            retry = f"no {again} left" if left <= 0 else f"{again}s on the next call ({left} left)"
             return f"down: {reason} ({retry})"
         return self.state.value
 

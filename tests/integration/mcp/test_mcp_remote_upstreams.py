@@ -31,11 +31,13 @@ WRONG = "tok-00badbadbad00bad"
 TRANSPORTS = ("streamable_http", "sse")
 
 
-def serve(transport: str, folder: Path, token: str = TOKEN) -> tuple[ChildProcess, str]:
+def serve(
+    transport: str, folder: Path, token: str = TOKEN, port: int = 0
+) -> tuple[ChildProcess, str]:
     """A stub remote server in a child process, and the URL it printed once listening."""
     child = ChildProcess(
         STUB,
-        [transport, token],
+        [transport, token, str(port)],
         cwd=folder,
         env=os.environ,
         stderr=folder / f"{transport}.stderr",
@@ -261,6 +263,28 @@ async def test_a_server_killed_mid_session_is_down_with_a_reason_and_no_hang(
     finally:
         if child.proc.poll() is None:
             child.kill()
+
+
+async def test_a_remote_server_back_on_its_port_is_reconnected_by_the_next_call(
+    token_env: None, tmp_path: Path
+) -> None:
+    child, url = serve("streamable_http", tmp_path)
+    entry = remote(url, "streamable_http", max_restarts=1)
+    settings = McpSettings.model_validate({"servers": {"far": entry}})
+    async with McpHub(settings) as hub:
+        assert (await hub.call("far.reverse", {"text": "ab"})).text == "ba"
+        child.kill()
+        with pytest.raises(McpServerDownError, match="lost its connection"):
+            await finishes(hub.call("far.reverse", {"text": "ab"}), what="a call after the kill")
+        assert "reconnects on the next call (1 left)" in hub.status()[0].health
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        again, same = serve("streamable_http", tmp_path, port=port)
+        try:
+            assert same == url
+            assert (await hub.call("far.reverse", {"text": "cd"})).text == "dc"
+            assert hub.status()[0].state is ServerState.UP and hub.status()[0].restarts == 1
+        finally:
+            again.kill()
 
 
 def _closed_port() -> int:
