@@ -14,6 +14,14 @@ restart left: its ops are then marked unavailable), listeners added with
 for it up to the call's timeout, then fails with ``McpServerStartingError``.
 ``aclose()`` returns promptly even mid-startup and stops every server process with
 its whole process group (SIGTERM, then SIGKILL after a grace).
+
+Servers change while Sylk runs: one that sends ``notifications/tools/list_changed`` is
+re-listed (once per burst, :class:`RelistDebounce`) and the listeners hear it, so its
+ops follow; :meth:`McpHub.refresh` re-lists on demand and says what changed, for
+servers that never tell; :meth:`McpHub.disable` stops a server and its ops leave,
+:meth:`McpHub.enable` starts it again in the background. The choice is kept in
+``choices`` (the archive's preferences) and wins over the config's ``enabled`` at the
+next start (see :mod:`backend.mcp.client.server_control`).
 """
 
 from __future__ import annotations
@@ -29,8 +37,20 @@ from typing import TYPE_CHECKING, Any
 from backend.config.mcp_servers import McpSettings
 from backend.mcp.client.errors import McpError, McpServerDownError, McpUnknownOpError
 from backend.mcp.client.models import McpCallResult, McpTool, ServerState
+from backend.mcp.client.server_control import (
+    DEBOUNCE_S,
+    McpServerDisabledError,
+    McpUnknownServerError,
+    RelistDebounce,
+    ServerChoices,
+    ToolsChange,
+    choice_key,
+    chosen,
+    tools_change,
+)
 
 if TYPE_CHECKING:
+    from backend.config.mcp_servers import McpServerConfig
     from backend.mcp.client.connection import McpServerConnection
 
 log = logging.getLogger(__name__)
@@ -43,6 +63,7 @@ __all__ = [
     "McpServerStatus",
     "McpTool",
     "ServerState",
+    "ToolsChange",
 ]
 
 
@@ -66,22 +87,38 @@ class McpServerStatus:
 class McpHub:
     """Owns one connection per enabled server; safe to share across tasks."""
 
-    def __init__(self, settings: McpSettings, *, cwd: Path | None = None, grace_s: float = 2.0):
+    def __init__(
+        self,
+        settings: McpSettings,
+        *,
+        cwd: Path | None = None,
+        grace_s: float = 2.0,
+        choices: ServerChoices | None = None,
+        debounce_s: float = DEBOUNCE_S,
+    ):
         self.settings = settings
+        self.cwd, self.grace_s, self.choices = cwd, grace_s, choices
+        self._configs = {server.name: server for server in settings.servers}
         self._servers: dict[str, McpServerConnection] = {}
         self._tool_listeners: list[ToolsListener] = []
-        if settings.enabled():  # the SDK loads only when a server is configured
-            from backend.mcp.client.connection import McpServerConnection
-
-            self._servers = {
-                server.name: McpServerConnection(
-                    server, cwd=cwd, grace_s=grace_s, on_tools=self._tools_listed
-                )
-                for server in settings.enabled()
-            }
+        self.relists = RelistDebounce(self._relist, debounce_s)
+        for server in settings.servers:  # the user's stored choice wins over the config
+            if chosen(choices, server.name, server.enabled):
+                self._servers[server.name] = self._connection(server)
         self._started = False
         self._closed = False
         self._starts: list[asyncio.Task[None]] = []
+
+    def _connection(self, config: McpServerConfig) -> McpServerConnection:
+        from backend.mcp.client.connection import McpServerConnection  # the SDK loads here
+
+        return McpServerConnection(
+            config,
+            cwd=self.cwd,
+            grace_s=self.grace_s,
+            on_tools=self._tools_listed,
+            on_list_changed=self._list_changed,
+        )
 
     async def start(self) -> None:
         """Start every server in the background, once, and return at once. Each server's
@@ -108,6 +145,7 @@ class McpHub:
         """Stop every server process, also one still starting; the hub cannot be started
         again."""
         self._closed = True
+        await self.relists.aclose()
         results = await asyncio.gather(
             *(server.aclose() for server in self._servers.values()), return_exceptions=True
         )
@@ -139,18 +177,102 @@ class McpHub:
         return lambda: self._tool_listeners.remove(listener)
 
     def _tools_listed(self, server: McpServerConnection) -> None:
+        self._tell(server.name)
+
+    def _tell(self, name: str) -> None:
         for listener in list(self._tool_listeners):
             try:
-                listener(server.name)
+                listener(name)
             except Exception:  # the others still hear of it; the server stays up
-                log.exception("a listener failed on the new tools of MCP server %r", server.name)
+                log.exception("a listener failed on the new tools of MCP server %r", name)
+
+    def _list_changed(self, server: McpServerConnection) -> None:
+        if not self._closed and self._servers.get(server.name) is server:
+            self.relists.heard(server.name)
+
+    async def _relist(self, name: str) -> None:
+        server = self._servers.get(name)
+        if server is None or server.state is not ServerState.UP:
+            return  # disabled or down meanwhile; a start lists afresh anyway
+        before = list(server.tools)
+        change = tools_change(name, before, await server.relist_tools())
+        log.info("MCP server %r changed its tools:%s", name, change.line().split(":", 1)[1])
+
+    # -- changes while running ---------------------------------------------------
+    def configured(self) -> list[str]:
+        """Every configured server's name, enabled or not, in config order."""
+        return list(self._configs)
+
+    def config_of(self, name: str) -> McpServerConfig:
+        try:
+            return self._configs[name]
+        except KeyError:
+            raise McpUnknownServerError(name, self._configs) from None
+
+    def is_enabled(self, name: str) -> bool:
+        self.config_of(name)
+        return name in self._servers
+
+    async def refresh(self, name: str | None = None) -> list[ToolsChange]:
+        """List the tools of one server (or every enabled one) again, now, and say what
+        changed; a server that never started is started, a down one restarted if a
+        restart is left. Raises McpUnknownServerError for a name not configured."""
+        names = [name] if name is not None else self.configured()
+        if name is not None:
+            self.config_of(name)
+        return list(await asyncio.gather(*(self._refresh_one(n) for n in names)))
+
+    async def _refresh_one(self, name: str) -> ToolsChange:
+        server = self._servers.get(name)
+        if server is None:
+            return ToolsChange(name, note=f"disabled (/mcp enable {name})")
+        offers = server.config.offers_tool
+        before = [t for t in server.tools if offers(t.name)]
+        try:
+            after = await server.relist_tools()
+        except McpError as exc:
+            return ToolsChange(name, tools=len(before), note=f"not re-listed: {exc}")
+        return tools_change(name, before, [t for t in after if offers(t.name)])
+
+    async def enable(self, name: str) -> McpServerStatus:
+        """Enable the server (kept across restarts) and start it in the background, as at
+        startup; its ops join once it has listed its tools."""
+        config = self.config_of(name)
+        await self._remember(name, True)
+        if name not in self._servers and not self._closed:
+            server = self._connection(config)
+            self._servers[name] = server
+            self._servers = {n: self._servers[n] for n in self._configs if n in self._servers}
+            if self._started:
+                self._starts.append(
+                    asyncio.create_task(server.start(), name=f"mcp-start-{server.name}")
+                )
+            self._tell(name)
+        return self.status_of(name)
+
+    async def disable(self, name: str) -> McpServerStatus:
+        """Disable the server (kept across restarts): its process group is stopped and its
+        ops leave search, describe and execute."""
+        self.config_of(name)
+        await self._remember(name, False)
+        server = self._servers.pop(name, None)
+        if server is not None:
+            await server.aclose()
+            self._tell(name)
+        return self.status_of(name)
+
+    async def _remember(self, name: str, enabled: bool) -> None:
+        if self.choices is not None:
+            await asyncio.to_thread(self.choices.set_preference, choice_key(name), enabled)
 
     # -- what is there ---------------------------------------------------------
     def server(self, name: str) -> McpServerConnection:
-        try:
-            return self._servers[name]
-        except KeyError:
-            raise McpError(name, f"no MCP server named {name!r} is configured") from None
+        """The running server ``name``; McpServerDisabledError or McpUnknownServerError."""
+        server = self._servers.get(name)
+        if server is not None:
+            return server
+        self.config_of(name)
+        raise McpServerDisabledError(name)
 
     def servers(self) -> list[McpServerConnection]:
         return list(self._servers.values())
@@ -167,19 +289,27 @@ class McpHub:
         raise McpUnknownOpError(op)
 
     def status(self) -> list[McpServerStatus]:
-        return [
-            McpServerStatus(
-                name=s.name,
-                domain=s.config.domain,
-                state=s.state,
-                tools=len(s.tools),
-                pid=s.process.pid if s.process is not None else None,
-                restarts=s.restarts,
-                error=str(s.error) if s.error is not None else None,
-                health=s.health(),
+        """Every configured server, in config order; a disabled one says so."""
+        return [self.status_of(name) for name in self._configs]
+
+    def status_of(self, name: str) -> McpServerStatus:
+        s = self._servers.get(name)
+        if s is None:
+            config = self.config_of(name)
+            health = f"disabled (/mcp enable {name})"
+            return McpServerStatus(
+                name, config.domain, ServerState.DISABLED, 0, None, 0, None, health
             )
-            for s in self._servers.values()
-        ]
+        return McpServerStatus(
+            name=s.name,
+            domain=s.config.domain,
+            state=s.state,
+            tools=len(s.tools),
+            pid=s.process.pid if s.process is not None else None,
+            restarts=s.restarts,
+            error=str(s.error) if s.error is not None else None,
+            health=s.health(),
+        )
 
     def status_lines(self) -> list[str]:
         """The "MCP servers:" part of /status, one line each; empty when none is configured."""

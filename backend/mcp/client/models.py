@@ -13,6 +13,7 @@ class ServerState(StrEnum):
     UP = "up"
     DOWN = "down"
     CLOSED = "closed"
+    DISABLED = "disabled"  # by the user (/mcp disable) or its config: not started
 
 
 @dataclass(frozen=True)

@@ -164,7 +164,9 @@ async def test_servers_that_cannot_start_are_down_and_the_rest_work(tmp_path: Pa
     )
     async with McpHub(config, cwd=tmp_path, grace_s=0.5) as hub:
         states = {s.name: s for s in hub.status()}
-        assert set(states) == {"echo", "missing", "broken", "mute"}
+        assert set(states) == {"echo", "missing", "broken", "mute", "quiet"}
+        assert states["quiet"].state is ServerState.DISABLED  # listed, not started
+        assert states["quiet"].pid is None and "disabled" in states["quiet"].health
         assert states["echo"].state is ServerState.UP
         assert states["missing"].state is ServerState.DOWN
         assert "could not start" in str(states["missing"].error)

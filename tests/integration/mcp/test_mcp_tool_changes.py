@@ -1,0 +1,129 @@
+"""MCP servers whose tools change while Sylk runs: list_changed, refresh, the ops follow.
+
+A real stub server (tests/stubs/mcp_changing_server.py) adds, removes and reshapes
+tools when asked and says so with ``notifications/tools/list_changed``, in either
+protocol era (2026: on a listen stream; 2025: bare). The hub re-lists it once per
+burst and the gateway's search, describe and execute follow.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from backend.config.mcp_servers import McpSettings
+from backend.mcp.client.as_skills import attach_skills
+from backend.mcp.client.hub import McpHub, ServerState
+from backend.skills.builtin.catalog import build_gateway
+from backend.skills.envelopes import Envelope
+from backend.skills.gateway.gateway import Gateway
+from backend.skills.models import SkillContext
+from tests.support.polling import until
+
+STUB = Path(__file__).resolve().parents[2] / "stubs" / "mcp_changing_server.py"
+
+
+def changing(era: str = "", **extra: Any) -> dict[str, Any]:
+    env = {"CHANGING_ERA": era} if era else {}
+    return {"command": [sys.executable, str(STUB)], "env": env, "timeout_s": 10, **extra}
+
+
+async def started(hub: McpHub, gateway: Gateway) -> None:
+    attach_skills(hub, gateway.registry)
+    await hub.start()
+    await until(lambda: "changing.ping" in gateway.registry, what="the server's tools as ops")
+
+
+def ctx(workspace: Path) -> SkillContext:
+    return SkillContext(session_id="s", agent="engineer", workspace=workspace, can_write=True)
+
+
+def ok(envelope: Envelope) -> Any:
+    assert envelope.ok, envelope.error
+    return envelope.result
+
+
+@pytest.fixture
+async def gateway() -> Gateway:
+    return build_gateway()
+
+
+@pytest.fixture(params=["modern", "legacy"])
+async def hub(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[McpHub]:
+    era = "" if request.param == "modern" else "legacy"
+    settings = McpSettings.model_validate({"servers": {"changing": changing(era)}})
+    async with McpHub(settings, cwd=tmp_path, debounce_s=0.5) as h:
+        yield h
+    assert h.status()[0].state is ServerState.CLOSED
+
+
+async def test_a_burst_of_list_changed_is_one_relisting_and_the_ops_follow(
+    hub: McpHub, gateway: Gateway, tmp_path: Path
+) -> None:
+    await started(hub, gateway)
+    registry, caller = gateway.registry, ctx(tmp_path)
+    version = registry.version
+    assert "changing.shout" not in registry
+
+    # The server adds a tool and tells five times: one re-listing, a new op.
+    ok(await gateway.execute(caller, "changing.add_tool", {"name": "shout", "notify": 5}))
+    await until(lambda: "changing.shout" in registry, what="the added tool as an op")
+    await hub.relists.settled()
+    assert hub.relists.runs == 1
+    assert registry.version != version  # search and help caches key on it
+    assert ok(await gateway.execute(caller, "changing.shout", {"text": "hi"})) == {
+        "result": "shout: hi"
+    }
+    hits = ok(gateway.search(caller, "shout"))["hits"]
+    assert "changing.mcp_tools" in [hit["op"] for hit in hits]  # the way in names it now
+
+    # A changed schema is picked up: greet takes `loud` now.
+    assert "loud" not in registry.require("changing.greet").input_schema()["properties"]
+    ok(await gateway.execute(caller, "changing.upgrade_greet", {}))
+    await until(
+        lambda: "loud" in registry.require("changing.greet").input_schema()["properties"],
+        what="greet's new schema",
+    )
+    loud = ok(await gateway.execute(caller, "changing.greet", {"name": "ada", "loud": True}))
+    assert loud == {"result": "HELLO ADA"}
+
+    # A removed tool leaves search, describe and execute, each saying which server dropped it.
+    ok(await gateway.execute(caller, "changing.remove_tool", {"name": "shout"}))
+    await until(lambda: "changing.shout" not in registry, what="the removed tool's op gone")
+    gone = await gateway.execute(caller, "changing.shout", {"text": "hi"})
+    assert gone.error is not None and gone.error.code == "NOT_FOUND"
+    assert "'changing' no longer offers it" in gone.error.message
+    assert gone.error.details["reason"] == "mcp_tool_gone"
+    described = gateway.describe(caller, "changing.shout")
+    assert described.error is not None and "no longer offers" in described.error.message
+    hits = ok(gateway.search(caller, "shout"))["hits"]
+    assert "changing.shout" not in [hit["op"] for hit in hits]
+    entry = registry.require("changing.mcp_tools")
+    assert "shout" not in entry.description
+
+    # Added again, it is an op again and the note is forgotten.
+    ok(await gateway.execute(caller, "changing.add_tool", {"name": "shout"}))
+    await until(lambda: "changing.shout" in registry, what="the tool back")
+    assert registry.gone("changing.shout") is None
+
+
+async def test_refresh_relists_a_server_that_never_tells(
+    hub: McpHub, gateway: Gateway, tmp_path: Path
+) -> None:
+    await started(hub, gateway)
+    registry, caller = gateway.registry, ctx(tmp_path)
+    assert [change.any for change in await hub.refresh()] == [False]
+
+    ok(await gateway.execute(caller, "changing.add_tool", {"name": "quiet", "notify": 0}))
+    ok(await gateway.execute(caller, "changing.remove_tool", {"name": "ping", "notify": 0}))
+    assert "changing.quiet" not in registry and "changing.ping" in registry  # nobody was told
+
+    (change,) = await hub.refresh("changing")
+    assert change.added == ["changing.quiet"] and change.removed == ["changing.ping"]
+    assert "added changing.quiet; removed changing.ping" in change.line()
+    assert "changing.quiet" in registry and "changing.ping" not in registry
+    assert hub.relists.runs == 0
