@@ -233,7 +233,13 @@ class McpServerConfig(BaseModel):
                     )
                 return value
 
-            resolved[key] = _ENV_REF.sub(value_of, secret.get_secret_value())
+            value = _ENV_REF.sub(value_of, secret.get_secret_value())
+            if any(char in value for char in "\r\n\0"):  # a header smuggled into another
+                raise McpConfigError(
+                    f"MCP server {self.name!r}: header {key!r} holds a line break or NUL "
+                    "(in its value or a variable it names)"
+                )
+            resolved[key] = value
         return resolved
 
     def header_secrets(self, environ: Mapping[str, str] | None = None) -> list[str]:

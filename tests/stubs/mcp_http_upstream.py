@@ -1,10 +1,11 @@
 """A real remote MCP server (official SDK, uvicorn) on 127.0.0.1 for the MCP client tests.
 
 Run as ``python tests/stubs/mcp_http_upstream.py streamable_http|sse TOKEN [PORT]``. It
-binds PORT (a random one by default: a restarted server may take its predecessor's), prints ``URL <its endpoint>`` on stdout once it listens, and serves until
-killed. Every request must carry ``Authorization: Bearer TOKEN``; any other gets a 401
-before the MCP layer sees it, as a hosted server behind a gateway answers. ``TOKEN`` ``-``
-means no auth at all.
+binds PORT (a random one by default; a restarted server may take its predecessor's),
+prints ``URL <its endpoint>`` on stdout once it listens, and serves until killed. Every
+request must carry ``Authorization: Bearer TOKEN``; any other gets a 401 before the MCP
+layer sees it, as a hosted server behind a gateway answers. ``TOKEN`` ``-`` means no
+auth at all.
 """
 
 from __future__ import annotations

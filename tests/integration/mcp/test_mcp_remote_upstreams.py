@@ -213,6 +213,24 @@ def test_a_header_secret_never_prints_in_a_config_error(tmp_path: Path) -> None:
     assert TOKEN not in repr(settings) and TOKEN in settings.secrets()
 
 
+def test_headers_resolve_from_the_environment_and_refuse_smuggling() -> None:
+    entry = {
+        "url": "https://x.example/mcp",
+        "headers": {
+            "Authorization": "Bearer ${REMOTE_TOKEN}",
+            "Accept-Language": "en",  # no credential: the redactor leaves such words alone
+        },
+    }
+    [server] = McpSettings.model_validate({"servers": {"far": entry}}).servers
+    env = {"REMOTE_TOKEN": TOKEN}
+    sent = server.resolved_headers(env)
+    assert sent == {"Authorization": f"Bearer {TOKEN}", "Accept-Language": "en"}
+    assert set(server.header_secrets(env)) == {TOKEN, f"Bearer {TOKEN}"}
+    with pytest.raises(McpConfigError, match="'Authorization' holds a line break") as smuggled:
+        server.resolved_headers({"REMOTE_TOKEN": f"{TOKEN}\r\nX-Admin: yes"})
+    assert TOKEN not in str(smuggled.value)
+
+
 async def test_auto_falls_back_to_sse_and_a_closed_port_is_refused(
     urls: dict[str, str], token_env: None, tmp_path: Path
 ) -> None:
