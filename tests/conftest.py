@@ -34,6 +34,9 @@ def _no_provider_from_the_host(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests never pick up a real key or endpoint from the machine they run on."""
     for name in PROVIDER_ENV:
         monkeypatch.delenv(name, raising=False)
+    # Engines (and `sylk` children) search lexically: a background model load must not
+    # change a test's search results halfway. The stage's own tests build it directly.
+    monkeypatch.setenv("SYLK_SEMANTIC", "off")
 
 
 @pytest.fixture

