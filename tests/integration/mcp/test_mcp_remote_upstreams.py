@@ -17,6 +17,8 @@ import pytest
 
 from backend.config.mcp_servers import McpConfigError, McpSettings
 from backend.config.settings import ConfigError, load_config
+from backend.engine import Engine
+from backend.engine.build import EngineConfig, build
 from backend.errors import ErrorKind
 from backend.mcp.client.as_skills import to_skills
 from backend.mcp.client.errors import McpServerDownError
@@ -133,6 +135,48 @@ async def test_a_wrong_or_missing_token_is_named_unauthorized_and_never_shown(
         assert "/mcp" not in "\n".join(hub.status_lines())  # the origin, not the path
     # The redactor is offered the header secrets (as sent and the bare token).
     assert WRONG in settings.secrets() and f"Bearer {WRONG}" in settings.secrets()
+
+
+async def test_through_the_engine_status_describe_and_execute_never_show_the_token(
+    urls: dict[str, str], token_env: None, data_dir: Path, workspace: Path
+) -> None:
+    servers = McpSettings.model_validate(
+        {
+            "servers": {
+                "far": remote(urls["streamable_http"], "streamable_http"),
+                "locked": remote(urls["sse"], "sse", "${WRONG_TOKEN}"),
+            }
+        }
+    )
+    settings = load_config(None, env={}).model_copy(update={"mcp_servers": servers})
+    parts = build(EngineConfig(data_dir=data_dir, workspace=workspace), settings)
+    engine = Engine.from_parts(parts)
+    try:
+        await engine.start_tools()
+        assert await engine.wait_tools_started(30)
+        await until(lambda: "far.reverse" in parts.gateway.registry, what="far's tools as ops")
+        session = await engine.ensure_session()
+        ctx = SkillContext(session_id=session.id, agent="engineer", workspace=workspace)
+        ran = await parts.gateway.execute(ctx, "far.reverse", {"text": "sylk"}, dry_run=False)
+        assert ran.ok and "klys" in str(ran.result), ran
+        refused = await parts.gateway.execute(ctx, "locked.reverse", {"text": "x"}, dry_run=False)
+        assert not refused.ok
+        status = engine.status_text(session.id)
+        assert "far" in status and "up, 3 tools at http://127.0.0.1:" in status
+        assert "unauthorized" in status and "check headers" in status
+        described = parts.gateway.describe(ctx, "locked")
+        seen = "\n".join(
+            [
+                status,
+                refused.model_dump_json(),
+                described.model_dump_json(),
+                engine.tool_servers_note(),
+            ]
+        )
+        assert TOKEN not in seen and WRONG not in seen
+        assert TOKEN in settings.secrets() and WRONG in settings.secrets()  # the redactor's
+    finally:
+        await engine.aclose()
 
 
 async def test_a_missing_variable_is_a_typed_config_error_naming_it(
