@@ -220,7 +220,8 @@ class McpServerConnection:
             self.name, reason, returncode=code, stderr_tail=process.stderr_tail(), help_hint=hint
         )
         self.state = ServerState.DOWN
-        log.warning("%s", self.error)
+        retried = isinstance(process, RemoteEndpoint) and process.falls_back()  # SSE next
+        (log.info if retried else log.warning)("%s", self.error)
         if self.down_for_good and self.tools:  # its ops leave search and describe
             self._announce_tools()
 
