@@ -44,7 +44,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import machine_info  # benchmarks/machine_info.py, beside this script
-from pydantic import BaseModel, ConfigDict
 from retrieval_metrics import (
     LIMIT,
     SearchFn,
@@ -57,110 +56,13 @@ from retrieval_metrics import (
     ratios,
     take_split,
 )
-
-from backend.skills.models import Skill, SkillContext, SkillResult, SkillTier
+from sylk_search import make_skills, our_search, search_config
 
 ROOT = Path(__file__).resolve().parents[1]
-AGENT = "librarian"  # the owner given to the MetaTool ops; it does not affect search
-
-
-class NoParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-async def noop(ctx: SkillContext, params: Any) -> SkillResult:
-    return SkillResult(result=None)
 
 
 def machine() -> dict[str, Any]:
     return machine_info.machine()
-
-
-def make_skills(tools: Sequence[dict[str, Any]], agent: str = AGENT) -> list[Skill]:
-    return [
-        Skill(
-            op=op_name(t["id"]),
-            agent=agent,
-            description=t["description"],
-            params=NoParams,
-            handler=noop,
-            tier=SkillTier.SPECIALISED,
-            searchable=True,
-        )
-        for t in tools
-    ]
-
-
-# --- The one place that knows Sylk's search API ------------------------------------------
-
-
-def search_config(
-    k1: float | None, b: float | None, weights: Sequence[str], params: Sequence[str] = ()
-) -> tuple[Any, dict[str, Any] | None]:
-    """A ``BM25Config`` from the command line (None: the gateway's default), and its record.
-
-    ``params``: ``NAME=VALUE`` for any other scalar field of ``BM25Config``
-    (``feedback_docs=2``, ``fallback_weight=0``), converted to the field's default's type.
-    """
-    if k1 is None and b is None and not weights and not params:
-        return None, None
-    import dataclasses
-
-    from backend.skills.search.bm25 import BM25Config
-
-    default = BM25Config()
-    merged = dict(default.weights)
-    for item in weights:
-        name, _, value = item.partition("=")
-        merged[name.strip()] = float(value)
-    extra: dict[str, Any] = {}
-    scalars = {f.name for f in dataclasses.fields(BM25Config)} - {"k1", "b", "weights"}
-    for item in params:
-        name, _, value = item.partition("=")
-        name = name.strip()
-        if name not in scalars:
-            raise SystemExit(f"--param: unknown BM25Config field {name!r} ({sorted(scalars)})")
-        extra[name] = type(getattr(default, name))(float(value))
-    config = BM25Config(
-        k1=default.k1 if k1 is None else k1,
-        b=default.b if b is None else b,
-        weights=merged,
-        **extra,
-    )
-    return config, dataclasses.asdict(config)
-
-
-def our_search(
-    skills: Sequence[Skill], *, builtins: bool = False, config: Any = None, embedding: Any = None
-) -> tuple[str, SearchFn]:
-    """Register ``skills`` in a fresh registry; return (API used, query -> op names, best first).
-
-    Goes through ``Gateway.search`` as an agent's ``search`` call does (visibility checks,
-    the hit envelope), with a caller that holds no scopes. ``builtins``: register Sylk's
-    built-in skills too, so that they compete with the MetaTool ops as in a real session.
-    ``embedding``: an ``EmbeddingStage`` fused with BM25 (the hybrid search).
-    """
-    from backend.skills.gateway.gateway import Gateway
-    from backend.skills.registry import Registry
-
-    if builtins:
-        from backend.skills.builtin.catalog import register_builtins
-
-        registry = register_builtins()
-    else:
-        registry = Registry()
-    registry.register_all(list(skills))
-    gateway = Gateway(registry, search_config=config, embedding=embedding)
-    ctx = SkillContext(session_id="bench", agent=AGENT, workspace=Path(tempfile.gettempdir()))
-
-    def search(query: str, limit: int) -> list[str]:
-        envelope = gateway.search(ctx, query, None, limit)
-        return [str(hit["op"]) for hit in envelope.result["hits"]]
-
-    return "backend.skills.gateway.gateway.Gateway.search", search
-
-
-# -----------------------------------------------------------------------------------------
 
 
 def sources_digest() -> str:

@@ -105,12 +105,13 @@ def server_tools(npm_dir: Path, package: str, scratch: Path) -> list[dict[str, A
     command += [a.replace("{scratch}", str(scratch)) for a in args]
     env = {"PATH": os.environ["PATH"], "HOME": str(scratch), **extra}
     listed = asyncio.run(asyncio.wait_for(list_tools(command, env, scratch), LIST_TIMEOUT_S))
-    prefix = tool_id(package.rsplit("/", maxsplit=1)[-1])
+    prefix = tool_id(package)
     return [
         {
             "id": f"{prefix}_{tool_id(t.name)}",
             "name": t.name,
-            "description": clean(f"{t.description or ''} Parameters: ")
+            "description": clean(f"{t.description or ''} Parameters:")
+            + " "
             + schema_json(
                 (t.input_schema or {}).get("properties", {}),
                 (t.input_schema or {}).get("required", []),
