@@ -24,6 +24,8 @@ alone (for grid runs), ``--split odd`` the held-out half alone.
     .venv/bin/python benchmarks/tool_retrieval_bench.py --tools T.jsonl --queries Q.jsonl \\
         [--multi M.jsonl] [--failures 20] [--worst-tools 15] [--k1 2 --b 0.2 --weight name=4] \\
         [--param feedback_weight=0.3] [--split even|odd|all] [--embedding [--fusion blend]]
+    .venv/bin/python benchmarks/tool_retrieval_bench.py --corpus DIR [--corpus DIR ...] \
+        [--tuned NAME ...] [--table]    # ours vs bm25s per corpus (benchmarks/corpora/)
 
 Prints one JSON object. ``bm25s`` is a benchmark-only dependency.
 """
