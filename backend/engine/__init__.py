@@ -90,6 +90,11 @@ class Engine:
         """Start the configured MCP servers once and register their tools as hidden ops."""
         await self._parts.tool_servers.start()
 
+    async def wait_tools_started(self, timeout_s: float) -> bool:
+        """Wait at most ``timeout_s`` for the configured MCP servers to be up or down
+        (their tools listed); True when none is still starting."""
+        return await self._parts.mcp.wait_started(timeout_s)
+
     def tool_servers_note(self) -> str:
         """The configured MCP servers not up, for a model: still starting, or down and why
         ('' when all are up); ``/status`` lists every one."""

@@ -175,7 +175,7 @@ def _run_token(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace, make_engine: Callable[[argparse.Namespace], Engine]) -> int:
     if args.mcp_verb == "token":
         return _run_token(args)
-    from backend.mcp.server.server import serve_engine
+    from backend.mcp.server.engine_serving import serve_engine
     from backend.mcp.server.shutdown import StopSignals
 
     endpoint = limits = auth = None

@@ -12,10 +12,11 @@ chronicle; the cross-session scope lets it read every session's history (what it
 stores still lands in its own session).
 A few prompts (:mod:`backend.mcp.server.content.prompts`) package what Sylk knows as ready
 requests, and the instructions sent at initialize (:mod:`backend.mcp.server.content.instructions`)
-name the domains within the caller's reach, with counts. ``sylk mcp serve`` runs
-:func:`serve_engine` on an open Engine, over stdio or HTTP
-(:mod:`backend.mcp.server.http_transport`), until the client leaves or a stop signal
-(:mod:`backend.mcp.server.shutdown`) arrives.
+name the domains within the caller's reach, with counts (filled at each initialize by
+``instructions_for`` when given, within the request's token grant). ``sylk mcp serve``
+runs :func:`~backend.mcp.server.engine_serving.serve_engine` on an open Engine, over
+stdio or HTTP (:mod:`backend.mcp.server.http_transport`), until the client leaves or a
+stop signal (:mod:`backend.mcp.server.shutdown`) arrives.
 """
 
 from __future__ import annotations
@@ -24,34 +25,24 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import mcp_types
 from mcp.server import Server, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
 from backend.errors import SylkError
 from backend.mcp.server.auth.grants import CURRENT_GRANT
-from backend.mcp.server.callers import Caller, CallerLookup, SessionCallers, fixed
-from backend.mcp.server.client_sessions import (
-    caller_context,
-    client_name,
-    engine_caller,
-    fresh_caller,
-    made,
-)
-from backend.mcp.server.content.instructions import server_instructions
+from backend.mcp.server.callers import Caller, CallerLookup, fixed
+from backend.mcp.server.client_sessions import caller_context, client_name, engine_caller
 from backend.mcp.server.content.ports import ResourceProvider
 from backend.mcp.server.content.prompts import PromptError, SylkPrompts
-from backend.mcp.server.content.server_domains import describe_server_domains
 from backend.mcp.server.content.verb_replies import as_result, invalid_arguments, raised
 from backend.mcp.server.redacted_replies import RedactedReplies
-from backend.mcp.server.stdio_transport import serve_stdio
 from backend.redaction import Redactor
-from backend.skills.builtin.archivalist import CROSS_SCOPE
 from backend.skills.envelopes import Envelope, new_trace_id
-from backend.skills.gateway.gateway import Gateway
 from backend.skills.gateway.verbs import (
     BatchArgs,
     DescribeArgs,
@@ -60,13 +51,7 @@ from backend.skills.gateway.verbs import (
     Verbs,
     call_verb,
 )
-from backend.skills.models import SkillContext
-
-if TYPE_CHECKING:
-    from backend.engine import Engine
-    from backend.mcp.server.auth import TokenAuth
-    from backend.mcp.server.http_sessions import SessionLimits
-    from backend.mcp.server.http_transport import HttpEndpoint
+from backend.skills.models import OpBound, SkillContext
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +68,10 @@ INSTRUCTIONS = (
 )
 
 Verb = Callable[[Verbs, SkillContext, Any], Awaitable[Envelope]]
-__all__ = ["SylkMcpServer", "caller_context", "engine_caller", "serve_engine", "verb_tools"]
+InstructionsFor = Callable[[OpBound | None], Awaitable[str]]
+# The requests whose result carries the instructions: the handshake era's and the modern one's.
+INSTRUCTED = frozenset({"initialize", "server/discover"})
+__all__ = ["SylkMcpServer", "caller_context", "engine_caller", "verb_tools"]
 
 
 async def _batch(gateway: Verbs, ctx: SkillContext, a: BatchArgs) -> Envelope:
@@ -152,7 +140,9 @@ def verb_tools() -> list[mcp_types.Tool]:
 class SylkMcpServer:
     """Holds the gateway and answers the SDK's requests for the caller each comes from:
     ``context``, ``providers`` and ``prompts`` by default, or whom ``callers`` names.
-    With a ``redactor``, every reply and error is redacted on its way out."""
+    With a ``redactor``, every reply and error is redacted on its way out. With
+    ``instructions_for``, initialize answers with its text for the request's grant
+    instead of ``instructions``."""
 
     def __init__(
         self,
@@ -164,6 +154,7 @@ class SylkMcpServer:
         instructions: str = INSTRUCTIONS,
         callers: CallerLookup | None = None,
         redactor: Redactor | None = None,
+        instructions_for: InstructionsFor | None = None,
     ) -> None:
         self.gateway = gateway
         self.redactor = redactor
@@ -171,6 +162,7 @@ class SylkMcpServer:
         self.providers = list(providers)
         self.prompts = prompts
         self.instructions = instructions
+        self.instructions_for = instructions_for
         default = fixed(Caller(context, tuple(providers), prompts))
         self.caller = default if callers is None else callers
 
@@ -192,7 +184,17 @@ class SylkMcpServer:
         )
         if self.redactor:  # innermost, so the SDK's tracing sees only redacted text too
             server.middleware.append(RedactedReplies(self.redactor))
+        if self.instructions_for is not None:  # inside redaction: its text is redacted too
+            server.middleware.append(self._fill_instructions)
         return server
+
+    async def _fill_instructions(
+        self, ctx: ServerRequestContext[Any], call_next: CallNext
+    ) -> HandlerResult:
+        result = await call_next(ctx)
+        if ctx.method in INSTRUCTED and self.instructions_for and isinstance(result, dict):
+            result["instructions"] = await self.instructions_for(CURRENT_GRANT.get())
+        return result
 
     async def _list_tools(
         self, _ctx: ServerRequestContext[Any], params: mcp_types.PaginatedRequestParams | None
@@ -286,104 +288,3 @@ class SylkMcpServer:
         except PromptError as exc:
             data = {"prompt": exc.prompt, "argument": exc.argument}
             raise MCPError(mcp_types.INVALID_PARAMS, str(exc), data) from None
-
-
-async def serve_engine(
-    engine: Engine,
-    *,
-    gateway: Gateway | None = None,
-    can_write: bool = False,
-    session: str | None = None,
-    cross_session: bool = False,
-    http: HttpEndpoint | None = None,
-    limits: SessionLimits | None = None,
-    stop: asyncio.Event | None = None,
-    on_listening: Callable[[str], None] | None = None,
-    auth: TokenAuth | None = None,
-) -> bool:
-    """Serve ``engine`` over stdio until the client closes stdin, or over ``http`` (each
-    client its own caller, its session within ``limits``) until ``stop`` is set; see
-    :func:`caller_context` for ``session`` and ``cross_session``. True if ``stop`` ended
-    it. ``on_listening`` hears the URL once the HTTP socket listens. The engine stays
-    open: closing it is the caller's."""
-
-    context = caller_context(
-        engine, session=session, cross_session=cross_session, can_write=can_write
-    )  # an unknown --session fails here, before anything starts
-    if http is not None:
-        from backend.mcp.server import http_sessions, http_transport  # uvicorn: only for HTTP
-
-        sock = http_transport.listen(http)  # a taken port fails before the tools start
-    if gateway is None:
-        gateway = await engine.tools_gateway()  # configured MCP servers' tools join as hidden ops
-    stop_describing = describe_server_domains(gateway.registry)
-    try:
-        instructions = await asyncio.to_thread(
-            server_instructions,
-            gateway.registry,
-            context,
-            engine.archive,
-            engine.library,
-            gateway.offered,
-            own_session=session is None,
-            tool_servers=engine.tool_servers_note(),
-        )
-        served = Served(engine, gateway, context, instructions, session is None)
-        if http is None:
-            return await serve_stdio(served.server(fixed(served.make_caller())).build(), stop)
-        limits = limits or http_sessions.SessionLimits()
-        callers = SessionCallers(served.make_caller, served.release, capacity=limits.max_sessions)
-        stopping = stop or asyncio.Event()
-        if auth is not None:  # every request needs a token; a token's scopes bound its ops
-            auth.guard(gateway.hooks)
-        await http_transport.serve_http(
-            http,
-            sock,
-            lambda lookup: served.server(lookup).build(),
-            callers,
-            stopping,
-            limits=limits,
-            on_listening=on_listening,
-            auth=auth,
-        )
-        return stopping.is_set()
-    finally:
-        stop_describing()
-
-
-@dataclasses.dataclass(frozen=True)
-class Served:
-    """What :func:`serve_engine` serves: its engine and gateway, the bound context (or
-    the template of a fresh client's), the instructions, and whether clients get
-    sessions of their own (``fresh``) or act in the bound one."""
-
-    engine: Engine
-    gateway: Gateway
-    context: SkillContext
-    instructions: str
-    fresh: bool
-
-    def make_caller(self) -> Caller:
-        if not self.fresh:  # every client acts in the bound session
-            return engine_caller(self.engine, self.gateway, self.context)
-        ctx = self.context
-        return fresh_caller(
-            self.engine,
-            self.gateway,
-            cross_session=CROSS_SCOPE in ctx.scopes,
-            can_write=ctx.can_write,
-        )
-
-    def release(self, caller: Caller) -> None:
-        acted = made(caller)
-        if self.fresh and acted is not None:  # its own session: what it unveiled goes
-            self.gateway.forget_session(acted.context.session_id)
-
-    def server(self, callers: CallerLookup) -> SylkMcpServer:
-        return SylkMcpServer(
-            self.gateway,
-            self.context,
-            instructions=self.instructions,
-            callers=callers,
-            redactor=self.engine.redactor,
-        )
