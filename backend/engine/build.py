@@ -224,7 +224,7 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
     read_guard = install_read_guard(gateway)  # edits need a (fresh) read of the file first
     approvals = _approvals(config, settings, sessions, questions, gateway)
     librarian_answers = LibrarianAnswers(knowledge.code, archive)
-    mcp = McpHub(settings.mcp_servers, cwd=config.workspace)
+    mcp = McpHub(settings.mcp_servers, cwd=config.workspace, choices=archive)  # /mcp kept
     checkpoints = install_checkpoints(config, gateway)  # every turn that changes files
     turns = TurnRunner(
         settings=settings,

@@ -35,6 +35,7 @@ from pydantic.json_schema import (
 )
 
 from backend.errors import ErrorKind
+from backend.mcp.client import server_ops
 from backend.mcp.client.content import tool_result
 from backend.mcp.client.errors import McpError, McpServerDownError, McpTimeoutError, McpToolError
 from backend.mcp.client.hub import McpHub, McpTool
@@ -327,8 +328,12 @@ def attach_skills(hub: McpHub, registry: Registry) -> Callable[[], None]:
     """Register every server's ops in ``registry`` now, and again whenever a server lists
     its tools afresh (a restart, a change it announced, a refresh) or is enabled or
     disabled: ops of tools it dropped are unregistered, new ones registered, changed
-    ones replaced. Returns a function that stops following."""
+    ones replaced; with the ``mcp.servers.*`` ops that list, refresh, enable and disable
+    the servers. Returns a function that stops following."""
     attached = _Attached(hub, registry)
+    if hub.configured() and "mcp.servers.list" not in registry:  # once per registry
+        registry.define_domain(server_ops.DOMAIN, description=server_ops.DOMAIN_TEXT)
+        registry.register_all(server_ops.server_op_skills(hub))
     for name in hub.configured():
         attached.sync(name)
     return hub.on_tools_changed(attached.sync)

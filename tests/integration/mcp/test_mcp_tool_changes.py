@@ -16,6 +16,9 @@ from typing import Any
 import pytest
 
 from backend.config.mcp_servers import McpSettings
+from backend.config.settings import SylkConfig
+from backend.engine import Engine, EngineConfig
+from backend.engine.build import EngineParts, build
 from backend.mcp.client.as_skills import attach_skills
 from backend.mcp.client.hub import McpHub, ServerState
 from backend.skills.builtin.catalog import build_gateway
@@ -127,3 +130,71 @@ async def test_refresh_relists_a_server_that_never_tells(
     assert "added changing.quiet; removed changing.ping" in change.line()
     assert "changing.quiet" in registry and "changing.ping" not in registry
     assert hub.relists.runs == 0
+
+
+def engine_parts(data_dir: Path, workspace: Path, **servers: dict[str, Any]) -> EngineParts:
+    settings = SylkConfig.model_validate(
+        {"mcp_servers": {"servers": servers}, "approvals": {"allow": ["changing.*"]}}
+    )
+    return build(EngineConfig(data_dir=data_dir, workspace=workspace, watch_files=False), settings)
+
+
+async def test_disable_and_enable_at_runtime_and_the_choice_outlives_a_restart(
+    data_dir: Path, workspace: Path
+) -> None:
+    parts = engine_parts(data_dir, workspace, changing=changing(), other=changing())
+    engine = Engine.from_parts(parts)
+    gateway, registry, caller = parts.gateway, parts.gateway.registry, ctx(workspace)
+    try:
+        await engine.start_tools()
+        await until(lambda: "changing.ping" in registry and "other.ping" in registry)
+        listed = ok(await gateway.execute(caller, "mcp.servers.list", {}))["servers"]
+        assert [(s["server"], s["state"]) for s in listed] == [("changing", "up"), ("other", "up")]
+        pid = parts.mcp.status_of("changing").pid
+        assert pid is not None
+
+        unknown = await gateway.execute(caller, "mcp.servers.disable", {"server": "nope"})
+        assert unknown.error is not None and unknown.error.code == "NOT_FOUND"
+        assert "the configured servers are: changing, other" in unknown.error.message
+
+        done = ok(await gateway.execute(caller, "mcp.servers.disable", {"server": "changing"}))
+        assert done["state"] == "disabled"
+        await until(lambda: not Path(f"/proc/{pid}").exists(), what="its process gone")
+        assert not [op for op in registry.list(domain="changing")]
+        refused = await gateway.execute(caller, "changing.ping", {})
+        assert refused.error is not None and refused.error.code == "CONFLICT"
+        assert "'changing' is disabled; /mcp enable changing" in refused.error.message
+        described = gateway.describe(caller, "changing")
+        assert described.error is not None and "/mcp enable changing" in described.error.message
+        hits = ok(gateway.search(caller, "ping pong"))["hits"]
+        assert all(not hit["op"].startswith("changing.") for hit in hits)
+        assert "other.ping" in registry  # the others are untouched
+    finally:
+        await engine.aclose()
+
+    # A new engine on the same data: still disabled, never started.
+    parts = engine_parts(data_dir, workspace, changing=changing(), other=changing())
+    engine = Engine.from_parts(parts)
+    registry = parts.gateway.registry
+    try:
+        await engine.start_tools()
+        await until(lambda: "other.ping" in registry)
+        assert parts.mcp.status_of("changing").state is ServerState.DISABLED
+        assert "changing.ping" not in registry
+        done = ok(await parts.gateway.execute(caller, "mcp.servers.enable", {"server": "changing"}))
+        assert done["server"] == "changing"
+        await until(lambda: "changing.ping" in registry, what="its ops back once listed")
+        pong = ok(await parts.gateway.execute(caller, "changing.ping", {}))
+        assert pong == {"result": "pong"}
+        (change,) = ok(
+            await parts.gateway.execute(caller, "mcp.servers.refresh", {"server": "changing"})
+        )["changes"]
+        assert change == {
+            "server": "changing",
+            "tools": 5,
+            "added": [],
+            "removed": [],
+            "changed": [],
+        }
+    finally:
+        await engine.aclose()
