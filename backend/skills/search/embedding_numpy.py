@@ -15,7 +15,9 @@ it did with torch, at a fraction of the install.
 
 from __future__ import annotations
 
+import ctypes
 import json
+import logging
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,8 +26,46 @@ from typing import Any
 from backend.skills.search.embedding_tokens import WordPieceTokenizer
 from backend.skills.search.embedding_weights import EmbeddingModelError, read_safetensors
 
+log = logging.getLogger("sylk.skills")
 MAX_TOKENS = 256  # the model's max_seq_length in sentence_bert_config.json
 BATCH_TOKENS = 2048  # padded tokens in one forward pass: bounds its memory and padding
+
+
+def limit_blas_threads(threads: int = 1) -> bool:
+    """Run numpy's OpenBLAS on ``threads`` threads (True if it could be told).
+
+    The stage's products are small (a query is a handful of tokens), and OpenBLAS's
+    threads wait for each other: on a busy 2-core machine a query took ~200 ms on two
+    threads and ~17 ms on one. The library is found among the process's mapped files
+    (Linux); elsewhere numpy keeps its own choice. No environment variable is set, so
+    commands Sylk runs keep theirs.
+    """
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as maps:
+            paths = {line.split()[-1] for line in maps if "openblas" in line.lower()}
+    except OSError:
+        return False
+    names = (
+        "scipy_openblas_set_num_threads64_",
+        "scipy_openblas_set_num_threads",
+        "openblas_set_num_threads64_",
+        "openblas_set_num_threads",
+    )
+    done = False
+    for path in sorted(p for p in paths if p.startswith("/")):
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for name in names:
+            setter = getattr(lib, name, None)
+            if setter is not None:
+                setter(ctypes.c_int(threads))
+                done = True
+                break
+    if not done:
+        log.debug("numpy's BLAS thread count left as it is")
+    return done
 
 
 def _erf(x: Any) -> Any:
@@ -87,6 +127,7 @@ class NumpySentenceEncoder:
     def __init__(self, folder: Path) -> None:
         import numpy
 
+        limit_blas_threads()
         self.folder = folder
         config = _read_config(folder / "config.json")
         self.heads = int(config["num_attention_heads"])
