@@ -43,6 +43,7 @@ from backend.knowledge.code.live import CodeKnowledge
 from backend.knowledge.fragments.library import FragmentLibrary
 from backend.knowledge.tool_discovery.command import tools_answer
 from backend.llm.accounting import UsageSummary, summarise
+from backend.mcp.client.server_ops import mcp_command
 from backend.messages import Message
 from backend.orchestration import DagOutcome
 from backend.redaction import Redactor
@@ -94,6 +95,12 @@ class Engine:
         """Wait at most ``timeout_s`` for the configured MCP servers to be up or down
         (their tools listed); True when none is still starting."""
         return await self._parts.mcp.wait_started(timeout_s)
+
+    async def mcp_command(self, _session_id: str, args: dict[str, str]) -> str:
+        """``/mcp``: the MCP servers' health; enable, disable or re-list one (see
+        :func:`backend.mcp.client.server_ops.mcp_command`). Starts them first, as a turn would."""
+        await self.start_tools()
+        return await mcp_command(self._parts.mcp, args)
 
     def tool_servers_note(self) -> str:
         """The configured MCP servers not up, for a model: still starting, or down and why

@@ -7,6 +7,7 @@
     /help [TOPIC]   /status   /approval [MODE]   /network [on|off]
     /plan [show|approve|reject ID]   /qa [status|run|skip-tests|override|stop]
     /model [ROLE] [PROVIDER/MODEL] | reset [ROLE]
+    /mcp [enable|disable NAME | refresh [NAME]]
 
 Parsing is pure; a malformed command raises :class:`CommandError` whose hint is
 the usage line of what was meant.
@@ -20,9 +21,10 @@ from typing import Literal
 
 from backend.config.approvals import MODE_NAMES
 from backend.errors import CommandError
-from backend.guide.routing import model_dsl
+from backend.guide.routing import mcp_dsl, model_dsl
 from backend.guide.routing import session_dsl as session_commands
 from backend.guide.routing.decision import AGENT_TARGETS, Target
+from backend.guide.routing.mcp_dsl import McpCommand
 from backend.guide.routing.model_dsl import ModelCommand
 from backend.guide.routing.session_dsl import SessionCommand
 
@@ -136,6 +138,7 @@ DslCommand = (
     | PlanCommand
     | QaCommand
     | ModelCommand
+    | McpCommand
 )
 TOOL_CATEGORIES = ("linter", "formatter", "type_checker", "test_framework", "lsp")
 TOOLS_USAGE = (
@@ -176,6 +179,7 @@ HELP_TOPICS: dict[str, str] = {
     f"  {QA_USAGE}\n  override: accept the inspection findings (listed as deferred); "
     "skip-tests: skip the test run; stop: back to planning; run: check again",
     "model": model_dsl.HELP_TOPIC,
+    "mcp": mcp_dsl.HELP_TOPIC,
     "tools": "Which linters, formatters, type checkers and test frameworks this project "
     "uses:\n  " + TOOLS_USAGE,
 }
@@ -196,7 +200,8 @@ HELP_TEXT = "\n".join(
         "  /plan [show|approve|reject ID]   the session's plans: list, show, decide",
         f"  {QA_USAGE}   session QA after a plan: where it stands, override, skip tests",
         model_dsl.HELP_LINE,
-        "  /help [session|task|agents|tools|plan|qa|model]",
+        mcp_dsl.HELP_LINE,
+        "  /help [session|task|agents|tools|plan|qa|model|mcp]",
         "Anything else is routed by the Guide to the agent best placed to answer.",
     ]
 )
@@ -346,6 +351,8 @@ def parse(text: str) -> DslCommand:
         return _parse_qa(words)
     if head in ("/model", "/models"):
         return model_dsl.parse(words)
+    if head == "/mcp":
+        return mcp_dsl.parse(words)
     if head in ("/help", "/?"):
         topic = words[1].lower() if len(words) > 1 else None
         if topic is not None and topic not in HELP_TOPICS:

@@ -36,6 +36,7 @@ from backend.guide.routing.dsl import (
     TaskCommand,
     ToolsCommand,
 )
+from backend.guide.routing.mcp_dsl import McpCommand
 from backend.guide.routing.model_dsl import ModelCommand
 from backend.guide.routing.model_tier import ClassificationError, ModelClassifier
 from backend.guide.routing.session_dsl import SessionCommand
@@ -135,7 +136,7 @@ def dsl_decision(text: str) -> RouteDecision:
         return RouteDecision(
             target=Target.GUIDE, confidence=1.0, tier="dsl", command=plan, text=text
         )
-    if isinstance(command, ModelCommand):
+    if isinstance(command, ModelCommand | McpCommand):
         return RouteDecision(
             target=Target.GUIDE, confidence=1.0, tier="dsl", command=command.args(), text=text
         )

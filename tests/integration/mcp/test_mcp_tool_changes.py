@@ -198,3 +198,33 @@ async def test_disable_and_enable_at_runtime_and_the_choice_outlives_a_restart(
         }
     finally:
         await engine.aclose()
+
+
+async def test_the_mcp_command_lists_disables_enables_and_refreshes(
+    data_dir: Path, workspace: Path
+) -> None:
+    parts = engine_parts(data_dir, workspace, changing=changing())
+    engine = Engine.from_parts(parts)
+    try:
+        session = await engine.ensure_session()
+
+        async def said(line: str) -> str:
+            reply = (await engine.submit(session.id, line))[1]
+            return str(reply.payload["text"])
+
+        assert "changing" in await said("/mcp")  # starts the servers, as a turn would
+        await until(lambda: "changing.ping" in parts.gateway.registry)
+        assert "changing     up, 5 tools" in await said("/mcp")
+        assert "no MCP server named 'nope'; the configured servers are: changing" in await said(
+            "/mcp disable nope"
+        )
+        assert "stopped, its ops removed" in await said("/mcp disable changing")
+        listing = await said("/mcp")
+        assert "disabled (/mcp enable changing)" in listing
+        assert "disabled (/mcp enable changing)" in await said("/status")
+        assert "changing: disabled" in await said("/mcp refresh")
+        assert "Enabled the MCP server 'changing'" in await said("/mcp enable changing")
+        await until(lambda: "changing.ping" in parts.gateway.registry)
+        assert "changing: no change (5 tools)" in await said("/mcp refresh changing")
+    finally:
+        await engine.aclose()
