@@ -324,8 +324,9 @@ class McpHub:
         return None
 
     def health_note(self, reason_chars: int = 80) -> str:
-        """One or two sentences for a model (the MCP server's instructions): the servers
-        still starting, and those down with a short reason; '' when every one is up."""
+        """A sentence or three for a model (the MCP server's instructions): the servers
+        still starting, those down with a short reason, and those disabled (a model that
+        knew their ops learns why they are gone); '' when every one is up."""
         starting = [s.name for s in self._servers.values() if s.state is ServerState.STARTING]
         starting += [s.name for s in self._servers.values() if s.state is ServerState.IDLE]
         down = []
@@ -342,6 +343,9 @@ class McpHub:
             )
         if down:
             parts.append(f"MCP servers down: {'; '.join(down)}.")
+        disabled = [name for name in self._configs if name not in self._servers]
+        if disabled:
+            parts.append(f"MCP servers disabled (no ops until enabled): {', '.join(disabled)}.")
         return " ".join(parts)
 
     def down(self) -> list[McpServerDownError]:

@@ -167,6 +167,7 @@ async def test_servers_that_cannot_start_are_down_and_the_rest_work(tmp_path: Pa
         assert set(states) == {"echo", "missing", "broken", "mute", "quiet"}
         assert states["quiet"].state is ServerState.DISABLED  # listed, not started
         assert states["quiet"].pid is None and "disabled" in states["quiet"].health
+        assert "MCP servers disabled (no ops until enabled): quiet." in hub.health_note()
         assert states["echo"].state is ServerState.UP
         assert states["missing"].state is ServerState.DOWN
         assert "could not start" in str(states["missing"].error)
