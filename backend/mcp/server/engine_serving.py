@@ -190,6 +190,7 @@ class Served:
                 self.gateway.offered,
                 own_session=self.fresh,
                 tool_servers=note,
+                runnable=self.gateway.access.runnable,
             )
             if len(self.told) >= _KEPT_INSTRUCTIONS:
                 self.told.clear()

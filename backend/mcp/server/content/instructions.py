@@ -5,10 +5,10 @@ how the four tools are used and what is behind them: the domains this caller may
 (by op count, each with a short label) and how many sessions and library fragments it
 can read. A domain's count is the one ``describe('')`` gives the same caller (the ops
 offered to it); ops hidden behind an entry op (an MCP server's tools) are added as
-``+N hidden``, so the two never disagree. They are computed once at startup from the
-registry and the caller's rights; :func:`render` caps the domain list so that many
-aggregated MCP servers cannot push the text past a few hundred tokens (``describe('')``
-lists every domain in full).
+``+N hidden``, so the two never disagree. They are computed when a client initializes,
+from the registry and the caller's rights (a token's grant included); :func:`render`
+caps the domain list so that many aggregated MCP servers cannot push the text past a
+few hundred tokens (``describe('')`` lists every domain in full).
 """
 
 from __future__ import annotations
@@ -62,14 +62,20 @@ def label(description: str, limit: int = LABEL_CHARS) -> str:
 
 
 def domain_summaries(
-    registry: Registry, context: SkillContext, offered: Offered | None = None
+    registry: Registry,
+    context: SkillContext,
+    offered: Offered | None = None,
+    runnable: Offered | None = None,
 ) -> list[DomainSummary]:
     """Each domain with at least one op ``context`` may run, largest first.
 
     With ``offered`` (the gateway's), a domain's ``ops`` are those it offers the caller,
     as ``describe('')`` counts them, and the rest it may run are ``hidden``; without it
-    every op the caller may run counts as offered."""
-    allowed = [skill for skill in registry if registry.allowed(skill.op, context)]
+    every op the caller may run counts as offered. ``runnable`` (the gateway's: scopes,
+    roles, a token's grant) decides what the caller may run; without it, its scopes and
+    write permission."""
+    may_run = runnable or registry.allowed
+    allowed = [skill for skill in registry if may_run(skill.op, context)]
     counts = Counter(skill.domain for skill in allowed)
     shown = Counter(
         skill.domain for skill in allowed if offered is None or offered(skill.op, context)
@@ -127,6 +133,7 @@ def server_instructions(
     *,
     own_session: bool = False,
     tool_servers: str = "",
+    runnable: Offered | None = None,
 ) -> str:
     """The instructions for a caller with ``context``'s rights (``offered``: see
     :func:`domain_summaries`); ``own_session`` counts the session a client not bound to
@@ -134,7 +141,7 @@ def server_instructions(
     off the event loop. ``tool_servers`` says which aggregated MCP servers are not up."""
     sessions = sum(1 for s in archive.load_sessions() if may_read(context, s.id))
     text = render(
-        domain_summaries(registry, context, offered),
+        domain_summaries(registry, context, offered, runnable),
         sessions=sessions + own_session,
         fragments=len(library.fragments()),
     )
