@@ -40,6 +40,7 @@ from backend.skills.call_flags import COMMAND_OUTPUT_KEY
 from backend.skills.envelopes import Envelope, ErrorCode, failure, new_trace_id
 from backend.skills.gateway.gateway import Gateway
 from backend.skills.gateway.verbs import (
+    CHAIN_HELP,
     MAX_BATCH,
     DescribeArgs,
     ExecuteArgs,
@@ -71,6 +72,7 @@ class _Batch(BaseModel):
         description="items: {verb: 'search'|'describe'|'execute', op?, args?, dry_run?, "
         "idempotency_key?, level?, query?, domain?, limit?}",
     )
+    chain: bool = Field(default=False, description=CHAIN_HELP)
 
 
 _VERB_SPECS: dict[str, tuple[type[BaseModel], str]] = {
@@ -84,7 +86,11 @@ _VERB_SPECS: dict[str, tuple[type[BaseModel], str]] = {
         "Run an op with args. Returns {ok, result, guidance, meta} or {ok:false, error}. "
         "Guidance names the next ops to use.",
     ),
-    "batch": (_Batch, "Several search/describe/execute calls at once, run concurrently."),
+    "batch": (
+        _Batch,
+        "Several search/describe/execute calls: at once (default), or in order as a chain "
+        "where a step may use an earlier step's result and the first error stops it.",
+    ),
 }
 
 
@@ -227,7 +233,7 @@ class GatewayToolExecutor:
 
     async def _verb(self, parsed: BaseModel, ctx: SkillContext) -> Envelope:
         if isinstance(parsed, _Batch):
-            return await self.gateway.batch(ctx, parsed.calls)
+            return await self.gateway.batch(ctx, parsed.calls, chain=parsed.chain)
         if isinstance(parsed, DescribeArgs | ExecuteArgs):
             parsed = parsed.model_copy(update={"op": self._op_name(parsed.op)})
         assert isinstance(parsed, SearchArgs | DescribeArgs | ExecuteArgs)

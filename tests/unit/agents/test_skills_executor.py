@@ -120,6 +120,14 @@ async def test_verbs_dispatch_and_bad_input_is_an_error_envelope(tmp_path: Path)
                                              "tags": ["edit", "patch"]}])  # fmt: skip
     (found,) = tagged["result"]["results"]
     assert [h["op"] for h in found["result"]["hits"]] == ["engineer.file.edit"]
+    # The model's own batch tool chains too: step 1 lists, step 2 reads what it listed.
+    chained = await call(ex, "batch", chain=True, calls=[
+        {"verb": "execute", "op": "librarian.file.list", "args": {"pattern": "*.txt"}},
+        {"verb": "execute", "op": "engineer.file.read",
+         "args": {"path": {"$ref": "0.result.files.0"}}},
+    ])  # fmt: skip
+    assert [r["ok"] for r in chained["result"]["results"]] == [True, True]
+    assert "remember the eggs" in str(chained["result"]["results"][1]["result"])
     etag = described["meta"]["etag"]
     same = await call(ex, "describe", op="engineer.file.edit", level="schema", if_none_match=etag)
     assert same["result"] == {"path": "engineer.file.edit", "unchanged": True}
