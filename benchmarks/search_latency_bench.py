@@ -45,15 +45,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tool_retrieval_bench import (
-    AGENT,
-    NoParams,
-    load_jsonl,
-    machine,
-    make_skills,
-    noop,
-    search_config,
-)
+from retrieval_metrics import load_jsonl
+from sylk_search import AGENT, NoParams, make_skills, noop, search_config
+from tool_retrieval_bench import machine
 
 from backend.skills.models import Skill, SkillContext, SkillTier
 
