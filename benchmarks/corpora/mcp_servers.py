@@ -8,11 +8,12 @@ outside the repo and started over stdio, each with throw-away placeholder creden
 cluster) is skipped and recorded. A tool: id ``<package>_<tool>``, name = the tool's
 name, description = its description, then its ``inputSchema`` as JSON.
 
-Queries come from each package's README: a line that names a tool (``- **read_file**:
-...``, ``| `read_file` | ... |``, a ``### read_file`` heading and its next line) gives
-the text after the name, with the name removed. It is dropped when it repeats the
-tool's listed description (one contains the other, or they share 70% of their words):
-what is left is the README author's own wording for the tool.
+Queries come from each package's README and the Markdown under its ``docs`` folders: a
+line that names a tool (``- **read_file**: ...``, ``| `read_file` | ... |``, a table row
+whose first cell is a category and a later one the tool, a ``### read_file`` heading and
+its next line) gives the text after the name, with the name removed. It is dropped when
+it repeats the tool's listed description (one contains the other, or they share 70% of
+their words): what is left is the README author's own wording for the tool.
 
 Weakness: few queries per server, some READMEs paraphrase the description closely, and
 the README's wording is still a developer's, not a user's request.
@@ -134,10 +135,12 @@ def readme_texts(readme: str, name: str) -> list[str]:
     """
     quoted = rf"(?:\*\*|`|\*\*`)?{re.escape(name)}(?:\*\*|`|`\*\*)?"
     pattern = re.compile(rf"\s*([-*]\s+|\|\s*|#+\s+|\d+\.\s+){quoted}\s*(?:\(.*?\))?(.*)")
+    # A table row whose first cell is a category and a later one names the tool.
+    later_cell = re.compile(rf"\s*(\|)[^|]*\|(?:[^|]*\|)*?\s*{quoted}\s*(\|.*)")
     found = []
     lines = readme.splitlines()
     for at, line in enumerate(lines):
-        m = pattern.match(line)
+        m = pattern.match(line) or later_cell.match(line)
         if not m:
             continue
         rest = m.group(2)
@@ -154,6 +157,15 @@ def readme_texts(readme: str, name: str) -> list[str]:
         if len(re.findall(r"[A-Za-z]{3,}", text)) >= 3 and not text.startswith(("#", "```")):
             found.append(text)
     return found
+
+
+def package_docs(folder: Path) -> str:
+    """The package's README and the Markdown under its ``docs`` folders (some servers
+    document their tools there rather than in the README), joined."""
+    paths = sorted(folder.glob("[Rr][Ee][Aa][Dd][Mm][Ee]*"))
+    docs = folder.glob("**/docs/**/*.md")
+    paths += sorted(p for p in docs if "node_modules" not in p.relative_to(folder).parts)
+    return "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in paths)
 
 
 def is_copy(query: str, description: str) -> bool:
@@ -177,10 +189,7 @@ def build(npm_dir: Path, out: Path) -> dict[str, Any]:
                     raise
                 servers[package] = f"skipped: {type(exc).__name__}"
                 continue
-        readme_path = next(
-            (npm_dir / "node_modules" / package).glob("[Rr][Ee][Aa][Dd][Mm][Ee]*"), None
-        )
-        readme = readme_path.read_text(encoding="utf-8", errors="replace") if readme_path else ""
+        readme = package_docs(npm_dir / "node_modules" / package)
         made = 0
         for tool in listed:
             texts = readme_texts(readme, tool["name"])
