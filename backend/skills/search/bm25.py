@@ -13,7 +13,8 @@ one accumulation per matching posting.
 
 :class:`SkillIndex` keeps a ``BM25Index`` in step with a
 :class:`~backend.skills.registry.Registry`: names (split), description, tags,
-examples' descriptions and parameter names become the fields.
+examples' descriptions and parameter names become the fields (see
+:mod:`backend.skills.search.fields`; a description's lead and details are two fields).
 """
 
 from __future__ import annotations
@@ -26,18 +27,19 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from backend.skills.search.expansion import VocabularyFallback, feedback_terms
+from backend.skills.search.fields import LEAD_WORDS, resource_fields, skill_fields
 from backend.terms import tokenize, tokenize_query
 
 if TYPE_CHECKING:
-    from backend.skills.models import Skill
-    from backend.skills.registry import Registry, RegistryChange, Resource
+    from backend.skills.registry import Registry, RegistryChange
     from backend.skills.search.embedding import EmbeddingStage
 
-FIELDS = ("name", "description", "tags", "examples", "params")
+FIELDS = ("name", "description", "details", "tags", "examples", "params")
 DEFAULT_WEIGHTS: Mapping[str, float] = {
     "name": 4.0,
     "tags": 2.0,
     "description": 1.0,
+    "details": 0.4,  # a description past its first ``lead_words`` words (fields.py)
     "params": 0.7,
     "examples": 0.6,
 }
@@ -55,14 +57,22 @@ class BM25Config:
     # MetaTool queries only: an unknown query word falls back to indexed words sharing a
     # prefix of at least ``fallback_min`` characters at ``fallback_weight`` (0 turns it
     # off); the best ``feedback_docs`` hits lend their ``feedback_terms`` strongest terms
-    # at up to ``feedback_weight`` of a query word (0 docs turns feedback off). Ten
-    # feedback terms scored 0.2 points higher on the tuning half but took search at
-    # 10,000 ops to 2.5x the unexpanded time; five stay under 2x.
+    # at up to ``feedback_weight`` of a query word (0 docs turns feedback off), and only
+    # when the first pass is confident: its best hit leads the second by at least
+    # ``feedback_confidence`` of its score (0: always). Chosen on the tuning corpora
+    # (MetaTool's even half, stdlib, google-a; RESULTS.md "Generalisation across
+    # corpora"): feedback from an uncertain first hit pulled in that hit's neighbours on
+    # the API catalogs; gated, ten terms beat five on all three and cost little time.
     fallback_weight: float = 0.5
     fallback_min: int = 4
     feedback_docs: int = 1
-    feedback_terms: int = 5
+    feedback_terms: int = 10
     feedback_weight: float = 0.3
+    feedback_confidence: float = 0.15
+    feedback_floor: float = 0.2  # feedback terms under this share of the best one's weight
+    # A description's first ``lead_words`` words are its "description" field, the rest its
+    # "details" (weighted less, see fields.py); 0 keeps the whole text in "description".
+    lead_words: int = LEAD_WORDS
 
 
 class BM25Index:
@@ -211,15 +221,19 @@ class BM25Index:
         limit: int,
         accept: Callable[[str], bool],
     ) -> dict[str, float]:
-        """Score again with the best hits' strongest terms added (see search_expansion)."""
+        """Score again with the best hits' strongest terms added (see expansion.py)."""
         config = self.config
-        best = self._top(scores, config.feedback_docs, accept)
+        best = self._top(scores, max(config.feedback_docs, 2), accept)
+        if len(best) > 1 and best[1][1] > best[0][1] * (1.0 - config.feedback_confidence):
+            return scores  # no clear best hit: its terms would pull in its neighbours
+        best = best[: config.feedback_docs]
         extra = feedback_terms(
             best,
             self._doc_terms,
             lambda term, doc_id: self._term_weights(term).get(doc_id, 0.0),
             weighted,
             config.feedback_terms,
+            floor=config.feedback_floor,
         )
         if not extra:
             return scores
@@ -321,25 +335,6 @@ class BM25Index:
         return picked
 
 
-def skill_fields(skill: Skill) -> dict[str, list[str]]:
-    params = list(skill.params.model_fields)
-    return {
-        "name": [skill.op],
-        "description": [skill.description, skill.summary],
-        "tags": list(skill.tags),
-        "examples": [e.description for e in skill.examples],
-        "params": params,
-    }
-
-
-def resource_fields(resource: Resource) -> dict[str, list[str]]:
-    return {
-        "name": [resource.uri, resource.name],
-        "description": [resource.description],
-        "tags": list(resource.tags),
-    }
-
-
 class SkillIndex:
     """A BM25 index that follows a registry's ops and resources as they change.
 
@@ -355,23 +350,26 @@ class SkillIndex:
         embedding: EmbeddingStage | None = None,
     ) -> None:
         self.index = BM25Index(config)
+        lead = self.index.config.lead_words
         self.embedding = embedding
         if embedding is not None:
             embedding.bind(registry)
         for skill in registry.list():
-            self.index.add(skill.op, skill_fields(skill), group=skill.domain)
+            self.index.add(skill.op, skill_fields(skill, lead), group=skill.domain)
         for resource in registry.resources():
-            self.index.add(resource.uri, resource_fields(resource), group=resource.domain)
+            self.index.add(resource.uri, resource_fields(resource, lead), group=resource.domain)
         registry.subscribe(self._on_change)
 
     def _on_change(self, change: RegistryChange) -> None:
+        lead = self.index.config.lead_words
         if change.removed:
             self.index.remove(change.key)
         elif change.skill is not None:
-            self.index.add(change.key, skill_fields(change.skill), group=change.skill.domain)
+            skill = change.skill
+            self.index.add(change.key, skill_fields(skill, lead), group=skill.domain)
         elif change.resource is not None:
             resource = change.resource
-            self.index.add(change.key, resource_fields(resource), group=resource.domain)
+            self.index.add(change.key, resource_fields(resource, lead), group=resource.domain)
 
     def search(
         self,

@@ -90,12 +90,16 @@ def feedback_terms(
     term_weight: Callable[[str, str], float],
     query: Mapping[str, float],
     count: int,
+    *,
+    floor: float = 0.0,
 ) -> list[tuple[str, float]]:
     """The ``count`` terms that best describe the feedback ``docs``, weights scaled to 1.
 
     A term's weight is its BM25 weight in each document, averaged over the documents
     weighted by their scores (the relevance model of RM3, with BM25 in place of
-    probabilities). Terms already in ``query`` are left out.
+    probabilities). Terms already in ``query`` are left out, and so are terms under
+    ``floor`` of the best one's weight: a word most documents share ("tool", a domain's
+    name) says nothing about the hit, and would only append every document that has it.
     """
     ranked = list(docs)
     total = sum(score for _, score in ranked) or 1.0
@@ -108,4 +112,4 @@ def feedback_terms(
     if not best or best[0][1] <= 0:
         return []
     top = best[0][1]
-    return [(term, w / top) for term, w in best if w > 0]
+    return [(term, w / top) for term, w in best if w > 0 and w >= floor * top]
