@@ -68,21 +68,36 @@ def limit_blas_threads(threads: int = 1) -> bool:
     return done
 
 
-def _erf(x: Any) -> Any:
-    """erf to ~1.5e-7 (Abramowitz and Stegun 7.1.26): float32 cannot tell it from exact."""
-    import numpy
-
-    sign = numpy.sign(x)
-    a = numpy.abs(x)
-    t = 1.0 / (1.0 + 0.3275911 * a)
-    poly = t * (
-        0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
-    )
-    return sign * (1.0 - poly * numpy.exp(-a * a))
+_ERF = (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)
 
 
 def _gelu(x: Any) -> Any:
-    return 0.5 * x * (1.0 + _erf(x * (1.0 / math.sqrt(2.0))))
+    """Exact (erf) GELU, with erf to ~1.5e-7 (Abramowitz and Stegun 7.1.26).
+
+    With erf(z) = sign(z) (1 - p(t) e^(-z^2)), GELU(x) = x (1 + erf(x / sqrt 2)) / 2 is
+    max(x, 0) - |x| p(t) e^(-x^2 / 2) / 2: one branch-free formula, computed in place
+    (it was a quarter of a batch's time with the temporaries).
+    """
+    import numpy
+
+    a = numpy.abs(x)
+    t = a * numpy.float32(0.3275911 / math.sqrt(2.0))
+    t += 1.0
+    numpy.reciprocal(t, out=t)
+    poly = numpy.full_like(t, _ERF[0])
+    for coefficient in _ERF[1:]:
+        poly *= t
+        poly += coefficient
+    poly *= t
+    squared = numpy.square(x)
+    squared *= -0.5
+    numpy.exp(squared, out=squared)
+    poly *= squared
+    poly *= a
+    poly *= 0.5
+    out = numpy.maximum(x, 0)
+    out -= poly
+    return out
 
 
 def _layer_norm(x: Any, weight: Any, bias: Any, eps: float) -> Any:
