@@ -29,18 +29,40 @@ async def noop(ctx: SkillContext, params: Any) -> SkillResult:
 
 
 def make_skills(tools: Sequence[dict[str, Any]], agent: str = AGENT) -> list[Skill]:
+    """A row with an ``input_schema`` (an MCP corpus) becomes an op as Sylk's MCP client
+    makes one (``backend.mcp.client.as_skills``): its own description (``text``, without
+    the schema's JSON) and a parameter model that carries the schema; any other row, its
+    description and no parameters."""
     return [
         Skill(
             op=op_name(t["id"]),
             agent=agent,
-            description=t["description"],
-            params=NoParams,
+            description=_description(t),
+            params=_params(t),
             handler=noop,
             tier=SkillTier.SPECIALISED,
             searchable=True,
         )
         for t in tools
     ]
+
+
+def _description(tool: dict[str, Any]) -> str:
+    if "input_schema" not in tool:
+        return str(tool["description"])
+    return str(tool["text"]).strip() or f"Tool {tool['name']!r} of an MCP server."
+
+
+def _params(tool: dict[str, Any]) -> type[BaseModel]:
+    if "input_schema" not in tool:
+        return NoParams
+    import copy
+
+    from backend.mcp.client.as_skills import McpToolParams
+
+    model = type(f"P{abs(hash(tool['id']))}", (McpToolParams,), {})
+    model.raw_schema = copy.deepcopy(tool["input_schema"])
+    return model
 
 
 def search_config(

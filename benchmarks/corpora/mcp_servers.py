@@ -106,21 +106,35 @@ def server_tools(npm_dir: Path, package: str, scratch: Path) -> list[dict[str, A
     command += [a.replace("{scratch}", str(scratch)) for a in args]
     env = {"PATH": os.environ["PATH"], "HOME": str(scratch), **extra}
     listed = asyncio.run(asyncio.wait_for(list_tools(command, env, scratch), LIST_TIMEOUT_S))
-    prefix = tool_id(package)
-    return [
-        {
-            "id": f"{prefix}_{tool_id(t.name)}",
-            "name": t.name,
-            "description": clean(f"{t.description or ''} Parameters:")
-            + " "
-            + schema_json(
-                (t.input_schema or {}).get("properties", {}),
-                (t.input_schema or {}).get("required", []),
-            ),
-            "server": package,
-        }
-        for t in listed
-    ]
+    return [tool_row(tool_id(package), t) for t in listed]
+
+
+def tool_row(prefix: str, tool: Any) -> dict[str, Any]:
+    """A listed tool as a corpus row: ``description`` is its description then its
+    ``inputSchema`` as JSON (what plain BM25 is given); ``text`` and ``input_schema`` keep
+    the two apart, so the benchmark can build the op as Sylk's MCP client does."""
+    schema = dict(tool.input_schema or {})
+    return {
+        "id": f"{prefix}_{tool_id(tool.name)}",
+        "name": tool.name,
+        "description": with_schema(tool.description or "", schema),
+        "text": tool.description or "",
+        "input_schema": schema,
+    }
+
+
+def with_schema(text: str, schema: dict[str, Any]) -> str:
+    properties = schema.get("properties", {})
+    return clean(f"{text} Parameters:") + " " + schema_json(properties, schema.get("required", []))
+
+
+def split_schema(description: str) -> tuple[str, dict[str, Any]]:
+    """(text, input schema) of a row written before rows kept them apart: the text before
+    the last " Parameters: {", and the JSON after it."""
+    text, sep, schema = description.rpartition(" Parameters: {")
+    if not sep:
+        return description, {"type": "object"}
+    return text, json.loads("{" + schema)
 
 
 def _words(text: str) -> set[str]:
@@ -198,7 +212,7 @@ def build(npm_dir: Path, out: Path) -> dict[str, Any]:
                 candidates.append((text, tool["id"]))
                 made += 1
         servers[package] = {"tools": len(listed), "queries": made}
-        tools.extend({k: v for k, v in t.items() if k != "server"} for t in listed)
+        tools.extend(listed)
     about = {
         "source": "npm MCP servers, tools/list over stdio with the mcp SDK",
         "servers": servers,
@@ -207,12 +221,35 @@ def build(npm_dir: Path, out: Path) -> dict[str, Any]:
     return write_corpus(out, tools, unique_queries(candidates), about)
 
 
+def add_schemas(out: Path) -> int:
+    """Give each row of ``out/tools.jsonl`` written before rows kept them apart its
+    ``text`` and ``input_schema`` (split from ``description``; the rest is unchanged)."""
+    path = out / "tools.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    for row in rows:
+        if "input_schema" not in row:
+            row["text"], row["input_schema"] = split_schema(row["description"])
+    lines = (json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    path.write_text("".join(lines), encoding="utf-8")
+    return len(rows)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--npm-dir", type=Path, required=True)
+    parser.add_argument("--npm-dir", type=Path)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--install", action="store_true", help="npm install the servers first")
+    parser.add_argument(
+        "--add-schemas",
+        action="store_true",
+        help="only give the rows of an existing --out corpus their text and input_schema",
+    )
     args = parser.parse_args()
+    if args.add_schemas:
+        print(json.dumps({"rows": add_schemas(args.out)}))
+        return 0
+    if args.npm_dir is None:
+        parser.error("--npm-dir is required to build")
     if args.install:
         install(args.npm_dir)
     summary = build(args.npm_dir, args.out)
