@@ -37,8 +37,21 @@ def skill_fields(skill: Skill, lead_words: int = LEAD_WORDS) -> dict[str, list[s
         "details": [details],
         "tags": list(skill.tags),
         "examples": [e.description for e in skill.examples],
-        "params": list(skill.params.model_fields),
+        "params": param_names(skill),
     }
+
+
+def param_names(skill: Skill) -> list[str]:
+    """The op's parameter names: its model's fields, or, for a model that takes any
+    object its JSON schema accepts (an MCP tool's, ``extra="allow"`` and no fields), the
+    schema's top-level property names. Without them an MCP tool's ``path``, ``url`` or
+    ``query`` argument was invisible to search while a built-in op's was not. Names only:
+    the raw JSON (types, enums, ``required``) would add words every tool shares."""
+    names = list(skill.params.model_fields)
+    if names or skill.params.model_config.get("extra") != "allow":
+        return names
+    properties = skill.input_schema().get("properties")
+    return [str(name) for name in properties] if isinstance(properties, dict) else []
 
 
 def resource_fields(resource: Resource, lead_words: int = LEAD_WORDS) -> dict[str, list[str]]:
