@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from backend.skills.search.expansion import VocabularyFallback, feedback_terms
 from backend.skills.search.fields import LEAD_WORDS, resource_fields, skill_fields
+from backend.skills.search.phrases import query_phrases
 from backend.terms import tokenize, tokenize_query
 
 if TYPE_CHECKING:
@@ -73,6 +74,9 @@ class BM25Config:
     # A description's first ``lead_words`` words are its "description" field, the rest its
     # "details" (weighted less, see fields.py); 0 keeps the whole text in "description".
     lead_words: int = LEAD_WORDS
+    # Two adjacent query words that are two adjacent words of an op's name count as one
+    # more query term at this weight (phrases.py; 0 turns it off).
+    phrase_weight: float = 0.5
 
 
 class BM25Index:
@@ -209,6 +213,10 @@ class BM25Index:
             return self._first(limit, accept)
         config = self.config
         weighted = self._fallback.expand(terms, self._postings.__contains__, config.fallback_weight)
+        if config.phrase_weight > 0:
+            for phrase in query_phrases(query):
+                if phrase in self._postings and phrase not in weighted:
+                    weighted[phrase] = config.phrase_weight
         scores = self._score(weighted, limit, accept) if weighted else {}
         if scores and config.feedback_docs > 0 and config.feedback_weight > 0:
             scores = self._feedback(weighted, scores, limit, accept)

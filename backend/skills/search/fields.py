@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from backend.skills.search.phrases import name_phrases
+
 if TYPE_CHECKING:
     from backend.skills.models import Skill
     from backend.skills.registry import Resource
@@ -32,7 +34,7 @@ def split_lead(text: str, lead_words: int = LEAD_WORDS) -> tuple[str, str]:
 def skill_fields(skill: Skill, lead_words: int = LEAD_WORDS) -> dict[str, list[str]]:
     lead, details = split_lead(skill.description, lead_words)
     return {
-        "name": [skill.op],
+        "name": [skill.op, name_phrases(skill.op)],
         "description": [lead, skill.summary],
         "details": [details],
         "tags": list(skill.tags),
