@@ -16,7 +16,15 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from retrieval_metrics import SearchFn, bm25s_search, evaluate, load_jsonl, op_name, ratios
+from retrieval_metrics import (
+    SearchFn,
+    bm25s_search,
+    evaluate,
+    halves,
+    load_jsonl,
+    op_name,
+    ratios,
+)
 
 KEYS = ("recall@1", "recall@5", "recall@10", "ndcg@10")
 BASELINE = "bm25s_name_description"
@@ -36,16 +44,23 @@ def corpus_result(
     queries = split(load_jsonl(folder / "queries.jsonl"))
     ids = [op_name(t["id"]) for t in tools]
     base = bm25s_search([f"{t['name']} {t['description']}" for t in tools], ids)
-    theirs, _ = evaluate(base, queries, multi=False)
+    theirs, base_rankings = evaluate(base, queries, multi=False)
     out: dict[str, Any] = {"role": role, "n_tools": len(tools), "n_queries": len(queries)}
     for name, make in searches.items():
         start = time.perf_counter()
         search = make(tools, [q["query"] for q in queries])
         out[f"{name}_index_s"] = round(time.perf_counter() - start, 3)
-        mine, _ = evaluate(search, queries, multi=False)
+        mine, rankings = evaluate(search, queries, multi=False)
         out[name] = {k: mine[k] for k in (*KEYS, "p50_ms")}
+        # Even- and odd-numbered queries (MetaTool's tuning and held-out halves).
+        out[f"{name}_by_half"] = {
+            half: {k: v[k] for k in KEYS} for half, v in halves(queries, rankings, False).items()
+        }
         out[f"{name}_vs_bm25s"] = {k: v for k, v in ratios(mine, theirs).items() if k in KEYS}
     out[BASELINE] = {k: theirs[k] for k in (*KEYS, "p50_ms")}
+    out[f"{BASELINE}_by_half"] = {
+        half: {k: v[k] for k in KEYS} for half, v in halves(queries, base_rankings, False).items()
+    }
     return out
 
 
