@@ -134,7 +134,9 @@ class EmbeddingStage:
         self._by_text: dict[str, Any] = {}  # document text -> its vector (kept across versions)
         self._queries: OrderedDict[str, Any] = OrderedDict()
         self._query_cache = query_cache
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # held briefly: the snapshot swap, the query cache
+        self._refreshing = threading.Lock()  # one re-embedding at a time, never under _lock
+        self._refresher: threading.Thread | None = None
         # background=True (the engine): the model loads and the ops are embedded on a
         # thread, and search stays lexical until that is done, so no caller waits
         # seconds for a model. False: the first search does the work (tests, benchmarks).
@@ -173,8 +175,7 @@ class EmbeddingStage:
 
     def _warm(self) -> None:
         try:
-            with self._lock:
-                self.refresh()
+            self.refresh()
             self._ready = True
         except Exception as exc:  # a broken model install must not break search
             self.error = f"{type(exc).__name__}: {exc}"
@@ -202,10 +203,39 @@ class EmbeddingStage:
         )
 
     def refresh(self) -> None:
-        """Embed the registry's documents if its version moved (new texts only)."""
+        """Embed the registry's documents if its version moved (new texts only).
+
+        The encoding runs without ``_lock``, so a search meanwhile ranks on the last
+        snapshot; the new one is swapped in whole.
+        """
         registry = self._registry
         if registry is None:
             raise RuntimeError("EmbeddingStage is not bound to a registry")
+        with self._refreshing:
+            self._refresh(registry)
+
+    def _stale(self) -> bool:
+        registry = self._registry
+        return registry is None or registry.version != self._version
+
+    def _refresh_behind(self) -> None:
+        """Re-embed on a thread (background mode): a search never waits for new ops'
+        vectors (an MCP server's tools joining, a list_changed), it ranks them by BM25
+        until they are in."""
+        thread = self._refresher
+        if thread is not None and thread.is_alive():
+            return
+
+        def run() -> None:
+            try:
+                self.refresh()
+            except Exception as exc:  # keep the last snapshot; search stays fused on it
+                log.warning("semantic skill search could not embed new ops: %s", exc)
+
+        self._refresher = threading.Thread(target=run, name="sylk-embedding-refresh", daemon=True)
+        self._refresher.start()
+
+    def _refresh(self, registry: Registry) -> None:
         version = registry.version
         if version == self._version:
             return
@@ -226,14 +256,16 @@ class EmbeddingStage:
             del self._by_text[text]
         import numpy
 
-        self._ids = [d for d, _, _ in docs]
-        self._groups = [g for _, g, _ in docs]
         rows = [
             sum(self._by_text[t] * (w / sum(w for _, w in fields)) for t, w in fields)
             for _, _, fields in docs
         ]
-        self._matrix = numpy.stack(rows) if rows else None
-        self._version = version
+        matrix = numpy.stack(rows) if rows else None
+        with self._lock:
+            self._ids = [d for d, _, _ in docs]
+            self._groups = [g for _, g, _ in docs]
+            self._matrix = matrix
+            self._version = version
 
     def _weighted(self, fields: Mapping[str, str]) -> list[tuple[str, float]]:
         """(text, weight) of the fields to embed; empty texts and 0 weights are dropped."""
@@ -243,14 +275,16 @@ class EmbeddingStage:
         return kept or [(fields.get("text", "").strip() or " ", 1.0)]
 
     def _query_vector(self, query: str) -> Any:
-        vector = self._queries.get(query)
-        if vector is not None:
-            self._queries.move_to_end(query)
-            return vector
+        with self._lock:
+            vector = self._queries.get(query)
+            if vector is not None:
+                self._queries.move_to_end(query)
+                return vector
         vector = self._encode([query])[0]
-        self._queries[query] = vector
-        while len(self._queries) > self._query_cache:
-            self._queries.popitem(last=False)
+        with self._lock:
+            self._queries[query] = vector
+            while len(self._queries) > self._query_cache:
+                self._queries.popitem(last=False)
         return vector
 
     def dense(
@@ -262,11 +296,15 @@ class EmbeddingStage:
         accept: Callable[[str], bool] | None = None,
     ) -> list[tuple[str, float]]:
         """The ``limit`` documents most similar to ``query`` as ``(id, cosine)``."""
+        if self._stale():
+            if self.background and self._registry is not None:
+                self._refresh_behind()
+            else:
+                self.refresh()
         with self._lock:
-            self.refresh()
             matrix = self._matrix
             ids, groups = self._ids, self._groups
-            vector = self._query_vector(query)
+        vector = self._query_vector(query)
         if matrix is None or limit <= 0:
             return []
         sims = (matrix @ vector).tolist()

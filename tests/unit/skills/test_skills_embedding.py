@@ -282,3 +282,38 @@ def test_rrf_fusion_weighs_the_lexical_ranking_by_lexical_weight() -> None:
 def test_a_stage_must_be_bound() -> None:
     with pytest.raises(RuntimeError):
         EmbeddingStage(FakeModel()).search("rain", BM25Index())
+
+
+def test_in_the_background_new_ops_are_embedded_behind_searches_that_never_wait() -> None:
+    """An MCP server's tools joining (a new registry version) must not hold a search, on
+    the event loop, while their texts are embedded: it ranks on the last vectors (the
+    new op by BM25 alone) and the new ones are swapped in when ready."""
+    import threading
+
+    class GatedModel(FakeModel):
+        def __init__(self) -> None:
+            super().__init__()
+            self.gate = threading.Event()
+            self.gate.set()
+
+        def encode(self, texts: list[str], **kw: Any) -> Any:
+            if len(texts) > 1:  # a refresh (a query is one text)
+                assert self.gate.wait(timeout=30)
+            return super().encode(texts, **kw)
+
+    reg = registry()
+    model = GatedModel()
+    stage = EmbeddingStage(model, background=True)
+    gateway = Gateway(reg, embedding=stage)
+    ops(gateway, "weather")
+    assert stage.wait_ready(timeout=30)
+    model.gate.clear()  # the next re-embedding blocks until the test lets it go
+    reg.register(skill("tools.rain_gauge", "Millimetres measured by the gauge.", tags=["gauge"]))
+    umbrella = "will I need an umbrella"  # shares no word with the gauge's text
+    assert "tools.rain_gauge" not in ops(gateway, umbrella)  # answered; its vectors pending
+    assert "tools.rain_gauge" in ops(gateway, "gauge")  # BM25 has it already
+    model.gate.set()
+    refresher = stage._refresher
+    assert refresher is not None
+    refresher.join(timeout=30)
+    assert "tools.rain_gauge" in ops(gateway, umbrella)
