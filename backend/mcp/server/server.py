@@ -75,7 +75,7 @@ __all__ = ["SylkMcpServer", "caller_context", "engine_caller", "verb_tools"]
 
 
 async def _batch(gateway: Verbs, ctx: SkillContext, a: BatchArgs) -> Envelope:
-    calls = [call.model_dump(exclude_unset=True) for call in a.calls]
+    calls = [call.model_dump(exclude_unset=True, by_alias=True) for call in a.calls]
     return await gateway.batch(ctx, calls, chain=a.chain)
 
 

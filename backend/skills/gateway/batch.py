@@ -17,7 +17,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from backend.skills.envelopes import Envelope, ErrorCode, Meta, failure, new_trace_id
 from backend.skills.gateway.chain import forward_problems, run_chain
-from backend.skills.gateway.verbs import MAX_BATCH, BatchCall, Verbs, call_verb
+from backend.skills.gateway.verbs import MAX_BATCH, BatchCall, Verbs, call_verb, unresolved_ref
 from backend.skills.models import SkillContext
 
 _ITEM: TypeAdapter[BatchCall] = TypeAdapter(BatchCall)
@@ -47,6 +47,16 @@ async def _one(verbs: Verbs, ctx: SkillContext, raw: Any) -> Envelope:
             "invalid batch item",
             trace_id=_trace(ctx),
             details={"field_errors": errors},
+            help_path="batch",
+        )
+    if (field := unresolved_ref(call)) is not None:
+        message = 'a {"$ref": ...} is followed only in a chain: send the batch with chain=true'
+        return failure(
+            "batch",
+            ErrorCode.VALIDATION_ERROR,
+            message,
+            trace_id=_trace(ctx),
+            details={"field_errors": [{"field": field, "message": message}]},
             help_path="batch",
         )
     return await call_verb(verbs, ctx, call)

@@ -2,8 +2,9 @@
 error stops the chain.
 
 A model that must feed one op's output into the next (search, then read the first
-hit's file) would otherwise spend a round trip per step. In a chain, anywhere inside
-an ``execute`` step's ``args`` (at any depth), the object ``{"$ref": "N.path"}`` stands
+hit's file) would otherwise spend a round trip per step. In a chain, anywhere in a
+step but its ``verb`` (an ``execute``'s ``op`` or ``args`` at any depth, a ``describe``'s
+``op``, a ``search``'s ``query``), the object ``{"$ref": "N.path"}`` stands
 for a value of step ``N``'s envelope as the caller reads it: ``"0.result.hits.0.op"``
 is the ``op`` of the first hit of step 0's ``result``. Segments are dotted; a number
 indexes a list. The reference is replaced by that value, whole (a number stays a
@@ -12,11 +13,11 @@ reference and passed on as it is.
 
 Checked before anything runs: a reference that is not ``N.path``, or names its own
 step or a later one, refuses the whole chain (VALIDATION_ERROR, ``field_errors``
-naming ``calls.I.args...``). Checked at its step: a path the earlier envelope does
-not have, or that leads to a value that is not plain JSON, fails that step with a
-field error. A failing step (bad shape, bad reference, an error envelope, a verb
-that raised) stops the chain: the reply holds the envelopes of the steps run (the
-failing one last), ``stopped_at`` and the steps ``not_run``.
+naming where it sits, e.g. ``calls.1.args.path``). Checked at its step: a path the
+earlier envelope does not have, or that leads to a value that is not plain JSON,
+fails that step with a field error. A failing step (bad shape, bad reference, an
+error envelope, a verb that raised) stops the chain: the reply holds the envelopes
+of the steps run (the failing one last), ``stopped_at`` and the steps ``not_run``.
 """
 
 from __future__ import annotations
@@ -64,8 +65,9 @@ def _refs(value: Any, where: str) -> Iterator[tuple[str, str]]:
             yield from _refs(inner, f"{where}.{i}")
 
 
-def _args_of(raw: Any) -> Any:
-    return raw.get("args") if isinstance(raw, dict) and raw.get("verb") == "execute" else None
+def _fields_of(raw: Any) -> dict[str, Any]:
+    """A step's fields that may hold references: all but its verb."""
+    return {k: v for k, v in raw.items() if k != "verb"} if isinstance(raw, dict) else {}
 
 
 def forward_problems(calls: list[Any]) -> list[dict[str, str]]:
@@ -73,7 +75,7 @@ def forward_problems(calls: list[Any]) -> list[dict[str, str]]:
     step; none means every reference may be followed once its step comes."""
     problems = []
     for index, raw in enumerate(calls):
-        for field, ref in _refs(_args_of(raw), f"calls.{index}.args"):
+        for field, ref in _refs(_fields_of(raw), f"calls.{index}"):
             found = _REF.match(ref)
             if found is None:
                 message = f"{ref!r} is not a reference: write 'N.path', e.g. '0.result.path'"
@@ -138,10 +140,10 @@ def _resolved(value: Any, where: str, done: list[dict[str, Any]]) -> Any:
 def with_results(index: int, raw: Any, done: list[dict[str, Any]]) -> Any:
     """Step ``index``'s call with its references replaced by earlier steps' values;
     :class:`RefProblem` for one that cannot be followed."""
-    args = _args_of(raw)
-    if args is None:
+    if not isinstance(raw, dict):
         return raw
-    return {**raw, "args": _resolved(args, f"calls.{index}.args", done)}
+    fields = _resolved(_fields_of(raw), f"calls.{index}", done)
+    return {"verb": raw["verb"], **fields} if "verb" in raw else fields
 
 
 def _step_name(raw: Any) -> dict[str, Any]:

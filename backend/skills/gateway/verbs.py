@@ -73,16 +73,46 @@ class ExecuteArgs(_Args):
     idempotency_key: str | None = Field(default=None, description="makes a write retry-safe")
 
 
+class StepRef(_Args):
+    """In a chain, a value of an earlier step's reply (``{"$ref": "0.result.hits.0.op"}``);
+    it is replaced before the step runs (:mod:`backend.skills.gateway.chain`)."""
+
+    ref: str = Field(alias="$ref", description="N.path: step N's reply, dotted")
+
+
+_FROM_STEP = 'or, in a chain, {"$ref": "N.path"} for an earlier step\'s value'
+_Text = Annotated[str, Field(min_length=1)]
+
+
 class SearchCall(SearchArgs):
     verb: Literal["search"]
+    query: _Text | StepRef = Field(  # type: ignore[assignment]
+        description=f"what you want to do, in a few words; {_FROM_STEP}"
+    )
 
 
 class DescribeCall(DescribeArgs):
     verb: Literal["describe"]
+    op: str | StepRef = Field(  # type: ignore[assignment]
+        default="",
+        validation_alias=AliasChoices("op", "path"),
+        description=f"an op, a group prefix, or '' for every domain; {_FROM_STEP}",
+    )
 
 
 class ExecuteCall(ExecuteArgs):
     verb: Literal["execute"]
+    op: _Text | StepRef = Field(  # type: ignore[assignment]
+        description=f"the op to run, as found by search; {_FROM_STEP}"
+    )
+
+
+def unresolved_ref(call: SearchCall | DescribeCall | ExecuteCall) -> str | None:
+    """The field still holding a reference once a step is due (None: none does)."""
+    for name in ("query", "op"):
+        if isinstance(getattr(call, name, None), StepRef):
+            return name
+    return None
 
 
 BatchCall = Annotated[SearchCall | DescribeCall | ExecuteCall, Field(discriminator="verb")]
@@ -91,10 +121,10 @@ BatchCall = Annotated[SearchCall | DescribeCall | ExecuteCall, Field(discriminat
 
 CHAIN_HELP = (
     "false (default): the calls run at once, each on its own. true: they run in order as "
-    'steps, an execute step\'s args may hold {"$ref": "N.path"} for a value of step N\'s '
-    'reply (e.g. "0.result.hits.0.op"; N before this step; dotted keys, numbers index '
-    "lists), and the first failing step stops the chain: the reply has the steps run, "
-    "stopped_at and not_run"
+    'steps, a step\'s op, query or args may hold {"$ref": "N.path"} for a value of step '
+    'N\'s reply (e.g. "0.result.hits.0.op"; N before this step; dotted keys, numbers '
+    "index lists), and the first failing step stops the chain: the reply has the steps "
+    "run, stopped_at and not_run"
 )
 
 
@@ -172,7 +202,9 @@ __all__ = [
     "DetailLevel",
     "ExecuteArgs",
     "SearchArgs",
+    "StepRef",
     "VerbArgs",
     "Verbs",
     "call_verb",
+    "unresolved_ref",
 ]

@@ -207,6 +207,15 @@ async def test_real_gateway_verbs_and_resources_in_process(
         )  # fmt: skip
         results = both.structured_content["result"]["results"]
         assert [r["ok"] for r in results] == [True, False] and results[0]["result"] == 2
+        # A chain over MCP: the op to run is the first hit of the search before it.
+        chained = await client.call_tool(
+            "batch",
+            {"chain": True,
+             "calls": [{"verb": "search", "query": "add integers", "limit": 1},
+                       {"verb": "execute", "op": {"$ref": "0.result.hits.0.op"},
+                        "args": {"a": 40, "b": 2}}]},
+        )  # fmt: skip
+        assert [r["result"] for r in chained.structured_content["result"]["results"]][1] == 42
         with pytest.raises(MCPError, match="unknown tool 'help'"):
             await client.call_tool("help", {})
 

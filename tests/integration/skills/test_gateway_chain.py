@@ -155,3 +155,43 @@ async def test_a_json_schema_ref_is_passed_on_and_a_plain_batch_resolves_nothing
     ok, refused = out.result["results"]
     assert ok["ok"] and not refused["ok"]  # concurrent: nothing to read yet, no resolving
     assert "stopped_at" not in out.result and "not_run" not in out.result["summary"]
+
+
+async def test_search_then_run_and_describe_its_first_hit_in_one_chain(
+    engine_parts: EngineParts, ctx: SkillContext
+) -> None:
+    """The canonical chain: find an op, then run it, the op's name taken from the search
+    (a reference may stand for an op or a query, not only inside args)."""
+    calls: list[Any] = [
+        {"verb": "search", "query": "list files matching a glob pattern", "limit": 1},
+        {"verb": "describe", "op": ref("0.result.hits.0.op")},
+        {"verb": "execute", "op": ref("0.result.hits.0.op"), "args": {"pattern": "*.txt"}},
+        {"verb": "search", "query": ref("2.result.files.0")},
+    ]
+    out = await engine_parts.gateway.batch(ctx, calls, chain=True)
+    found, described, listed, searched = out.result["results"]
+    assert found["result"]["hits"][0]["op"] == "librarian.file.list"
+    assert described["ok"] and described["op"] == "librarian.file.list"
+    assert listed["ok"] and listed["result"]["files"] == ["todo.txt"]
+    assert searched["ok"]  # the query was the file name step 2 listed
+    assert out.result["summary"]["ok"] == 4
+
+
+async def test_a_reference_outside_a_chain_or_to_a_later_step_in_an_op_is_refused(
+    engine_parts: EngineParts, ctx: SkillContext
+) -> None:
+    early: list[Any] = [
+        {"verb": "execute", "op": ref("1.result.hits.0.op"), "args": {}},
+        {"verb": "search", "query": "read a file"},
+    ]
+    out = await engine_parts.gateway.batch(ctx, early, chain=True)
+    assert out.error is not None
+    assert out.error.details["field_errors"][0]["field"] == "calls.0.op"
+    plain: list[Any] = [
+        {"verb": "search", "query": "read a file"},
+        {"verb": "describe", "op": ref("0.result.hits.0.op")},
+    ]
+    out = await engine_parts.gateway.batch(ctx, plain)
+    _, refused = out.result["results"]
+    assert refused["error"]["code"] == "VALIDATION_ERROR"
+    assert "only in a chain" in refused["error"]["message"]
