@@ -7,7 +7,7 @@ fusion rules offline (seconds per rule instead of minutes per corpus run).
 ``capture`` runs every query through ``Gateway.search`` with the semantic stage (its
 defaults) and records, per query, the lexical top ``depth`` (id, BM25 score) and the
 dense top ``depth`` (id, cosine) the stage fused. ``grid`` re-fuses them under each rule
-in ``RULES`` and prints R@1 / R@5 per corpus as JSON. Tuning corpora only: a held-out
+in :func:`rules` and prints R@1 / R@5 per corpus as JSON. Tuning corpora only: a held-out
 corpus is evaluated once, by ``tool_retrieval_bench.py --corpus``, after the choice.
 """
 
