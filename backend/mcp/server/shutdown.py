@@ -79,5 +79,19 @@ async def until_stopped(serving: Awaitable[None], stop: asyncio.Event) -> bool:
         await asyncio.wait({task})
     if task.cancelled():
         return True
-    task.result()  # its error, if it failed
+    error = task.exception()
+    if error is not None and not (stop.is_set() and _torn_down(error)):
+        raise error
     return stop.is_set()
+
+
+def _torn_down(error: BaseException) -> bool:
+    """Is ``error`` only the SDK's streams breaking under a stop we asked for? (A stop
+    during a request's handling, e.g. while ``initialize`` waits for the MCP servers,
+    ends the SDK's relay with ``BrokenResourceError`` instead of a cancellation.)"""
+    import anyio
+
+    closed = (anyio.BrokenResourceError, anyio.ClosedResourceError, asyncio.CancelledError)
+    if isinstance(error, BaseExceptionGroup):
+        return error.split(closed)[1] is None  # split looks into nested groups too
+    return isinstance(error, closed)
