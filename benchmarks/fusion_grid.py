@@ -25,8 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from retrieval_metrics import LIMIT, load_jsonl, op_name, take_split
-from sylk_search import make_skills, our_search
-from tool_retrieval_bench import PrimedModel
+from sylk_search import PrimedModel, make_skills, our_search
 
 Lists = tuple[list[tuple[str, float]], list[tuple[str, float]]]
 

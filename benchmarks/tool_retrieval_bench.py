@@ -58,7 +58,7 @@ from retrieval_metrics import (
     ratios,
     take_split,
 )
-from sylk_search import make_skills, our_search, search_config
+from sylk_search import make_skills, our_search, primed_hybrid, search_config
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -238,47 +238,6 @@ def corpora_main(
     json.dump(out, sys.stdout, indent=2, ensure_ascii=False)
     sys.stdout.write("\n")
     return 0
-
-
-class PrimedModel:
-    """The semantic stage's model with a corpus's queries embedded beforehand, in batches
-    (one at a time, 20,544 MetaTool queries take ~40 minutes; batched, a few). Texts it
-    was not primed with (the ops' fields) go to the model as usual."""
-
-    def __init__(self, model: Any) -> None:
-        self.model = model
-        self.vectors: dict[str, Any] = {}
-
-    def prime(self, texts: Sequence[str]) -> None:
-        todo = [t for t in dict.fromkeys(texts) if t not in self.vectors]
-        if todo:
-            self.vectors.update(zip(todo, self.model.encode(todo, batch_size=64), strict=True))
-
-    def encode(self, texts: Sequence[str], **options: Any) -> Any:
-        import numpy
-
-        if all(t in self.vectors for t in texts):
-            return numpy.stack([self.vectors[t] for t in texts])
-        return self.model.encode(list(texts), **options)
-
-
-def primed_hybrid(config: Any, options: dict[str, Any]) -> Any:
-    """Per corpus: our search with the semantic stage fused in (``EmbeddingStage``
-    defaults unless ``options`` say otherwise), its queries embedded in batches first."""
-    from backend.skills.search.embedding import EmbeddingStage
-
-    if not EmbeddingStage.available():
-        raise SystemExit("--embedding: the semantic stage's model is not installed")
-    model = PrimedModel(EmbeddingStage().model)
-
-    def hybrid(tools: Sequence[dict[str, Any]], queries: Sequence[str]) -> SearchFn:
-        model.prime(queries)
-        stage = EmbeddingStage(model, query_cache=8, **options)
-        _, search = our_search(make_skills(tools), config=config, embedding=stage)
-        search("warm up", LIMIT)  # embeds the ops (once per registry version)
-        return search
-
-    return hybrid
 
 
 def main(argv: list[str] | None = None) -> int:
