@@ -36,29 +36,27 @@ def _field(error: Any) -> str:
     return ".".join(map(str, loc))
 
 
+def _invalid(ctx: SkillContext, message: str, field_errors: list[dict[str, str]]) -> Envelope:
+    """The batch's own VALIDATION_ERROR, its field errors naming what to fix."""
+    return failure(
+        "batch",
+        ErrorCode.VALIDATION_ERROR,
+        message,
+        trace_id=_trace(ctx),
+        details={"field_errors": field_errors},
+        help_path="batch",
+    )
+
+
 async def _one(verbs: Verbs, ctx: SkillContext, raw: Any) -> Envelope:
     try:
         call = _ITEM.validate_python(raw)
     except ValidationError as exc:
         errors = [{"field": _field(e), "message": e["msg"]} for e in exc.errors()]
-        return failure(
-            "batch",
-            ErrorCode.VALIDATION_ERROR,
-            "invalid batch item",
-            trace_id=_trace(ctx),
-            details={"field_errors": errors},
-            help_path="batch",
-        )
+        return _invalid(ctx, "invalid batch item", errors)
     if (field := unresolved_ref(call)) is not None:
         message = 'a {"$ref": ...} is followed only in a chain: send the batch with chain=true'
-        return failure(
-            "batch",
-            ErrorCode.VALIDATION_ERROR,
-            message,
-            trace_id=_trace(ctx),
-            details={"field_errors": [{"field": field, "message": message}]},
-            help_path="batch",
-        )
+        return _invalid(ctx, message, [{"field": field, "message": message}])
     return await call_verb(verbs, ctx, call)
 
 
@@ -117,26 +115,14 @@ async def run_batch(
 ) -> Envelope:
     start = time.perf_counter()
     if len(calls) > MAX_BATCH:
-        return failure(
-            "batch",
-            ErrorCode.VALIDATION_ERROR,
-            f"a batch holds at most {MAX_BATCH} calls, got {len(calls)}",
-            trace_id=_trace(ctx),
-            details={"field_errors": [{"field": "calls", "message": "too many calls"}]},
-            help_path="batch",
-        )
+        too_many = f"a batch holds at most {MAX_BATCH} calls, got {len(calls)}"
+        return _invalid(ctx, too_many, [{"field": "calls", "message": "too many calls"}])
     stopped: dict[str, Any] = {}
     if not chain:
         envelopes = await run_batch_items(verbs, ctx, calls)
     elif problems := forward_problems(calls):
-        return failure(
-            "batch",
-            ErrorCode.VALIDATION_ERROR,
-            "a chain step refers to a result it cannot have; nothing was run",
-            trace_id=_trace(ctx),
-            details={"field_errors": problems},
-            help_path="batch",
-        )
+        unreachable = "a chain step refers to a result it cannot have; nothing was run"
+        return _invalid(ctx, unreachable, problems)
     else:
         envelopes, stopped = await run_chain(
             calls, lambda raw: _chain_step(verbs, ctx, raw), _trace(ctx)
