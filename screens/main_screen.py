@@ -15,12 +15,13 @@ from typing import ClassVar
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
 from backend.sessions.models import Session, SessionState
+from screens.main_bindings import MAIN_BINDINGS, OPTION_DIGIT_KEYS
 from screens.new_session import NewSessionScreen
 from screens.session_commands import SessionCommands
 from screens.state.intents import NewSession, SendLine, SessionAction, SessionVerb
@@ -33,39 +34,6 @@ ACTIVITY_REFRESH_SECONDS = 30.0
 """How often the list's "5m ago" column is redrawn."""
 DRAFT_REPAINT_SECONDS = 0.05
 """A streamed answer is repainted at most this often (20 times a second)."""
-
-# Terminals (and tmux) send alt+digit as ESC + digit, which Textual reads as
-# the character macOS types for option+digit; bind both spellings. The
-# composer leaves these characters to the bindings (paste still types them).
-OPTION_DIGIT_KEYS = (
-    "inverted_exclamation_mark",
-    "trade_mark_sign",
-    "pound_sign",
-    "cent_sign",
-    "infinity",
-    "section_sign",
-    "pilcrow_sign",
-    "bullet",
-    "ª",
-)
-
-
-def _jump_bindings() -> list[BindingType]:
-    bindings: list[BindingType] = []
-    for n, option_key in enumerate(OPTION_DIGIT_KEYS, 1):
-        bindings.append(
-            Binding(
-                f"alt+{n},{option_key}",
-                f"jump({n})",
-                "Jump",
-                show=n == 1,
-                key_display="alt+1…9" if n == 1 else None,
-                id=f"session.jump-{n}",
-                tooltip=f"Switch to session {n} of the list.",
-                priority=True,
-            )
-        )
-    return bindings
 
 
 def _placeholder(session: Session | None) -> str:
@@ -82,101 +50,7 @@ class MainScreen(Screen[None]):
     CSS_PATH = Path(__file__).with_name("main_screen.tcss")
     COMMANDS = Screen.COMMANDS | {SessionCommands}
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "ctrl+n",
-            "new_session",
-            "New",
-            id="session.new",
-            tooltip="Create a session (you are asked for a name) and switch to it.",
-            priority=True,
-        ),
-        Binding(
-            "alt+down,ctrl+pagedown",
-            "next_session",
-            "Next",
-            key_display="alt+↓",
-            id="session.next",
-            tooltip="Switch to the next session in the list.",
-            priority=True,
-        ),
-        Binding(
-            "alt+up,ctrl+pageup",
-            "previous_session",
-            "Prev",
-            key_display="alt+↑",
-            id="session.previous",
-            tooltip="Switch to the previous session in the list.",
-            priority=True,
-        ),
-        *_jump_bindings(),
-        Binding(
-            "alt+s",
-            "suspend_session",
-            "Suspend",
-            id="session.suspend",
-            tooltip="Suspend the session on screen; its transcript and context are kept.",
-            priority=True,
-        ),
-        Binding(
-            "alt+r",
-            "resume_session",
-            "Resume",
-            id="session.resume",
-            tooltip="Bring the suspended session on screen back to the front.",
-            priority=True,
-        ),
-        Binding(
-            "alt+c",
-            "complete_session",
-            "Complete",
-            id="session.complete",
-            tooltip="Mark the session on screen as done; it stays readable.",
-            priority=True,
-        ),
-        Binding(
-            "pageup",
-            "scroll_transcript(-1)",
-            "Scroll up",
-            show=False,
-            id="transcript.page-up",
-            tooltip="Scroll the transcript up a page.",
-        ),
-        Binding(
-            "pagedown",
-            "scroll_transcript(1)",
-            "Scroll down",
-            show=False,
-            id="transcript.page-down",
-            tooltip="Scroll the transcript down a page.",
-        ),
-        Binding(
-            "ctrl+o",
-            "toggle_block",
-            "Fold block",
-            show=False,
-            id="transcript.toggle-block",
-            tooltip="Fold or unfold the selected tool block of the transcript (else the newest).",
-            priority=True,
-        ),
-        Binding(
-            "alt+o",
-            "toggle_all_blocks",
-            "Fold all",
-            show=False,
-            id="transcript.toggle-all-blocks",
-            tooltip="Unfold every tool block of the transcript, or fold them all.",
-            priority=True,
-        ),
-        Binding(
-            "escape",
-            "interrupt",
-            "Stop",
-            show=False,
-            id="session.interrupt",
-            tooltip="Stop the answer being written; otherwise back to the composer.",
-        ),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = MAIN_BINDINGS
 
     def __init__(
         self, state: UiState, *, clock: Callable[[], datetime], tz: tzinfo | None = None
