@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Generic, Literal, TypeVar, cast
 
@@ -107,6 +108,9 @@ class ChoiceRequested(Message):
     question_id: str
     question: ChoiceQuestion
     answer: asyncio.Future[str | None]
+    session_id: str | None = None
+    """The session that asks (``None``: none in particular)."""
+    asked_at: datetime | None = None
 
 
 @dataclass
@@ -214,7 +218,10 @@ EVENT_MESSAGES: Mapping[str, Rule[Any]] = _table(
         lambda e, by_hand: ForegroundChanged(e.session_id, e.previous_id, follow=not by_hand),
     ),
     Rule(EngineNotice, lambda e, _: EngineNoticePosted(e.level, e.text)),
-    Rule(QuestionAsked, lambda e, _: ChoiceRequested(e.question_id, e.question, e.answer)),
+    Rule(
+        QuestionAsked,
+        lambda e, _: ChoiceRequested(e.question_id, e.question, e.answer, e.session_id, e.at),
+    ),
     Rule(QuestionSettled, lambda e, _: QuestionClosed(e.question_id, e.withdrawn)),
     Rule(IndexProgress, lambda e, _: IndexChanged(e.workspace, index_text(e))),
     Rule(AgentStepEvent, _agent_stepped),
