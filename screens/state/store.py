@@ -19,6 +19,7 @@ from textual.signal import Signal
 from backend.messages import Message, MessageType
 from backend.sessions.models import Session
 from screens.state.answer_drafts import AnswerDrafts
+from screens.state.pending import PendingQuestions
 from screens.state.transcript_cache import TranscriptCache
 
 EngineMessage = Message[dict[str, Any]]
@@ -100,6 +101,8 @@ class UiState:
         self.index_signal: Signal[str] = Signal(owner, "index")
         """A workspace's index status changed (the workspace's path)."""
         self.line_signal: Signal[LineSettled] = Signal(owner, "line")
+        self.pending = PendingQuestions(owner)
+        """What waits on the user in every session; ``pending.signal`` when that changes."""
 
     # -- queries ----------------------------------------------------------------------
     def number(self, session_id: str | None) -> int | None:
