@@ -43,3 +43,12 @@ class SendLine(Message):
 
     session_id: str
     text: str
+
+
+@dataclass
+class AnswerQuestion(Message):
+    """Answer the pending question ``question_id`` with ``value`` (an answer string of
+    the question's kind; ``None`` declines). A question no longer pending is left alone."""
+
+    question_id: str
+    value: str | None
