@@ -13,6 +13,7 @@ from collections.abc import Callable
 from rich.cells import cell_len, chop_cells
 
 _WORDS = re.compile(r"\s*\S+\s*")
+_COLUMN_GAP = re.compile(r"\S(\s{2,})(?=\S)")
 
 
 def wrap_plain(text: str, width: int, hang: Callable[[str], int] | None = None) -> list[str]:
@@ -42,6 +43,8 @@ def wrap_plain(text: str, width: int, hang: Callable[[str], int] | None = None) 
             if line:
                 lines.append(line.rstrip())
             start = indent + word.lstrip() if indent and len(lines) > first else word
+            if cell_len(start.rstrip()) > width >= cell_len(bare.lstrip()):
+                start = word.lstrip()  # the hang would split a word that fits a line
             bare = start.rstrip()
             if cell_len(bare) > width:
                 *full, rest = chop_cells(bare, width)
@@ -50,3 +53,17 @@ def wrap_plain(text: str, width: int, hang: Callable[[str], int] | None = None) 
             line, used = start, cell_len(start)
         lines.append(line.rstrip())
     return lines
+
+
+def column_hang(line: str) -> int:
+    """Where a laid-out row's second column starts (else its indentation): a folded
+    row's continuation lines hang there, under the column they continue."""
+    gap = _COLUMN_GAP.search(line)
+    return gap.end(1) if gap else len(line) - len(line.lstrip())
+
+
+def wrap_columns(text: str, width: int) -> list[str]:
+    """Text laid out in columns (``/status``, ``/help``, ``/session list``): a row that
+    fits is kept as it is, one that does not folds at spaces, hanging under its second
+    column, so no word is cut in two ("na / me") unless it is longer than a line."""
+    return wrap_plain(text, width, hang=column_hang)

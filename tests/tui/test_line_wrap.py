@@ -1,0 +1,69 @@
+"""Word wrapping of system text: a word is cut only when it is longer than a line."""
+
+from __future__ import annotations
+
+import random
+import string
+
+import pytest
+from rich.cells import cell_len
+
+from widgets.line_wrap import column_hang, wrap_columns, wrap_plain
+
+
+def _random_text(rng: random.Random) -> str:
+    words = [
+        "".join(rng.choices(string.ascii_lowercase + "é漢", k=rng.randint(1, 14)))
+        for _ in range(rng.randint(1, 30))
+    ]
+    gaps = [rng.choice([" ", " ", "  ", "   ", "\n"]) for _ in words]
+    lead = " " * rng.randint(0, 6)
+    return lead + "".join(w + g for w, g in zip(words, gaps, strict=True)).rstrip()
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_no_word_that_fits_a_line_is_ever_split(seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(25):
+        text = _random_text(rng)
+        width = rng.randint(4, 40)
+        for wrap in (wrap_plain, wrap_columns):
+            lines = wrap(text, width)
+            assert all(cell_len(line) <= width for line in lines), (text, width)
+            pieces = [piece for line in lines for piece in line.split()]
+            for word in text.split():
+                if cell_len(word) <= width:
+                    assert word in pieces, (word, text, width, lines)
+            # Nothing is lost: the words, read back in order, are the text's.
+            assert "".join(pieces) == "".join(text.split()), (text, width)
+
+
+def test_a_hang_never_pushes_a_fitting_word_into_two_lines() -> None:
+    # Hung by 4, "bbbbbbbbbb" would need 14 columns of 10: it starts the line instead.
+    assert wrap_plain("  - aaaaaaaa bbbbbbbbbb", 10, hang=lambda _p: 4) == [
+        "  -",
+        "aaaaaaaa",
+        "bbbbbbbbbb",
+    ]
+    assert wrap_plain("- aaa bbbbbbbb cc", 10, hang=lambda _p: 2) == ["- aaa", "  bbbbbbbb", "  cc"]
+
+
+def test_a_row_laid_out_in_columns_folds_under_its_second_column() -> None:
+    row = "  archivalist    degraded: breaker open after three failures"
+    assert column_hang(row) == 17
+    assert wrap_columns(row, 40) == [
+        "  archivalist    degraded: breaker open",
+        "                 after three failures",
+    ]
+    # A row that fits keeps its columns exactly, spaces and all.
+    assert wrap_columns("  1  01aaaaaa  suspended  na me", 40) == [
+        "  1  01aaaaaa  suspended  na me"
+    ]
+
+
+def test_the_names_of_the_issue_are_never_cut() -> None:
+    text = "  librarian  ok  name: archivalist, academic, architect"
+    for width in range(12, 60):
+        joined = " ".join(wrap_columns(text, width))
+        for word in ("name:", "archivalist,", "academic,", "architect"):
+            assert word in joined.split(), (width, joined)
