@@ -15,6 +15,7 @@ from textual.binding import Binding, BindingType
 from textual.geometry import Region
 
 from widgets.diff_view import DIFF_CLASSES
+from widgets.markdown_render import MARKDOWN_CLASSES, MARKDOWN_CSS
 from widgets.reasoning_block import REASONING_CLASSES, REASONING_CSS, is_reasoning, reasoning_text
 from widgets.tool_blocks import TOOL_CLASSES, TOOL_CSS, action_text
 from widgets.transcript_folds import Block, block_order
@@ -39,6 +40,8 @@ class Transcript(TranscriptLayout, can_focus=True):
         "transcript--error",
         "transcript--agent-label",
         "transcript--agent",
+        "transcript--marker",
+        *MARKDOWN_CLASSES,
         *TOOL_CLASSES,
         *DIFF_CLASSES,
         *REASONING_CLASSES,
@@ -74,7 +77,9 @@ class Transcript(TranscriptLayout, can_focus=True):
         & > .transcript--error { color: $text-error; }
         & > .transcript--agent-label { color: $secondary; text-style: bold; }
         & > .transcript--agent { color: $text; }
+        & > .transcript--marker { color: $warning; text-style: bold; }
     """
+        + MARKDOWN_CSS
         + TOOL_CSS
         + REASONING_CSS
         + """

@@ -2,12 +2,14 @@
 
 A block is a gutter (time and who spoke) and the wrapped text; a day rule
 opens the first message of each day and a blank line separates the user's
-turns. An answer's tool calls (``payload["actions"]``) are drawn where the
-agent made them, between its paragraphs (``widgets.tool_blocks``), its reasoning
-above them all (``widgets.reasoning_block``); which of
-them are unfolded, and which is selected, the transcript decides through an
-:class:`ActionView`. Styles come from the widget's component classes, so
-themes decide.
+turns. An answer's text is Markdown (``widgets.markdown_render``); below it a
+line names the agent that spoke and the Guide tier that routed the request to
+it, after a "(stopped)" or "(truncated)" marker when the answer was cut short.
+An answer's tool calls (``payload["actions"]``) are drawn where the agent made
+them, between its paragraphs (``widgets.tool_blocks``), its reasoning above them
+all (``widgets.reasoning_block``); which of them are unfolded, and which is
+selected, the transcript decides through an :class:`ActionView`. Styles come
+from the widget's component classes, so themes decide.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from backend.messages import Message, MessageType, message_text
 from widgets.diff_view import diff_lines
 from widgets.line_wrap import wrap_plain
 from widgets.markdown_reflow import list_indent, reflow_markdown
+from widgets.markdown_render import MarkdownRenderer
 from widgets.reasoning_block import estimate_reasoning, is_reasoning, render_reasoning
 from widgets.tool_blocks import Line, estimate_lines, render_action
 
@@ -37,6 +40,16 @@ MIN_BODY = 8
 
 EngineMessage = Message[dict[str, Any]]
 StyleOf = Callable[[str], Style]
+
+MARKERS = {
+    "cancelled": "(stopped)",
+    "interrupted": "(stopped: the model's stream broke off)",
+    "step_limit": "(stopped at the step limit)",
+    "truncated": "(truncated)",
+}
+"""How an answer cut short ends, by the turn's ``stop``. The engine's loop writes the
+first and last into the text itself (``backend.agents.loop``): that copy is dropped so
+the marker shows once, styled."""
 
 
 class ActionView(Protocol):
@@ -80,6 +93,37 @@ def route_line(message: EngineMessage) -> str | None:
     return describe_route(route)
 
 
+def answer_marker(message: EngineMessage) -> str | None:
+    """ "(stopped)", "(truncated)"... for an answer cut short (``None``: it was not)."""
+    payload = message.payload
+    if message_kind(message) != "agent" or not isinstance(payload, dict):
+        return None
+    stop = payload.get("stop")
+    return MARKERS.get(stop) if isinstance(stop, str) else None
+
+
+def answer_text(message: EngineMessage) -> str:
+    """The message's text, without the marker the engine appended to a cut answer."""
+    text = message_text(message)
+    marker = answer_marker(message)
+    if marker is not None and text.rstrip().endswith(marker):
+        text = text.rstrip()[: -len(marker)].rstrip()
+    return text
+
+
+def speaker_line(message: EngineMessage) -> str | None:
+    """Which agent answered and which Guide tier routed it there (``None``: not said)."""
+    payload = message.payload
+    if message_kind(message) == "user" or not isinstance(payload, dict):
+        return None
+    agent, tier = payload.get("agent"), payload.get("tier")
+    if message_kind(message) == "agent" and not isinstance(agent, str):
+        agent = message.source if isinstance(tier, str) else None
+    parts = [f"{agent}" if isinstance(agent, str) else "", f"{tier} tier" if tier else ""]
+    shown = " · ".join(p for p in parts if p)
+    return shown or None
+
+
 def _preformatted(message: EngineMessage) -> bool:
     payload = message.payload
     return isinstance(payload, dict) and bool(payload.get("preformatted"))
@@ -99,10 +143,22 @@ def body_lines(message: EngineMessage, width: int, text: str | None = None) -> l
 
 
 def body_rows(
-    message: EngineMessage, width: int, style: StyleOf, view: ActionView | None
+    message: EngineMessage,
+    width: int,
+    style: StyleOf,
+    view: ActionView | None,
+    markdown: MarkdownRenderer | None = None,
 ) -> list[Line]:
     """The message's body as screen lines ``width`` cells wide: text and tool blocks."""
     body_style = style(f"transcript--{message_kind(message)}")
+
+    def text_rows(text: str) -> list[Line]:
+        if markdown is None or message_kind(message) != "agent" or _preformatted(message):
+            lines = body_lines(message, width, text)
+            return [([Segment(line, body_style)], cell_len(line)) for line in lines]
+        clean = terminal_text(text).expandtabs(4)
+        return markdown.rows(clean, width, body_style)
+
     payload = message.payload
     if isinstance(payload, dict) and payload.get("format") == "diff":
         return [
@@ -111,16 +167,13 @@ def body_rows(
         ]
     actions = view.actions(message) if view is not None else []
     if not actions:
-        return [
-            ([Segment(line, body_style)], cell_len(line)) for line in body_lines(message, width)
-        ]
+        return text_rows(answer_text(message))
     assert view is not None
     rows: list[Line] = []
     selected = view.selected(message.id)
-    for piece in answer_pieces(message_text(message), actions):
+    for piece in answer_pieces(answer_text(message), actions):
         if isinstance(piece, str):
-            lines = body_lines(message, width, piece)
-            rows.extend(([Segment(line, body_style)], cell_len(line)) for line in lines)
+            rows.extend(text_rows(piece))
             continue
         index, action = piece
         draw = render_reasoning if is_reasoning(action) else render_action
@@ -160,7 +213,7 @@ def estimate_height(
         for index, action in enumerate(view.actions(message)):
             estimate = estimate_reasoning if is_reasoning(action) else estimate_lines
             lines += estimate(action, view.expanded(message.id, index, action))
-    routed = 1 if route_line(message) else 0
+    routed = 1 if route_line(message) or speaker_line(message) or answer_marker(message) else 0
     return lines + routed + (1 if _spacer(message, previous, tz) else 0)
 
 
@@ -183,6 +236,7 @@ def render_block(
     style: StyleOf,
     *,
     view: ActionView | None = None,
+    markdown: MarkdownRenderer | None = None,
 ) -> list[Strip]:
     local = message.timestamp.astimezone(tz)
     kind = message_kind(message)
@@ -205,7 +259,7 @@ def render_block(
     ]
     indent = Segment(" " * GUTTER)
     for n, (row, length) in enumerate(
-        body_rows(message, max(MIN_BODY, width - GUTTER), style, view)
+        body_rows(message, max(MIN_BODY, width - GUTTER), style, view, markdown)
     ):
         segments = [*head, *row] if n == 0 else [indent, *row]
         strips.append(_line(segments, GUTTER + length, width))
@@ -214,7 +268,23 @@ def render_block(
         shown = chop_cells(route, max(MIN_BODY, width - GUTTER))[0]
         segments = [indent, Segment(shown, style("transcript--route"))]
         strips.append(_line(segments, GUTTER + cell_len(shown), width))
+    footer = _footer(message, max(MIN_BODY, width - GUTTER), style)
+    if footer is not None:
+        strips.append(_line([indent, *footer[0]], GUTTER + footer[1], width))
     return strips
+
+
+def _footer(message: EngineMessage, width: int, style: StyleOf) -> Line | None:
+    """The marker of an answer cut short and who answered, on one line."""
+    marker, speaker = answer_marker(message), speaker_line(message)
+    if marker is None and speaker is None:
+        return None
+    text = " · ".join(p for p in (marker, speaker) if p)
+    shown = chop_cells(text, width)[0]
+    cut = min(len(marker or ""), len(shown))
+    segments = [Segment(shown[:cut], style("transcript--marker"))] if cut else []
+    segments.append(Segment(shown[cut:], style("transcript--route")))
+    return segments, cell_len(shown)
 
 
 def _line(segments: list[Segment], length: int, width: int) -> Strip:

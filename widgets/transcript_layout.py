@@ -9,6 +9,10 @@ a session, or appending a message, costs only what is new.
 An answer's tool calls are blocks within it (``widgets.tool_blocks``); which are
 unfolded and which is selected lives in :class:`~widgets.transcript_folds.ActionFolds`
 and is part of a block's cache key, so folding one re-wraps only its message.
+
+Answers are Markdown (``widgets.markdown_render``): a stored message is drawn once
+per width and kept with its block; the draft streaming in keeps its finished
+Markdown blocks in its own renderer, so each repaint draws only its tail.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from widgets.markdown_render import MarkdownRenderer
 from widgets.transcript_blocks import (
     EngineMessage,
     block_key,
@@ -42,6 +47,8 @@ CHUNK_LINES = 800
 diff, a command's output) run to dozens of lines each, and every line costs."""
 WRAP_OLDER_DELAY = 0.05
 """Seconds after a session is shown before its older messages are wrapped."""
+DRAFT_BLOCKS_KEPT = 256
+"""Finished Markdown blocks of the streaming answer kept drawn (per width)."""
 
 
 class TranscriptLayout(ScrollView):
@@ -76,6 +83,7 @@ class TranscriptLayout(ScrollView):
         self._base_style = Style()
         self.folds = ActionFolds()
         """Which tool blocks are unfolded, and which is selected."""
+        self._markdown: tuple[MarkdownRenderer, MarkdownRenderer] | None = None
 
     # -- state handed down -------------------------------------------------------
     @property
@@ -138,8 +146,25 @@ class TranscriptLayout(ScrollView):
         previous = self._messages[-1] if self._messages else None
         self.folds.forget(draft.id)  # a draft changes under the same id
         self._draft_lines = render_block(
-            draft, previous, width, self.tz, self.get_component_rich_style, view=self.folds
+            draft,
+            previous,
+            width,
+            self.tz,
+            self.get_component_rich_style,
+            view=self.folds,
+            markdown=self.markdown[1],
         )
+
+    @property
+    def markdown(self) -> tuple[MarkdownRenderer, MarkdownRenderer]:
+        """Who draws answers' Markdown: for stored messages, and for the draft (which
+        keeps its finished blocks). Made again when the theme changes."""
+        if self._markdown is None:
+            style = self.get_component_rich_style
+            dark = self.app.current_theme.dark if self.is_attached else True
+            stored = MarkdownRenderer(style, dark=dark)
+            self._markdown = stored, MarkdownRenderer(style, dark=dark, kept=DRAFT_BLOCKS_KEPT)
+        return self._markdown
 
     def _resize_virtual(self) -> None:
         self.virtual_size = Size(self._width, self._height + len(self._draft_lines))
@@ -185,7 +210,15 @@ class TranscriptLayout(ScrollView):
         block = self._cache.get(key)
         if block is None:
             style = self.get_component_rich_style
-            block = render_block(messages[index], previous, width, self.tz, style, view=self.folds)
+            block = render_block(
+                messages[index],
+                previous,
+                width,
+                self.tz,
+                style,
+                view=self.folds,
+                markdown=self.markdown[0],
+            )
             self._cache[key] = block
         return block
 
@@ -271,6 +304,7 @@ class TranscriptLayout(ScrollView):
         super().notify_style_update()
         # Colours live in the cached blocks: a new theme means drawing them again.
         self._cache.clear()
+        self._markdown = None
         if self._width:
             self._layout()
 

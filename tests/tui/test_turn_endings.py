@@ -31,8 +31,10 @@ async def test_a_truncated_answer_says_so_in_the_transcript(engine_config: Engin
             assert last.type is MessageType.AGENT_REPLY and last.payload["stop"] == "truncated"
             assert last.payload["text"] == "The flaky test races the\n\n(truncated)"
             shown = [strip.text.strip() for strip in transcript.lines()]
-            assert "(truncated)" in shown
-            assert shown.index("(truncated)") > next(
+            # The marker closes the answer once, styled, beside who answered and by which tier.
+            assert "(truncated) · architect · dsl tier" in shown
+            assert sum("(truncated)" in line for line in shown) == 1
+            assert shown.index("(truncated) · architect · dsl tier") > next(
                 i for i, line in enumerate(shown) if line.endswith("The flaky test races the")
             )
 
