@@ -129,6 +129,15 @@ MAIN_BINDINGS: list[BindingType] = [
         priority=True,
     ),
     Binding(
+        "alt+y",
+        "copy_block",
+        "Copy",
+        show=False,
+        id="transcript.copy",
+        tooltip="Copy the selected tool block of the transcript, else the newest answer.",
+        priority=True,
+    ),
+    Binding(
         "escape",
         "interrupt",
         "Stop",

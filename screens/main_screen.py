@@ -135,6 +135,9 @@ class MainScreen(Screen[None]):
     def action_toggle_all_blocks(self) -> None:
         self.transcript.toggle_all_blocks()
 
+    def action_copy_block(self) -> None:
+        self.transcript.action_copy_block()
+
     # -- the state, as it changes --------------------------------------------------
     def _sessions_changed(self, session: Session | None) -> None:
         if session is None:  # the whole list is new
