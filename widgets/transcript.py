@@ -4,7 +4,8 @@ Laying out and painting the messages is :class:`~widgets.transcript_layout.Trans
 work; this widget adds the styles (component classes, so themes decide), and what
 the user does with an answer's tool blocks: fold or unfold one (a click on its
 header, ``enter`` on the selected one, the screen's ``ctrl+o``) or all (``alt+o``),
-select the next or previous (``]``, ``[``) and copy one (``c``).
+select the next or previous (``]``, ``[``) and copy one (``c``; the screen's ``alt+y``),
+or the newest answer when none is selected.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from widgets.diff_view import DIFF_CLASSES
 from widgets.markdown_render import MARKDOWN_CLASSES, MARKDOWN_CSS
 from widgets.reasoning_block import REASONING_CLASSES, REASONING_CSS, is_reasoning, reasoning_text
 from widgets.tool_blocks import TOOL_CLASSES, TOOL_CSS, action_text
+from widgets.transcript_blocks import answer_text, message_kind
 from widgets.transcript_folds import Block, block_order
 from widgets.transcript_layout import CHUNK, WRAP_OLDER_DELAY, TranscriptLayout
 
@@ -55,7 +57,7 @@ class Transcript(TranscriptLayout, can_focus=True):
         Binding("enter,space", "toggle_selected", "Fold block", show=False,
                 id="transcript.fold-selected", tooltip="Fold or unfold the selected tool block."),
         Binding("c", "copy_block", "Copy block", show=False, id="transcript.copy-block",
-                tooltip="Copy the selected tool block's text to the clipboard."),
+                tooltip="Copy the selected tool block (else the newest answer) to the clipboard."),
     ]  # fmt: skip
 
     DEFAULT_CSS = (
@@ -146,8 +148,24 @@ class Transcript(TranscriptLayout, can_focus=True):
         action = actions[selection[1]]
         return reasoning_text(action) if is_reasoning(action) else action_text(action)
 
-    def action_copy_block(self) -> None:
+    def copy_text(self) -> tuple[str, str] | None:
+        """What a copy takes and what to call it: the selected block, else the newest
+        answer as its Markdown source (``None``: there is neither)."""
         text = self.selected_text()
         if text is not None:
-            self.app.copy_to_clipboard(text)
-            self.notify("Copied the tool block.", markup=False)
+            return text, "the selected block"
+        shown = [*self.messages, *([self.draft] if self.draft is not None else [])]
+        for message in reversed(shown):
+            if message_kind(message) == "agent":
+                return answer_text(message), f"{message.source}'s answer"
+        return None
+
+    def action_copy_block(self) -> None:
+        found = self.copy_text()
+        if found is None:
+            self.notify("Nothing to copy: no block is selected and no answer is shown.", markup=False)
+            return
+        text, what = found
+        self.app.copy_to_clipboard(text)
+        lines = text.count("\n") + 1
+        self.notify(f"Copied {what} ({lines} line{'s' if lines != 1 else ''}).", markup=False)
