@@ -10,17 +10,19 @@ or the newest answer when none is selected.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 from textual.binding import Binding, BindingType
 from textual.geometry import Region
+from textual.message import Message
 
 from widgets.diff_view import DIFF_CLASSES
 from widgets.markdown_render import MARKDOWN_CLASSES, MARKDOWN_CSS
 from widgets.reasoning_block import REASONING_CLASSES, REASONING_CSS, is_reasoning, reasoning_text
 from widgets.tool_blocks import TOOL_CLASSES, TOOL_CSS, action_text
-from widgets.transcript_blocks import answer_text, message_kind
-from widgets.transcript_folds import Block, block_order
+from widgets.transcript_blocks import EngineMessage, answer_text, message_kind
+from widgets.transcript_folds import Block, block_order, header_offset
 from widgets.transcript_layout import CHUNK, WRAP_OLDER_DELAY, TranscriptLayout
 
 __all__ = ["CHUNK", "WRAP_OLDER_DELAY", "Transcript"]
@@ -60,6 +62,14 @@ class Transcript(TranscriptLayout, can_focus=True):
                 tooltip="Copy the selected tool block (else the newest answer) to the clipboard."),
     ]  # fmt: skip
 
+    @dataclass
+    class OlderWanted(Message):
+        """Scrolled to the top of a transcript the archive holds more of: read the
+        messages before ``first_id`` (answered with :meth:`Transcript.prepend`)."""
+
+        session_id: str
+        first_id: str
+
     DEFAULT_CSS = (
         """
     Transcript {
@@ -89,7 +99,61 @@ class Transcript(TranscriptLayout, can_focus=True):
     """
     )
 
+    # -- older history -------------------------------------------------------------------
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if new_value <= 0 and self.more_above:
+            self.want_older()
+
+    def want_older(self) -> bool:
+        """Ask for the messages before the first shown, once; False: none to ask for."""
+        if not self.more_above or not self._messages or self.session_id is None:
+            return False
+        first = self._messages[0].id
+        if self._asked_before != first:
+            self._asked_before = first
+            self.post_message(self.OlderWanted(self.session_id, first))
+        return True
+
     # -- tool blocks ---------------------------------------------------------------------
+    def find(self, message_id: str) -> EngineMessage | None:
+        """The message (or the draft) shown with ``message_id``."""
+        if self._draft is not None and self._draft.id == message_id:
+            return self._draft
+        return next((m for m in reversed(self._messages) if m.id == message_id), None)
+
+    def relayout(self, *message_ids: str) -> None:
+        """Lay out again the messages whose blocks changed (folded, unfolded, selected)."""
+        if not self._width:
+            return
+        anchor = self._anchor()
+        wanted = set(message_ids)
+        for index, message in enumerate(self._messages):
+            if message.id in wanted:
+                block = self._block_at(self._messages, index, self._width)
+                self._blocks[index], self._heights[index] = block, len(block)
+        self._reindex()  # draws the draft again too
+        self._restore(anchor)
+        self.refresh()
+
+    def relayout_all(self) -> None:
+        anchor = self._anchor()
+        self._layout()
+        self._restore(anchor)
+        self.refresh()
+
+    def header_line(self, block: tuple[str, int]) -> int | None:
+        """The line of the transcript a block's header is on (``None``: not shown)."""
+        message_id, index = block
+        if self._draft is not None and self._draft.id == message_id:
+            offset = header_offset(self._draft_lines, index)
+            return None if offset is None else self._height + offset
+        for at, message in enumerate(self._messages):
+            if message.id == message_id and self._width:
+                offset = header_offset(self._block_at(self._messages, at, self._width), index)
+                return None if offset is None else self._starts[at] + offset
+        return None
+
     def blocks(self) -> list[Block]:
         """Every tool block shown, oldest first (the draft's last)."""
         shown = [*self.messages, *([self.draft] if self.draft is not None else [])]
@@ -163,7 +227,9 @@ class Transcript(TranscriptLayout, can_focus=True):
     def action_copy_block(self) -> None:
         found = self.copy_text()
         if found is None:
-            self.notify("Nothing to copy: no block is selected and no answer is shown.", markup=False)
+            self.notify(
+                "Nothing to copy: no block is selected and no answer is shown.", markup=False
+            )
             return
         text, what = found
         self.app.copy_to_clipboard(text)

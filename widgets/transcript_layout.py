@@ -10,6 +10,11 @@ An answer's tool calls are blocks within it (``widgets.tool_blocks``); which are
 unfolded and which is selected lives in :class:`~widgets.transcript_folds.ActionFolds`
 and is part of a block's cache key, so folding one re-wraps only its message.
 
+Only what is on screen is painted (the line API asks for those lines). A session
+holding more than was read shows its newest messages; scrolling to the top asks
+for older ones (``Transcript.OlderWanted``), which :meth:`prepend` adds
+above with the view held still.
+
 Answers are Markdown (``widgets.markdown_render``): a stored message is drawn once
 per width and kept with its block; the draft streaming in keeps its finished
 Markdown blocks in its own renderer, so each repaint draws only its tail.
@@ -38,7 +43,7 @@ from widgets.transcript_blocks import (
     estimate_height,
     render_block,
 )
-from widgets.transcript_folds import ActionFolds, header_offset
+from widgets.transcript_folds import ActionFolds
 
 CHUNK = 100
 """Older messages wrapped per step once the newest are on screen."""
@@ -84,6 +89,9 @@ class TranscriptLayout(ScrollView):
         self.folds = ActionFolds()
         """Which tool blocks are unfolded, and which is selected."""
         self._markdown: tuple[MarkdownRenderer, MarkdownRenderer] | None = None
+        self.more_above = False
+        """The archive holds older messages of this session than are shown."""
+        self._asked_before: str | None = None  # the first id older messages were asked for
 
     # -- state handed down -------------------------------------------------------
     @property
@@ -111,12 +119,16 @@ class TranscriptLayout(ScrollView):
         *,
         placeholder: str = "",
         header: str = "",
+        more_above: bool = False,
     ) -> None:
         """Replace what is shown with ``messages`` and scroll to the newest.
 
-        ``placeholder`` is shown when there are no messages, ``header`` above them.
+        ``placeholder`` is shown when there are no messages, ``header`` above them;
+        ``more_above``: the archive holds older ones, read when scrolled to the top.
         """
         self.session_id = session_id
+        self.more_above = more_above
+        self._asked_before = None
         self.placeholder = placeholder
         self.header = header
         self._messages = list(messages)
@@ -124,6 +136,28 @@ class TranscriptLayout(ScrollView):
         self._draft = None
         self._layout()
         self.scroll_end(animate=False, immediate=True, x_axis=False)
+        self.refresh()
+
+    def prepend(
+        self, session_id: str, older: list[EngineMessage], *, more: bool, header: str = ""
+    ) -> None:
+        """Add ``older`` messages above those shown, the view held where it is.
+
+        ``more``: the archive holds older ones still; ``header`` replaces the line above.
+        """
+        if session_id != self.session_id:
+            return
+        self._asked_before = None
+        self.more_above = more
+        self.header = header
+        older = [m for m in older if m.id not in self._ids]
+        anchor = self._anchor()
+        self._messages[:0] = older
+        self._ids.update(m.id for m in older)
+        self._layout()
+        if anchor is not None:
+            anchor = (anchor[0] + len(older), anchor[1])
+        self._restore(anchor)
         self.refresh()
 
     def set_draft(self, draft: EngineMessage | None) -> None:
@@ -313,45 +347,6 @@ class TranscriptLayout(ScrollView):
         width = self._width
         found = [self._block_at(self._messages, i, width) for i in range(len(self._messages))]
         return [strip for block in found for strip in block] + list(self._draft_lines)
-
-    # -- tool blocks, as the widget folds and selects them -----------------------------
-    def find(self, message_id: str) -> EngineMessage | None:
-        """The message (or the draft) shown with ``message_id``."""
-        if self._draft is not None and self._draft.id == message_id:
-            return self._draft
-        return next((m for m in reversed(self._messages) if m.id == message_id), None)
-
-    def relayout(self, *message_ids: str) -> None:
-        """Lay out again the messages whose blocks changed (folded, unfolded, selected)."""
-        if not self._width:
-            return
-        anchor = self._anchor()
-        wanted = set(message_ids)
-        for index, message in enumerate(self._messages):
-            if message.id in wanted:
-                block = self._block_at(self._messages, index, self._width)
-                self._blocks[index], self._heights[index] = block, len(block)
-        self._reindex()  # draws the draft again too
-        self._restore(anchor)
-        self.refresh()
-
-    def relayout_all(self) -> None:
-        anchor = self._anchor()
-        self._layout()
-        self._restore(anchor)
-        self.refresh()
-
-    def header_line(self, block: tuple[str, int]) -> int | None:
-        """The line of the transcript a block's header is on (``None``: not shown)."""
-        message_id, index = block
-        if self._draft is not None and self._draft.id == message_id:
-            offset = header_offset(self._draft_lines, index)
-            return None if offset is None else self._height + offset
-        for at, message in enumerate(self._messages):
-            if message.id == message_id and self._width:
-                offset = header_offset(self._block_at(self._messages, at, self._width), index)
-                return None if offset is None else self._starts[at] + offset
-        return None
 
     # -- painting ------------------------------------------------------------------
     def render_lines(self, crop: Region) -> list[Strip]:
