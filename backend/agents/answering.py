@@ -39,6 +39,9 @@ Record = Message[dict[str, Any]]
 # (session_id, decision) -> the answer recorded: how a request for the Engineer is run
 EngineerRequests = Callable[[str, RouteDecision], Awaitable[Record]]
 
+MODEL_ADVISED = "model_advised"
+"""Session metadata: the session was told how to configure a model (told once)."""
+
 _IN_PIPELINE: ContextVar[bool] = ContextVar("sylk_pipeline_turn", default=False)
 
 
@@ -57,6 +60,8 @@ class TranscriptDesk(Protocol):
     """Where answers are recorded (the engine's session service)."""
 
     def get(self, session_id: str) -> Session: ...
+
+    async def set_metadata(self, ref: str, key: str, value: Any) -> Session: ...
 
     async def append(self, message: Record) -> Record: ...
 
@@ -153,9 +158,14 @@ class AnswerPipeline:
         return await self._sessions.append(message)  # as stored: keys redacted
 
     async def _offline(self, session_id: str, role: str, decision: RouteDecision) -> Record:
-        answer = offline_answer(decision.text, self._config_source, role)
+        # The advice on configuring a model is given once per session, then a reminder.
+        advised = bool(self._sessions.get(session_id).metadata.get(MODEL_ADVISED))
+        answer = offline_answer(decision.text, self._config_source, role, advised=advised)
         routed = {"agent": role, "tier": decision.tier}
-        return await self._sessions.notice(session_id, answer, offline=True, **routed)
+        record = await self._sessions.notice(session_id, answer, offline=True, **routed)
+        if not advised:
+            await self._sessions.set_metadata(session_id, MODEL_ADVISED, True)
+        return record
 
     async def _history(self, session_id: str, decision: RouteDecision) -> list[ChatMessage]:
         """The conversation so far, the line being answered (just recorded) left out."""

@@ -34,6 +34,7 @@ from backend.engine.config import EngineConfig
 from backend.engine.model_work import check_spec, model_command
 from backend.engine.plan_runs.pipeline_work import pipeline_desk
 from backend.engine.plan_runs.plan_work import plan_command
+from backend.engine.status_facts import StatusFacts, status_facts
 from backend.engine.team_work import session_qa
 from backend.errors import CommandError, SessionNotActiveError, SylkError
 from backend.events import EventStream, QuestionAsked
@@ -48,6 +49,7 @@ from backend.messages import Message
 from backend.orchestration import DagOutcome
 from backend.redaction import Redactor
 from backend.sessions.models import Session, SessionContext, SessionState
+from backend.sessions.naming import SessionBusyError
 from backend.sessions.phases import PhaseChange, SessionPhase, parse_phase
 from backend.skills.gateway.gateway import Gateway
 from backend.team.qa_checks import QaRecord
@@ -166,6 +168,10 @@ class Engine:
     def usage(self, session_id: str | None = None) -> UsageSummary:
         return summarise(session_id, self._parts.archive.usage_by_agent(session_id))
 
+    def status_facts(self, session_id: str) -> StatusFacts:
+        """What a status bar shows for ``session_id`` (``status_facts``), as values."""
+        return status_facts(self._parts, session_id)
+
     def describe_sessions(self) -> str:
         return self._parts.describe_sessions()
 
@@ -195,6 +201,16 @@ class Engine:
 
     async def close_session(self, ref: str) -> Session:
         return await self._sessions.close_session(ref)
+
+    async def rename_session(self, ref: str, name: str) -> Session:
+        return await self._sessions.rename_session(ref, name)
+
+    async def delete_session(self, ref: str) -> Session:
+        """Delete a session from the archive for good; refused while it answers."""
+        session = self._sessions.resolve(ref)
+        if self.turn_running(session.id):
+            raise SessionBusyError(session.name)
+        return await self._sessions.delete_session(session.id)
 
     # -- the session's phase ------------------------------------------------------
     def session_phase(self, ref: str) -> SessionPhase:

@@ -31,6 +31,7 @@ from backend.agents.session_models import (
 from backend.errors import CommandError, SylkError
 from backend.guide.routing.model_dsl import MODEL_USAGE
 from backend.guide.routing.model_tier import ModelClassifier
+from backend.llm.offline import how_to_configure
 from backend.llm.selection import choose_model
 from backend.roles import AGENT_ROLES
 from backend.sessions.models import Session
@@ -101,6 +102,8 @@ def status_models(turns: TurnRunner, session: Session | None) -> str:
     except SylkError as exc:
         head = f"unusable: {exc.message}"
     lines = [head, "Models per role (/model to change):", *role_lines(turns, session)]
+    if head.startswith("offline"):  # the advice answers give once per session, always here
+        lines.append(how_to_configure(turns.settings.source))
     profiles = turns.server_profiles()
     if profiles:
         shown = ", ".join(f"{name}: {profile}" for name, profile in sorted(profiles.items()))

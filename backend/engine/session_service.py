@@ -229,6 +229,30 @@ class SessionService:
         await self._released(target)
         return closed
 
+    async def rename_session(self, ref: str, name: str) -> Session:
+        target = self._manager.resolve(ref).id
+        return await self._run(lambda: self._manager.rename(target, name))
+
+    async def delete_session(self, ref: str) -> Session:
+        """Delete the session and all it owns from the archive (promoted chronicle entries
+        stay: shared knowledge). Its agents stop first; then it is announced as a
+        ``delete`` change whose session is closed, so every list drops it."""
+        target = self._manager.resolve(ref).id
+        await self._released(target)
+        async with self._lock:
+            before = self._manager.active_id
+            await asyncio.to_thread(self._archive.delete_session, target)
+            gone = self._manager.forget(target)
+            gone.closed_at = utc_now()
+            self._events.publish(
+                SessionChanged(
+                    session_id=target, session=gone, operation="delete", old_state=gone.state
+                )
+            )
+            if self._manager.active_id != before:
+                self._events.publish(ActiveSessionChanged(session_id=None, previous_id=before))
+        return gone
+
     async def _released(self, session_id: str) -> None:
         for hook in self._release:
             await hook(session_id)

@@ -34,14 +34,23 @@ _ABOUT = ("what can you do", "help", "what works", "commands")
 _STATUS = ("which model", "what model", "which provider", "status", "are you online")
 
 
-def offline_answer(user_text: str, config_path: Path | None, agent: str | None = None) -> str:
+MODEL_REMINDER = "(No model configured: /status says how to set one up.)"
+"""What an offline answer says instead of the whole advice, once a session has seen it."""
+
+
+def offline_answer(
+    user_text: str, config_path: Path | None, agent: str | None = None, *, advised: bool = False
+) -> str:
+    """``advised``: the session was told how to configure a model already, so a
+    one-line reminder replaces the advice (asking which model still gets it whole)."""
     asked = user_text.strip().lower()
+    advice = MODEL_REMINDER if advised else how_to_configure(config_path)
     if any(key in asked for key in _STATUS):
         return "No language model is configured: Sylk is offline.\n" + how_to_configure(config_path)
     if any(key in asked for key in _ABOUT):
-        return OFFLINE_ABILITIES + "\n" + how_to_configure(config_path)
+        return OFFLINE_ABILITIES + "\n" + advice
     who = f"the {agent}" if agent else "no agent"
     return (
         f"No language model is configured, so {who} cannot act on this yet; "
-        "your message is saved in this session's transcript.\n" + how_to_configure(config_path)
+        "your message is saved in this session's transcript.\n" + advice
     )

@@ -28,6 +28,7 @@ from backend.sessions.models import (
     SessionState,
     allowed_operations,
 )
+from backend.sessions.naming import checked_name
 from backend.sessions.phases import (
     APPROVAL_MAX,
     REASON_MAX,
@@ -230,6 +231,23 @@ class SessionManager:
         session.closed_at = utc_now()
         self._emit(session, "close", session.state)
         return session.model_copy(deep=True)
+
+    def rename(self, session_id: str, name: str) -> Session:
+        """Call the session ``name`` (``naming.checked_name``: one line, unique)."""
+        session = self._live(session_id)
+        others = (s.name for s in self._sessions.values() if s.id != session_id)
+        session.name = checked_name(name, others)
+        self._emit(session, "rename", session.state)
+        return session.model_copy(deep=True)
+
+    def forget(self, session_id: str) -> Session:
+        """Drop the session from memory (its archive rows are deleted by the caller);
+        the foreground is left empty if it was there. Announces nothing: the caller
+        deletes it from the archive first, then says so."""
+        session = self._sessions.pop(self._live(session_id).id)
+        if self._active_id == session_id:
+            self._active_id = None
+        return session
 
     def switch(self, session_id: str) -> Session:
         """Make ``session_id`` the foreground session, suspending the current one."""
