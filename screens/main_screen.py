@@ -24,8 +24,15 @@ from backend.sessions.models import Session, SessionState
 from screens.main_bindings import MAIN_BINDINGS, OPTION_DIGIT_KEYS
 from screens.new_session import NewSessionScreen
 from screens.session_commands import SessionCommands
-from screens.state.intents import NewSession, SendLine, SessionAction, SessionVerb
-from screens.state.store import DraftChanged, EngineMessage, LineSettled, Shown, UiState
+from screens.state.intents import LoadOlder, NewSession, SendLine, SessionAction, SessionVerb
+from screens.state.store import (
+    DraftChanged,
+    EngineMessage,
+    LineSettled,
+    OlderShown,
+    Shown,
+    UiState,
+)
 from widgets.composer import Composer
 from widgets.session_list import SessionList
 from widgets.transcript import Transcript
@@ -81,6 +88,7 @@ class MainScreen(Screen[None]):
         state.draft_signal.subscribe(self, self._draft_changed)
         state.index_signal.subscribe(self, self._index_changed)
         state.line_signal.subscribe(self, self._line_settled)
+        state.older_signal.subscribe(self, self._older_shown)
         self.set_interval(ACTIVITY_REFRESH_SECONDS, self.session_list.refresh)
         if state.sessions:  # state that arrived before the screen did
             self._sessions_changed(None)
@@ -154,7 +162,11 @@ class MainScreen(Screen[None]):
     def _shown(self, shown: Shown) -> None:
         # The list, the title and the transcript change together, in one frame.
         self.transcript.show(
-            shown.session_id, shown.messages, placeholder=shown.placeholder, header=shown.header
+            shown.session_id,
+            shown.messages,
+            placeholder=shown.placeholder,
+            header=shown.header,
+            more_above=shown.more,
         )
         self.session_list.viewed_id = shown.session_id
         if shown.ready:
@@ -168,6 +180,17 @@ class MainScreen(Screen[None]):
 
     def _prepared(self, messages: list[EngineMessage]) -> None:
         self.transcript.prepare(messages)
+
+    def _older_shown(self, older: OlderShown) -> None:
+        self.transcript.prepend(
+            older.session_id, older.messages, more=older.more, header=older.header
+        )
+
+    @on(Transcript.OlderWanted)
+    def _older_wanted(self, wanted: Transcript.OlderWanted) -> None:
+        wanted.stop()
+        shown = len(self.transcript.messages)
+        self.post_message(LoadOlder(wanted.session_id, wanted.first_id, shown))
 
     def _draft_changed(self, changed: DraftChanged) -> None:
         if changed.session_id != self.transcript.session_id:

@@ -29,7 +29,7 @@ from backend.events import EngineEvent
 from screens.choice import ChoiceScreen
 from screens.main_screen import MainScreen
 from screens.new_session import NewSessionScreen
-from screens.state.intents import NewSession, SendLine, SessionAction
+from screens.state.intents import LoadOlder, NewSession, SendLine, SessionAction
 from screens.state.store import TRANSCRIPT_LIMIT, UiState
 from sylk_tui.engine_bridge import EngineBridge
 from sylk_tui.engine_messages import (
@@ -44,6 +44,7 @@ from sylk_tui.engine_messages import (
     SessionUpdated,
     SubmitSettled,
     TranscriptAppended,
+    OlderLoaded,
     TranscriptLoaded,
     engine_message,
 )
@@ -221,6 +222,15 @@ class SylkApp(App[None]):
                 self._read(neighbour)
 
         self.call_after_refresh(read_ahead)
+
+    @on(LoadOlder)
+    def _load_older(self, wanted: LoadOlder) -> None:
+        wanted.stop()
+        self.bridge.load_older(wanted.session_id, wanted.first_id, wanted.shown)
+
+    @on(OlderLoaded)
+    def _older_loaded(self, loaded: OlderLoaded) -> None:
+        self.state.older_loaded(loaded.session_id, loaded.messages, loaded.more)
 
     @on(TranscriptLoaded)
     def _transcript_loaded(self, loaded: TranscriptLoaded) -> None:

@@ -22,13 +22,16 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from textual.app import App
 
-from sylk_tui.engine_messages import SessionsLoaded, SubmitSettled, TranscriptLoaded
+from sylk_tui.engine_messages import OlderLoaded, SessionsLoaded, SubmitSettled, TranscriptLoaded
 from sylk_tui.switch_queue import SwitchQueue
 
 if TYPE_CHECKING:
     from backend.engine import Engine
+    from sylk_tui.engine_messages import Transcript
 
 Lifecycle = Literal["suspend", "resume", "complete"]
+OLDER_CHUNK = 200
+"""Older messages read each time the transcript is scrolled to the top of what it holds."""
 
 
 class EngineBridge:
@@ -82,6 +85,10 @@ class EngineBridge:
 
     def load_transcript(self, session_id: str) -> None:
         self._run(partial(self._load_transcript, session_id), "transcript", "read a transcript")
+
+    def load_older(self, session_id: str, first_id: str, shown: int) -> None:
+        work = partial(self._load_older, session_id, first_id, shown)
+        self._run(work, "transcript", "read older messages")
 
     def bring_to_front(self, session_id: str) -> None:
         """Latest wins: see ``SwitchQueue``."""
@@ -161,6 +168,26 @@ class EngineBridge:
             messages = await engine.transcript(session_id, limit=self.transcript_limit)
         finally:
             self._app.post_message(TranscriptLoaded(session_id, messages))
+
+    async def _load_older(self, session_id: str, first_id: str, shown: int) -> None:
+        """The ``OLDER_CHUNK`` messages before ``first_id``; the archive reads the newest
+        ``shown + OLDER_CHUNK`` (all of them if more arrived meanwhile than that)."""
+        older: Transcript = []
+        more = True  # on failure: the transcript may ask again
+        try:
+            engine = await self.ready()
+            limit: int | None = shown + OLDER_CHUNK
+            while True:
+                messages = await engine.transcript(session_id, limit=limit)
+                at = next((n for n, m in enumerate(messages) if m.id == first_id), None)
+                if at is not None or limit is None:
+                    break
+                limit = None
+            at = at or 0
+            older = messages[max(0, at - OLDER_CHUNK) : at]
+            more = at > OLDER_CHUNK or (limit is not None and len(messages) == limit)
+        finally:
+            self._app.post_message(OlderLoaded(session_id, older, more))
 
     async def _serialised(self, call: Callable[[Engine], Awaitable[object]]) -> None:
         engine = await self.ready()

@@ -139,6 +139,15 @@ class SessionsLoaded(Message):
 
 
 @dataclass
+class OlderLoaded(Message):
+    """Messages before those shown were read (``more``: the archive holds older still)."""
+
+    session_id: str
+    messages: Transcript
+    more: bool
+
+
+@dataclass
 class TranscriptLoaded(Message):
     """The tail of a session's transcript was read from the archive (``None``: failed)."""
 

@@ -31,6 +31,16 @@ class SessionAction(Message):
 
 
 @dataclass
+class LoadOlder(Message):
+    """Read the messages of ``session_id`` before ``first_id`` (``shown`` are on screen):
+    the transcript was scrolled to the top of what was read."""
+
+    session_id: str
+    first_id: str
+    shown: int
+
+
+@dataclass
 class NewSession(Message):
     """Create a session and switch to it (``name`` ``None``: Sylk picks one)."""
 

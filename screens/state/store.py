@@ -29,6 +29,7 @@ TRANSCRIPT_LIMIT = 200
 CACHED_SESSIONS = 24
 """Recently shown transcripts kept in memory, so switching back needs no read."""
 EMPTY_TRANSCRIPT = "No messages yet. Type below; /help lists the commands."
+OLDER_HEADER = "↑ older messages load as you scroll up"
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,18 @@ class Shown:
     header: str = ""
     ready: bool = True
     """False while the transcript is read, or when it could not be: no draft to show."""
+    more: bool = False
+    """The archive holds older messages than these: scrolling to the top reads them."""
+
+
+@dataclass(frozen=True)
+class OlderShown:
+    """Older messages of the transcript on screen, to add above what it shows."""
+
+    session_id: str
+    messages: list[EngineMessage]
+    more: bool
+    header: str
 
 
 @dataclass(frozen=True)
@@ -101,6 +114,7 @@ class UiState:
         self.index_signal: Signal[str] = Signal(owner, "index")
         """A workspace's index status changed (the workspace's path)."""
         self.line_signal: Signal[LineSettled] = Signal(owner, "line")
+        self.older_signal: Signal[OlderShown] = Signal(owner, "older")
         self.pending = PendingQuestions(owner)
         """What waits on the user in every session; ``pending.signal`` when that changes."""
 
@@ -220,11 +234,17 @@ class UiState:
         return False
 
     def _show(self, session_id: str, messages: list[EngineMessage]) -> None:
-        header = ""
-        if len(messages) >= self.transcript_limit:
-            header = f"Showing the last {len(messages)} messages · `sylk sessions export` has all"
+        more = len(messages) >= self.transcript_limit
+        header = OLDER_HEADER if more else ""
         self.shown_id = session_id
-        self.shown_signal.publish(Shown(session_id, list(messages), EMPTY_TRANSCRIPT, header))
+        shown = Shown(session_id, list(messages), EMPTY_TRANSCRIPT, header, more=more)
+        self.shown_signal.publish(shown)
+
+    def older_loaded(self, session_id: str, messages: list[EngineMessage], more: bool) -> None:
+        """Older messages were read; shown above the rest if the session is still on screen."""
+        if session_id == self.shown_id:
+            header = OLDER_HEADER if more else ""
+            self.older_signal.publish(OlderShown(session_id, messages, more, header))
 
     def _placeholder(self, session_id: str, text: str) -> None:
         self.shown_id = session_id
