@@ -236,6 +236,23 @@ class DagStatusChanged(_Event):
     resumed: bool = False
 
 
+class PipelineMoved(_Event):
+    """A pipeline (a plan's engineer node, or an ``@engineer`` request) moved: its state,
+    loop and what it holds, so a front end follows it live without reading anything
+    back (the ``EngineNotice`` beside it says the same in words)."""
+
+    kind: Literal["pipeline.state"] = "pipeline.state"
+    task_id: str
+    plan_id: str | None = None
+    state: str
+    loop: int = 0
+    max_loops: int = 3
+    detail: str = ""
+    view: dict[str, Any] = Field(default_factory=dict)
+    """The pipeline as data (``backend.team.task_view``): its loop, the engineer's
+    turns, the inspector's issues and the tester's failures so far."""
+
+
 class IndexProgress(_Event):
     """The code index of a workspace: building (done/total files), ready, updated."""
 
@@ -262,7 +279,8 @@ EngineEvent = Annotated[
     | QuestionSettled
     | PlanChanged
     | PlanApproved
-    | DagStatusChanged,
+    | DagStatusChanged
+    | PipelineMoved,
     Field(discriminator="kind"),
 ]
 EVENT_ADAPTER: TypeAdapter[EngineEvent] = TypeAdapter(EngineEvent)

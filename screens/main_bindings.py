@@ -95,6 +95,15 @@ MAIN_BINDINGS: list[BindingType] = [
         priority=True,
     ),
     Binding(
+        "ctrl+g",
+        "dag_view",
+        "Plan",
+        id="plan.dag-view",
+        tooltip="Show the session's plan as layers of tasks with live status; Enter on a "
+        "task opens its pipeline.",
+        priority=True,
+    ),
+    Binding(
         "pageup",
         "scroll_transcript(-1)",
         "Scroll up",

@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input
 
 from backend.sessions.models import Session, SessionState
+from screens.dag_view import DagViewScreen
 from screens.main_bindings import MAIN_BINDINGS, OPTION_DIGIT_KEYS
 from screens.new_session import NewSessionScreen
 from screens.session_commands import SessionCommands
@@ -231,6 +232,12 @@ class MainScreen(Screen[None]):
     def _new_session_named(self, name: str | None) -> None:
         if name is not None:
             self.post_message(NewSession(name or None))
+
+    def action_dag_view(self) -> None:
+        session = self.state.sessions.get(self.state.viewed_id or "")
+        if session is not None:
+            view = DagViewScreen(self.state.plans, session.id, session_name=session.name)
+            self.app.push_screen(view)
 
     def action_next_session(self) -> None:
         self._act("next")

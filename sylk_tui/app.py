@@ -30,6 +30,7 @@ from screens.choice import ChoiceScreen
 from screens.main_screen import MainScreen
 from screens.new_session import NewSessionScreen
 from screens.state.intents import LoadOlder, NewSession, SendLine, SessionAction
+from screens.state.plan_view import PlanTraffic
 from screens.state.store import TRANSCRIPT_LIMIT, UiState
 from sylk_tui.engine_bridge import EngineBridge
 from sylk_tui.engine_messages import (
@@ -49,6 +50,7 @@ from sylk_tui.engine_messages import (
     engine_message,
 )
 from sylk_tui.keymap import binding_ids, unknown_ids_warning
+from sylk_tui.plan_follow import PlanFollow
 from sylk_tui.question_dialogs import QuestionDialogs
 from themes import APP_STYLESHEET, DEFAULT_THEME, register_themes
 
@@ -101,6 +103,7 @@ class SylkApp(App[None]):
             self, engine, transcript_limit=transcript_limit, on_ready=self._engine_ready
         )
         self.questions = QuestionDialogs(self)
+        self.plan_follow = PlanFollow(self, self.bridge, self.state.plans)
         self._main = MainScreen(self.state, clock=clock, tz=tz)
         self._unsubscribe: Callable[[], None] = lambda: None
         self._detach_questions: Callable[[], None] = lambda: None
@@ -191,6 +194,11 @@ class SylkApp(App[None]):
     @on(QuestionClosed)
     def _question_closed(self, closed: QuestionClosed) -> None:
         self.questions.settled(closed.question_id)
+
+    @on(PlanTraffic)
+    def _plan_traffic(self, traffic: PlanTraffic) -> None:
+        traffic.stop()  # the DAG view's events and asks
+        self.plan_follow.handle(traffic)
 
     @on(EngineNoticePosted)
     def _engine_notice(self, notice: EngineNoticePosted) -> None:

@@ -26,6 +26,7 @@ from backend.events import (
     EngineNotice,
     IndexProgress,
     MessageAppended,
+    PipelineMoved,
     PlanApproved,
     PlanChanged,
     QuestionAsked,
@@ -37,6 +38,7 @@ from backend.events import (
 from backend.messages import Message as EngineMessage
 from backend.questions import ChoiceQuestion
 from backend.sessions.models import Session, SessionState
+from screens.state.plan_view import PlanTraffic
 
 Transcript = list[EngineMessage[dict[str, Any]]]
 
@@ -127,6 +129,20 @@ class IndexChanged(Message):
 
     workspace: str
     text: str  # what the status line shows, e.g. "indexing 340/2,275 files"
+
+
+@dataclass
+class DagMoved(PlanTraffic):
+    """An approved plan's DAG moved: a node's transition, or the run's start or end."""
+
+    event: DagStatusChanged
+
+
+@dataclass
+class PipelineChanged(PlanTraffic):
+    """A pipeline moved; ``event.view`` is all it holds so far (the pipeline pane's data)."""
+
+    event: PipelineMoved
 
 
 # -- worker results ---------------------------------------------------------------------
@@ -239,8 +255,8 @@ EVENT_MESSAGES: Mapping[str, Rule[Any]] = _table(
         PlanApproved,
         lambda e, _: EngineNoticePosted("info", f"Plan {e.plan_id} (version {e.version}) approved"),
     ),
-    # A DAG's progress reaches the transcript as notices already (the DAG view is to come).
-    Rule(DagStatusChanged, lambda e, _: None),
+    Rule(DagStatusChanged, lambda e, _: DagMoved(e)),
+    Rule(PipelineMoved, lambda e, _: PipelineChanged(e)),
 )
 """Engine event kind -> how it becomes a message; a kind not here is not shown."""
 

@@ -20,6 +20,7 @@ from backend.messages import Message, MessageType
 from backend.sessions.models import Session
 from screens.state.answer_drafts import AnswerDrafts
 from screens.state.pending import PendingQuestions
+from screens.state.plan_view import PlanBoard
 from screens.state.transcript_cache import TranscriptCache
 
 EngineMessage = Message[dict[str, Any]]
@@ -117,6 +118,8 @@ class UiState:
         self.older_signal: Signal[OlderShown] = Signal(owner, "older")
         self.pending = PendingQuestions(owner)
         """What waits on the user in every session; ``pending.signal`` when that changes."""
+        self.plans = PlanBoard(owner, clock=clock)
+        """Each session's plan and pipelines, for the DAG view; ``plans.changed_signal``."""
 
     # -- queries ----------------------------------------------------------------------
     def number(self, session_id: str | None) -> int | None:
