@@ -171,12 +171,13 @@ class EngineBridge:
 
     async def _load_older(self, session_id: str, first_id: str, shown: int) -> None:
         """The ``OLDER_CHUNK`` messages before ``first_id``; the archive reads the newest
-        ``shown + OLDER_CHUNK`` (all of them if more arrived meanwhile than that)."""
+        ``shown + OLDER_CHUNK + 1`` (one more says whether older ones remain; all of them
+        if more arrived meanwhile than that)."""
         older: Transcript = []
         more = True  # on failure: the transcript may ask again
         try:
             engine = await self.ready()
-            limit: int | None = shown + OLDER_CHUNK
+            limit: int | None = shown + OLDER_CHUNK + 1
             while True:
                 messages = await engine.transcript(session_id, limit=limit)
                 at = next((n for n, m in enumerate(messages) if m.id == first_id), None)
@@ -185,7 +186,7 @@ class EngineBridge:
                 limit = None
             at = at or 0
             older = messages[max(0, at - OLDER_CHUNK) : at]
-            more = at > OLDER_CHUNK or (limit is not None and len(messages) == limit)
+            more = at > OLDER_CHUNK
         finally:
             self._app.post_message(OlderLoaded(session_id, older, more))
 
