@@ -21,6 +21,7 @@ from backend.sessions.models import Session
 from screens.state.answer_drafts import AnswerDrafts
 from screens.state.pending import PendingQuestions
 from screens.state.plan_view import PlanBoard
+from screens.state.status_board import StatusBoard
 from screens.state.transcript_cache import TranscriptCache
 
 EngineMessage = Message[dict[str, Any]]
@@ -120,6 +121,8 @@ class UiState:
         """What waits on the user in every session; ``pending.signal`` when that changes."""
         self.plans = PlanBoard(owner, clock=clock)
         """Each session's plan and pipelines, for the DAG view; ``plans.changed_signal``."""
+        self.status = StatusBoard(owner)
+        """The status bar's facts for the session on screen; ``status.signal``."""
 
     # -- queries ----------------------------------------------------------------------
     def number(self, session_id: str | None) -> int | None:
