@@ -157,31 +157,51 @@ class DagGraph(Widget, can_focus=True):
     def render(self) -> Text:
         if not self.graph_layers:
             return Text("No plan has run in this session yet.", style="dim")
-        text = Text(no_wrap=True, overflow="ellipsis")
+        nodes = [node for layer in self.graph_layers for node in layer.nodes]
+        widths = (
+            max(len(n.id) for n in nodes),
+            max(len(n.agent) for n in nodes),
+            max(len(n.status) for n in nodes),
+            max(len(_waits(n)) for n in nodes),
+        )
+        width = max(self.content_size.width, 20)
+        text = Text()
         index = 0
         for layer in self.graph_layers:
-            text.append(f"{layer.title}\n", style="bold")
+            title = Text(layer.title, style="bold")
+            title.truncate(width, overflow="ellipsis")
+            text.append_text(title)
+            text.append("\n")
             for node in layer.nodes:
-                self._node_line(text, node, selected=index == self.cursor)
+                line = self._node_line(node, widths, selected=index == self.cursor)
+                line.truncate(width, overflow="ellipsis")
+                text.append_text(line)
+                text.append("\n")
                 index += 1
         text.rstrip()
         return text
 
-    def _node_line(self, text: Text, node: GraphNode, *, selected: bool) -> None:
+    def _node_line(
+        self, node: GraphNode, widths: tuple[int, int, int, int], *, selected: bool
+    ) -> Text:
         mark = STATUS_MARKS.get(node.status, ("?", ""))[0]
         style = self._style(node.status)
+        id_width, agent_width, status_width, waits_width = widths
         line = Text(style="reverse" if selected and self.has_focus else "")
         line.append("▸ " if selected else "  ")
         line.append(f"{mark} ", style=style)
-        line.append(f"{node.id:<10} ", style="bold")
-        line.append(f"{node.agent:<11} ")
-        line.append(f"{node.status:<9}", style=style)
-        waits = f"  ← {', '.join(node.depends_on)}" if node.depends_on else ""
+        line.append(f"{node.id:<{id_width}}  ", style="bold")
+        line.append(f"{node.agent:<{agent_width}}  ")
+        line.append(f"{node.status:<{status_width}}", style=style)
+        if waits_width:
+            line.append(f"  {_waits(node):<{waits_width}}")
         extras = [part for part in (node.attempts, node.loop, node.duration) if part]
-        line.append(f"{waits:<18}")
         if extras:
             line.append("  " + " · ".join(extras))
         if node.error:
             line.append(f"  {node.error}", style="italic")
-        text.append_text(line)
-        text.append("\n")
+        return line
+
+
+def _waits(node: GraphNode) -> str:
+    return f"← {', '.join(node.depends_on)}" if node.depends_on else ""
