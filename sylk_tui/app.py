@@ -49,6 +49,7 @@ from sylk_tui.engine_messages import (
     TranscriptLoaded,
     engine_message,
 )
+from sylk_tui.status_feed import StatusFeed
 from sylk_tui.keymap import binding_ids, unknown_ids_warning
 from sylk_tui.plan_follow import PlanFollow
 from sylk_tui.question_dialogs import QuestionDialogs
@@ -98,6 +99,7 @@ class SylkApp(App[None]):
         self._keymap = dict(keymap or {})
         if self._keymap:
             self.set_keymap(self._keymap)
+        self.status_feed = StatusFeed(self, self.state, lambda: self.bridge.engine)
         self.state = UiState(self, clock=clock, transcript_limit=transcript_limit)
         self.bridge = EngineBridge(
             self, engine, transcript_limit=transcript_limit, on_ready=self._engine_ready
@@ -105,6 +107,7 @@ class SylkApp(App[None]):
         self.questions = QuestionDialogs(self)
         self.plan_follow = PlanFollow(self, self.bridge, self.state.plans)
         self._main = MainScreen(self.state, clock=clock, tz=tz)
+        self.status_feed.attach()
         self._unsubscribe: Callable[[], None] = lambda: None
         self._detach_questions: Callable[[], None] = lambda: None
 
@@ -261,9 +264,11 @@ class SylkApp(App[None]):
                 if self.bridge.stop_answer(session_id):
                     self.notify("Stopping the answer…", markup=False)
             case "resume":
+            case "rename" if action.name:
+                self.bridge.rename(session_id, action.name)
                 self.bridge.switches.forget()  # resuming brings this one to the front
                 self.bridge.lifecycle("resume", session_id)
-            case "suspend" | "complete":
+            case "suspend" | "complete" | "delete":
                 self.bridge.lifecycle(action.kind, session_id)
 
     def _switch_to(self, session_id: str) -> None:

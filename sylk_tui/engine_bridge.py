@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from backend.engine import Engine
     from sylk_tui.engine_messages import Transcript
 
-Lifecycle = Literal["suspend", "resume", "complete"]
+Lifecycle = Literal["suspend", "resume", "complete", "delete"]
 OLDER_CHUNK = 200
 """Older messages read each time the transcript is scrolled to the top of what it holds."""
 
@@ -107,10 +107,17 @@ class EngineBridge:
                 "suspend": engine.suspend_session,
                 "resume": engine.resume_session,
                 "complete": engine.complete_session,
+                "delete": engine.delete_session,
             }
             return await verbs[operation](session_id)
 
         self._run(partial(self._serialised, call), "engine", "change a session's state")
+
+    def rename(self, session_id: str, name: str) -> None:
+        async def call(engine: Engine) -> object:
+            return await engine.rename_session(session_id, name)
+
+        self._run(partial(self._serialised, call), "engine", "rename a session")
 
     def submit(self, session_id: str, text: str) -> None:
         self._run(partial(self._submit, session_id, text), "submit", "send a line")

@@ -11,10 +11,13 @@ from typing import Literal
 
 from textual.message import Message
 
-SessionVerb = Literal["switch", "next", "previous", "suspend", "resume", "complete", "stop"]
+SessionVerb = Literal[
+    "switch", "next", "previous", "suspend", "resume", "complete", "stop", "delete", "rename"
+]
 """``switch``: show the session and bring it to the front (a finished one is only
 shown); ``next``/``previous``: switch to the session after/before it in the list;
-``stop``: stop the answer being written in it."""
+``stop``: stop the answer being written in it; ``delete``: remove it from the archive
+(asked for after the user confirmed); ``rename``: call it ``name``."""
 
 
 @dataclass
@@ -28,6 +31,8 @@ class SessionAction(Message):
 
     kind: SessionVerb
     session_id: str | None = None
+    name: str | None = None
+    """The new name, for ``rename``."""
 
 
 @dataclass
