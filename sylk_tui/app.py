@@ -49,10 +49,10 @@ from sylk_tui.engine_messages import (
     TranscriptLoaded,
     engine_message,
 )
-from sylk_tui.status_feed import StatusFeed
 from sylk_tui.keymap import binding_ids, unknown_ids_warning
 from sylk_tui.plan_follow import PlanFollow
 from sylk_tui.question_dialogs import QuestionDialogs
+from sylk_tui.status_feed import StatusFeed
 from themes import APP_STYLESHEET, DEFAULT_THEME, register_themes
 
 if TYPE_CHECKING:  # built by the caller, or lazily (see EngineBridge): not imported here
@@ -99,21 +99,21 @@ class SylkApp(App[None]):
         self._keymap = dict(keymap or {})
         if self._keymap:
             self.set_keymap(self._keymap)
-        self.status_feed = StatusFeed(self, self.state, lambda: self.bridge.engine)
         self.state = UiState(self, clock=clock, transcript_limit=transcript_limit)
         self.bridge = EngineBridge(
             self, engine, transcript_limit=transcript_limit, on_ready=self._engine_ready
         )
         self.questions = QuestionDialogs(self)
         self.plan_follow = PlanFollow(self, self.bridge, self.state.plans)
+        self.status_feed = StatusFeed(self, self.state, lambda: self.bridge.engine)
         self._main = MainScreen(self.state, clock=clock, tz=tz)
-        self.status_feed.attach()
         self._unsubscribe: Callable[[], None] = lambda: None
         self._detach_questions: Callable[[], None] = lambda: None
 
     # -- lifecycle -----------------------------------------------------------------
     async def on_mount(self) -> None:
         await self.push_screen(self._main)
+        self.status_feed.attach()
         self.bridge.start()
         self._check_keymap()
 
@@ -264,12 +264,12 @@ class SylkApp(App[None]):
                 if self.bridge.stop_answer(session_id):
                     self.notify("Stopping the answer…", markup=False)
             case "resume":
-            case "rename" if action.name:
-                self.bridge.rename(session_id, action.name)
                 self.bridge.switches.forget()  # resuming brings this one to the front
                 self.bridge.lifecycle("resume", session_id)
             case "suspend" | "complete" | "delete":
                 self.bridge.lifecycle(action.kind, session_id)
+            case "rename" if action.name:
+                self.bridge.rename(session_id, action.name)
 
     def _switch_to(self, session_id: str) -> None:
         session = self.state.sessions.get(session_id)
