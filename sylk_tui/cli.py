@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import shlex
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
@@ -30,11 +28,12 @@ from backend.events import (
 )
 from backend.guide.routing.decision import describe_route
 from backend.messages import Message, MessageType
-from sylk_tui import export, paths
+from sylk_tui import paths
 from sylk_tui.commands import checkpoints as checkpoint_cli
 from sylk_tui.commands import mcp as mcp_cli
 from sylk_tui.commands import plan as plan_cli
 from sylk_tui.commands import session_models as session_models_cli
+from sylk_tui.commands import sessions_io
 from sylk_tui.commands.run_output import (
     EXIT_CODES,
     EXIT_NOT_SAVED,
@@ -51,6 +50,17 @@ from sylk_tui.logs import configure_logging
 
 if TYPE_CHECKING:  # the engine's modules load when a command needs an engine
     from backend.engine import Engine
+
+
+def sylk_version() -> str:
+    """The installed package's version ("unknown" when run from a bare checkout)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("sylk-tui")
+    except PackageNotFoundError:
+        return "unknown"
+
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_OFFLINE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -85,15 +95,13 @@ def build_parser() -> argparse.ArgumentParser:
         prog="sylk", description="Run many coding-agent sessions at once, from one terminal."
     )
     _common(parser, default=None)
+    parser.add_argument("--version", action="version", version=f"sylk {sylk_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sessions = commands.add_parser("sessions", help="list, create and export sessions")
+    sessions = commands.add_parser("sessions", help="list, create, export and import sessions")
     _common(sessions, default=argparse.SUPPRESS)
     verbs = sessions.add_subparsers(dest="verb", metavar="VERB", required=True)
 
-    listing = verbs.add_parser("list", help="list sessions")
-    _common(listing, default=argparse.SUPPRESS)
-    listing.add_argument("--json", action="store_true", help="print JSON")
-
+    sessions_io.add_parsers(verbs, _common)
     new = verbs.add_parser("new", help="create a session")
     _common(new, default=argparse.SUPPRESS)
     new.add_argument("name", metavar="NAME")
@@ -133,11 +141,6 @@ def build_parser() -> argparse.ArgumentParser:
     route.add_argument("--json", action="store_true", help="print the decision as JSON")
     route.add_argument("text", nargs="+", metavar="TEXT", help="the request")
 
-    exp = verbs.add_parser("export", help="export a session's transcript")
-    _common(exp, default=argparse.SUPPRESS)
-    exp.add_argument("ref", metavar="ID", help="session id, unique id prefix, name or number")
-    exp.add_argument("--format", choices=["md", "json"], default="md")
-    exp.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
     checkpoint_cli.add_parsers(verbs, _common)
     mcp_cli.add_parser(commands, _common)
     plan_cli.add_parser(commands)
@@ -177,32 +180,7 @@ async def _with_engine(
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    async def body(engine: Engine) -> int:
-        sessions = engine.list_sessions()
-        active = engine.active_session()
-        if args.json:
-            counts = engine.transcript_counts()
-            rows = [
-                {
-                    "number": n,
-                    "id": s.id,
-                    "name": s.name,
-                    "state": s.state.value,
-                    "phase": s.phase.value,
-                    "active": active is not None and s.id == active.id,
-                    "created_at": s.created_at.isoformat(),
-                    "last_active_at": s.last_active_at.isoformat(),
-                    "messages": counts.get(s.id, 0),
-                    "workspace": s.workspace,
-                }
-                for n, s in enumerate(sessions, 1)
-            ]
-            print(json.dumps(rows, indent=2))
-        else:
-            print(engine.describe_sessions())
-        return EXIT_OK
-
-    return asyncio.run(_with_engine(args, body))
+    return asyncio.run(_with_engine(args, lambda e: sessions_io.list_sessions(e, args.json)))
 
 
 def _cmd_new(args: argparse.Namespace) -> int:
@@ -212,29 +190,6 @@ def _cmd_new(args: argparse.Namespace) -> int:
         return EXIT_OK
 
     return asyncio.run(_with_engine(args, body))
-
-
-def _cmd_export(args: argparse.Namespace) -> int:
-    async def body(engine: Engine) -> tuple[str, str]:
-        session = engine.get_session(args.ref)
-        return session.name, export.render(
-            session, await engine.transcript(session.id), args.format
-        )
-
-    async def run() -> tuple[str, str]:
-        engine = _engine(args)
-        try:
-            return await body(engine)
-        finally:
-            await engine.aclose()
-
-    name, text = asyncio.run(run())
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-        print(f"exported {name!r} to {args.output}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
-    return EXIT_OK
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -345,7 +300,10 @@ def _run_tui(args: argparse.Namespace) -> int:
 
     settings = load_config(paths.config_file())  # once: the engine's and the keys'
     # The engine is built by the app after its first frame is drawn.
-    app = SylkApp(lambda: _engine(args, settings), keymap=settings.keymap)
+    from sylk_tui.themes import THEME_FILE
+
+    theme_file = paths.data_dir(args.data_dir) / THEME_FILE  # the theme chosen last time
+    app = SylkApp(lambda: _engine(args, settings), keymap=settings.keymap, theme_file=theme_file)
     app.run()
     if app.startup_error is not None:
         raise app.startup_error
@@ -358,7 +316,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     handlers: dict[str, Callable[[argparse.Namespace], int]] = {
         "list": _cmd_list,
         "new": _cmd_new,
-        "export": _cmd_export,
+        "export": lambda a: sessions_io.run_export(a, _engine),
+        "import": sessions_io.run_import,
         "undo": lambda a: checkpoint_cli.run(a, _engine),
         "diff": lambda a: checkpoint_cli.run(a, _engine),
     }

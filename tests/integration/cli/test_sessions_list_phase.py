@@ -1,5 +1,5 @@
-"""`sylk sessions list` (plain and --json) shows each session's phase, read from the
-archive by a separate process."""
+"""`sylk sessions list` (plain and --json) shows each session's phase and workspace, read
+from the archive by a separate process."""
 
 from __future__ import annotations
 
@@ -27,6 +27,8 @@ async def test_the_listing_shows_each_sessions_phase(data_dir: Path, workspace: 
     assert rows["chat"]["phase"] == "idle"
 
     plain = sylk("sessions", "list", data_dir=data_dir, workspace=workspace)
-    lines = {line.split()[-1]: line.split() for line in plain.stdout.splitlines()}
-    assert lines["planned"][-3:] == ["active", "planning", "planned"]
-    assert lines["chat"][-3:] == ["created", "idle", "chat"]
+    # state, phase, messages, name, workspace end each line (the header first)
+    lines = {line.split()[-2]: line.split() for line in plain.stdout.splitlines()[1:]}
+    assert lines["planned"][-5:-1] == ["active", "planning", "0", "planned"]
+    assert lines["chat"][-5:-1] == ["created", "idle", "0", "chat"]
+    assert lines["chat"][-1] == str(workspace.resolve()) and lines["planned"][0] == "*"

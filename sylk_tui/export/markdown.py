@@ -1,4 +1,4 @@
-"""Session export: a transcript as Markdown or JSON, for sharing and review.
+"""A session's transcript as Markdown, for sharing and review.
 
 An answer's tool calls (``payload["actions"]``, see ``backend.agents.tool_actions``)
 are exported where the agent made them: in Markdown a line naming the op, its key
@@ -13,10 +13,9 @@ open a heading of its own; in JSON the payload's field.
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from backend.agents.tool_actions import (
     ToolAction,
@@ -28,13 +27,17 @@ from backend.guide.routing.decision import describe_route
 from backend.messages import Message, MessageType, message_text
 from backend.sessions.models import Session
 
-ExportFormat = Literal["md", "json"]
-EXPORT_VERSION = 1
-
 _SPEAKERS = {
     MessageType.USER_INPUT: "You",
     MessageType.SYSTEM_NOTICE: "Sylk",
 }
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """``text`` on one line of a list or table: control characters, newlines and ``|`` gone."""
+    flat = " ".join(terminal_text(text).split())
+    flat = flat.replace("|", "\\|")
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _stamp(moment: datetime | None) -> str:
@@ -130,17 +133,3 @@ def to_markdown(session: Session, transcript: list[Message[dict[str, Any]]]) -> 
             lines.extend(["", f"*{describe_route(route)}*"])
         lines.append("")
     return "\n".join(lines)
-
-
-def to_json(session: Session, transcript: list[Message[dict[str, Any]]]) -> str:
-    document = {
-        "format": "sylk-session",
-        "version": EXPORT_VERSION,
-        "session": session.model_dump(mode="json"),
-        "messages": [m.model_dump(mode="json") for m in transcript],
-    }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-
-
-def render(session: Session, transcript: list[Message[dict[str, Any]]], fmt: ExportFormat) -> str:
-    return to_markdown(session, transcript) if fmt == "md" else to_json(session, transcript)
