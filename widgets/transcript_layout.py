@@ -52,6 +52,10 @@ CHUNK_LINES = 800
 diff, a command's output) run to dozens of lines each, and every line costs."""
 WRAP_OLDER_DELAY = 0.05
 """Seconds after a session is shown before its older messages are wrapped."""
+BLOCK_CACHE_ENTRIES = 1024
+"""Messages' drawn blocks kept (per width): about five sessions' whole tails. Each block
+is dozens of objects; at 16,384 flipping through sessions grew RSS by ~2 MiB a switch
+and every full garbage collection walked them all (see benchmarks/tui_bench.py)."""
 DRAFT_BLOCKS_KEPT = 256
 """Finished Markdown blocks of the streaming answer kept drawn (per width)."""
 
@@ -82,7 +86,9 @@ class TranscriptLayout(ScrollView):
         self._width = 0
         self._first_exact = 0
         self._generation = 0
-        self._cache: LRUCache[tuple[str, int, str, Hashable], list[Strip]] = LRUCache(16384)
+        self._cache: LRUCache[tuple[str, int, str, Hashable], list[Strip]] = LRUCache(
+            BLOCK_CACHE_ENTRIES
+        )
         self._draft: EngineMessage | None = None
         self._draft_lines: list[Strip] = []
         self._base_style = Style()
