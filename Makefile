@@ -27,9 +27,11 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 install: $(VENV)/.installed
 dev: $(VENV)/.installed-dev
 
-# Launch the TUI in the current directory on the offline default.
+# Launch the TUI on the offline default in DIR (`make run DIR=~/proj`), by default the
+# directory make was started from (the shell's, also under `make -C`).
+DIR    ?= $(or $(PWD),$(CURDIR))
 run: install
-	$(BIN)/sylk --workspace "$(CURDIR)" $(ARGS)
+	$(BIN)/sylk --workspace "$(DIR)" $(ARGS)
 
 lint: dev
 	$(BIN)/ruff format --check .
