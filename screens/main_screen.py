@@ -18,7 +18,7 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Footer
 
 from backend.sessions.models import Session, SessionState
 from screens.dag_view import DagViewScreen
@@ -35,6 +35,8 @@ from screens.state.store import (
     UiState,
 )
 from widgets.composer import Composer
+from widgets.composer.completion import CompletionSources
+from widgets.composer.history import sent_lines
 from widgets.session_list import SessionList
 from widgets.transcript import Transcript
 
@@ -81,6 +83,10 @@ class MainScreen(Screen[None]):
         self.session_list.border_title = "Sessions"
         self.composer.focus()
         state = self.state
+        self.composer.sources = CompletionSources(
+            session_names=lambda: [s.name for s in state.sessions.values()],
+            workspace=self._viewed_workspace,
+        )
         state.sessions_signal.subscribe(self, self._sessions_changed)
         state.foreground_signal.subscribe(self, self._foreground_changed)
         state.shown_signal.subscribe(self, self._shown)
@@ -170,6 +176,8 @@ class MainScreen(Screen[None]):
             more_above=shown.more,
         )
         self.session_list.viewed_id = shown.session_id
+        sent = sent_lines(shown.messages) if shown.ready else None
+        self.composer.show_session(shown.session_id, sent)
         if shown.ready:
             self._paint_draft()
         else:
@@ -212,7 +220,7 @@ class MainScreen(Screen[None]):
 
     def _line_settled(self, settled: LineSettled) -> None:
         if settled.accepted:
-            self.composer.accepted(settled.text)
+            self.composer.accepted(settled.text, settled.session_id)
 
     def _describe_shown(self) -> None:
         """Title the transcript with the session it shows (the one selected, a frame later)."""
@@ -279,9 +287,13 @@ class MainScreen(Screen[None]):
         picked.stop()
         self.switch_to(picked.session_id)
 
-    @on(Input.Submitted, "#composer")
-    def _composer_submitted(self, submitted: Input.Submitted) -> None:
+    @on(Composer.Submitted, "#composer")
+    def _composer_submitted(self, submitted: Composer.Submitted) -> None:
         submitted.stop()
         viewed = self.state.viewed_id
-        if submitted.value.strip() and viewed is not None:
-            self.post_message(SendLine(viewed, submitted.value))
+        if submitted.text.strip() and viewed is not None:
+            self.post_message(SendLine(viewed, submitted.text))
+
+    def _viewed_workspace(self) -> Path | None:
+        session = self.state.sessions.get(self.state.viewed_id or "")
+        return Path(session.workspace) if session is not None and session.workspace else None

@@ -76,8 +76,7 @@ async def send_line(pilot: Pilot[Any], text: str) -> None:
     """Put ``text`` in the composer and press Enter (typing it key by key costs ~70 ms a key)."""
     composer = main_screen(pilot.app).composer  # type: ignore[arg-type]
     composer.focus()
-    composer.value = text
-    composer.cursor_position = len(text)
+    composer.value = text  # the cursor goes to its end
     await pilot.press("enter")
     await settle(pilot)
 
