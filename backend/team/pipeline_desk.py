@@ -33,6 +33,7 @@ from backend.roles import AGENT_ROLES
 from backend.skills.builtin.guide import TaskParams
 from backend.skills.envelopes import ErrorCode, SkillError
 from backend.skills.models import Handler, SkillContext
+from backend.team.task_view import pipeline_moved
 
 VERBS = ("prompt", "query", "interrupt", "ignore_inspector", "ignore_tester")
 FINISHED_KEPT = 8  # finished tasks a session keeps for /task ID query
@@ -271,6 +272,7 @@ class PipelineDesk:
     def _notice(self, task: LiveTask, text: str) -> None:
         if self.publish is not None:
             self.publish(EngineNotice(session_id=task.session_id, text=text))
+            self.publish(pipeline_moved(task))  # a pane shows the queued message, the skip
 
 
 def task_interact(desk: PipelineDesk) -> Handler:

@@ -3,16 +3,35 @@
 ``/task ID query`` answers in words; a pane that lists the engineer's turns, the
 inspector's issues and the tester's failures needs them as data. The snapshot is read
 from the pipeline in memory (the desk keeps the running ones and the last few
-finished), so a front end may read it on every transition without touching the archive.
+finished) and published as a ``PipelineMoved`` on every transition and every ``/task``
+verb that changes the task, so a front end follows it without reading anything back.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from backend.team.pipeline_desk import LiveTask
+from backend.events import PipelineMoved
+
+if TYPE_CHECKING:  # the desk publishes these too: no import back at run time
+    from backend.team.pipeline_desk import LiveTask
 
 STAGES = ("inspector", "tester")
+
+
+def pipeline_moved(task: LiveTask, detail: str = "") -> PipelineMoved:
+    """The event that says where the task's pipeline stands now, with its view."""
+    pipeline = task.pipeline
+    return PipelineMoved(
+        session_id=task.session_id,
+        task_id=task.task_id,
+        plan_id=task.plan_id,
+        state=pipeline.state.value,
+        loop=pipeline.context.loop,
+        max_loops=pipeline.max_loops,
+        detail=detail,
+        view=task_view(task),
+    )
 
 
 def task_view(task: LiveTask) -> dict[str, Any]:

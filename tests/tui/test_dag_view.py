@@ -4,7 +4,8 @@ The scripted model plays the Architect (it submits the plan), the Librarian and 
 engineer; the inspector is the project's real ruff. The view follows the run from the
 engine's events: nodes move from pending to running and passed, the engineer node
 waits on the librarian node, Enter opens a node's pipeline with the inspector's
-finding, and the pane's x key interrupts the task in the engine.
+finding, and the pane's keys reach the engine: p queues a message for the engineer
+(the pane shows it waiting) and x interrupts the task.
 """
 
 from __future__ import annotations
@@ -118,6 +119,10 @@ async def test_nodes_move_live_and_x_interrupts_the_running_task(
         await wait_for(pilot, lambda: "Task e1 · engineer · running" in _pane_text(app), "pane")
         assert "running · loop 1/3" in _pane_text(app)
         assert "x interrupt" in _pane_text(app)
+
+        await pilot.press("p", *"use -v", "enter")  # /task e1 prompt use -v
+        await wait_for(pilot, lambda: "Your messages waiting" in _pane_text(app), "queued")
+        assert "use -v" in _pane_text(app)
 
         await pilot.press("x")  # /task e1 interrupt, carried out by the engine
         await wait_for(pilot, lambda: _status(board, session_id, "e1") == "failed", "e1 fails")

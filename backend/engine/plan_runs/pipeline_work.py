@@ -23,13 +23,7 @@ from backend.agents.tool_actions import EDIT_OPS, ToolAction, actions_from_paylo
 from backend.checkpoints.task_ledger import TaskLedger, task_key, task_tag
 from backend.engine.plan_runs.dag_nodes import OUTPUT_MAX, AskAgent, Record, node_request, result_of
 from backend.errors import ErrorKind, SylkError
-from backend.events import (
-    ChoiceOption,
-    ChoiceQuestion,
-    EngineNotice,
-    EventStream,
-    PipelineMoved,
-)
+from backend.events import ChoiceOption, ChoiceQuestion, EngineNotice, EventStream
 from backend.guide.routing.decision import RouteDecision, Target
 from backend.knowledge.tool_discovery.discovery import ToolDiscovery
 from backend.knowledge.tool_discovery.models import ToolDiscoveryRequest
@@ -57,7 +51,7 @@ from backend.team.pipeline_desk import (
     ReportedChecks,
     task_interact,
 )
-from backend.team.task_view import task_view
+from backend.team.task_view import pipeline_moved
 from backend.team.wiring import install_handler
 
 if TYPE_CHECKING:
@@ -299,12 +293,7 @@ class PipelineWork:
 
         def on_event(event: PipelineEvent) -> None:
             self._events.publish(self._notice(session_id, held[0].label, event))
-            self._events.publish(PipelineMoved(
-                session_id=session_id, task_id=event.task_id, plan_id=plan_id,
-                state=event.state.value, loop=event.loop,
-                max_loops=held[0].pipeline.max_loops, detail=event.detail[:NOTICE_DETAIL_MAX],
-                view=task_view(held[0]),
-            ))  # fmt: skip
+            self._events.publish(pipeline_moved(held[0], event.detail[:NOTICE_DETAIL_MAX]))
 
         bus = InMemoryPipelineBus(f"{plan_id or 'request'}/{context.task_id}", session_id)
         reports = CheckReports()
