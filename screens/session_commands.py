@@ -1,7 +1,9 @@
-"""The main screen's command palette entries: its session actions and every session.
+"""The main screen's command palette entries: every action and every session.
 
 Declared on the screen (``MainScreen.COMMANDS``), so the palette offers them only
-there; each entry runs one of the screen's own actions.
+there. The actions come from one table (``screens.palette_actions``); here each row
+becomes an entry, with "Switch to session NAME" for each session and the session's
+approval and network settings.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from screens.local_commands import unknown_command
+from screens.palette_actions import PALETTE_ACTIONS, PaletteAction
 from screens.state.intents import SendLine
 
 if TYPE_CHECKING:
@@ -33,41 +37,26 @@ def _send(screen: MainScreen, line: str) -> None:
         screen.post_message(SendLine(viewed, line))
 
 
+def _runnable(screen: MainScreen, row: PaletteAction) -> bool:
+    """Whether something carries the row out: its command is in a table, its action exists."""
+    if row.command:
+        return unknown_command(row.command) is None
+    target: object = screen.app if row.action.startswith("app.") else screen
+    name = row.action.removeprefix("app.").removeprefix("screen.").split("(", 1)[0]
+    return callable(getattr(target, f"action_{name}", None))
+
+
+def _runner(screen: MainScreen, row: PaletteAction) -> Callable[[], object]:
+    if row.command:
+        return partial(_send, screen, row.command)
+    return partial(screen.call_later, screen.run_action, row.action)
+
+
 def palette_entries(screen: MainScreen) -> list[PaletteEntry]:
     entries = [
-        PaletteEntry("New session", "Create a session and switch to it", screen.action_new_session),
-        PaletteEntry("Next session", "Switch to the next session", screen.action_next_session),
-        PaletteEntry(
-            "Previous session", "Switch to the previous session", screen.action_previous_session
-        ),
-        PaletteEntry(
-            "Suspend session", "Suspend the session on screen", screen.action_suspend_session
-        ),
-        PaletteEntry(
-            "Resume session",
-            "Bring the session on screen to the front",
-            screen.action_resume_session,
-        ),
-        PaletteEntry(
-            "Complete session",
-            "Mark the session on screen as done",
-            screen.action_complete_session,
-        ),
-        PaletteEntry(
-            "Undo the last agent turn",
-            "Put back the files the last agent turn changed (/undo)",
-            partial(_send, screen, "/undo"),
-        ),
-        PaletteEntry(
-            "Show the session's changes",
-            "The workspace now against the session's start (/diff)",
-            partial(_send, screen, "/diff"),
-        ),
-        PaletteEntry(
-            "Models in this session",
-            "Each agent's provider/model; change with /model [ROLE] PROVIDER/MODEL (/model)",
-            partial(_send, screen, "/model"),
-        ),
+        PaletteEntry(row.title, row.help, _runner(screen, row))
+        for row in PALETTE_ACTIONS
+        if _runnable(screen, row)
     ]
     entries += _approval_entries(screen)
     for number, session in enumerate(screen.state.sessions.values(), 1):

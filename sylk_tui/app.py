@@ -14,24 +14,22 @@ import asyncio
 from collections.abc import Callable, Mapping
 from datetime import datetime, tzinfo
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import on
-from textual.app import App
 from textual.binding import Binding, BindingType
-from textual.dom import DOMNode
 from textual.notifications import SeverityLevel
 from textual.worker import Worker, WorkerState
 
 from backend.clock import utc_now
 from backend.errors import SylkError
 from backend.events import EngineEvent
-from screens.choice import ChoiceScreen
 from screens.main_screen import MainScreen
-from screens.new_session import NewSessionScreen
 from screens.state.intents import LoadOlder, NewSession, SendLine, SessionAction
 from screens.state.plan_view import PlanTraffic
 from screens.state.store import TRANSCRIPT_LIMIT, UiState
+from sylk_tui.app_actions import FrontActions
 from sylk_tui.engine_bridge import EngineBridge
 from sylk_tui.engine_messages import (
     AgentStepped,
@@ -49,11 +47,10 @@ from sylk_tui.engine_messages import (
     TranscriptLoaded,
     engine_message,
 )
-from sylk_tui.keymap import binding_ids, unknown_ids_warning
 from sylk_tui.plan_follow import PlanFollow
 from sylk_tui.question_dialogs import QuestionDialogs
 from sylk_tui.status_feed import StatusFeed
-from themes import APP_STYLESHEET, DEFAULT_THEME, register_themes
+from themes import APP_STYLESHEET
 
 if TYPE_CHECKING:  # built by the caller, or lazily (see EngineBridge): not imported here
     from backend.engine import Engine
@@ -68,7 +65,7 @@ NOTICE_SEVERITY: dict[str, SeverityLevel] = {
 }
 
 
-class SylkApp(App[None]):
+class SylkApp(FrontActions):
     """Many coding-agent sessions, one terminal."""
 
     TITLE = "Sylk"
@@ -91,14 +88,11 @@ class SylkApp(App[None]):
         clock: Callable[[], datetime] = utc_now,
         tz: tzinfo | None = None,
         transcript_limit: int = TRANSCRIPT_LIMIT,
-        keymap: Mapping[str, str] | None = None,
+        keymap: Mapping[str, object] | None = None,
+        theme_file: Path | None = None,
     ) -> None:
         super().__init__()
-        register_themes(self)
-        self.theme = DEFAULT_THEME
-        self._keymap = dict(keymap or {})
-        if self._keymap:
-            self.set_keymap(self._keymap)
+        self.setup_front(keymap, theme_file)  # themes, the one chosen last, the user's keys
         self.state = UiState(self, clock=clock, transcript_limit=transcript_limit)
         self.bridge = EngineBridge(
             self, engine, transcript_limit=transcript_limit, on_ready=self._engine_ready
@@ -140,13 +134,6 @@ class SylkApp(App[None]):
     def startup_error(self) -> Exception | None:
         """Why the engine could not be built (the app then ended at once), if it could not."""
         return self.bridge.startup_error
-
-    def _check_keymap(self) -> None:
-        nodes: list[type[DOMNode]] = [type(self), ChoiceScreen, NewSessionScreen]
-        nodes += [type(node) for node in self._main.walk_children(with_self=True)]
-        warning = unknown_ids_warning(self._keymap, binding_ids(nodes))
-        if warning:
-            self.notify(warning, severity="warning", markup=False, timeout=12)
 
     async def on_unmount(self) -> None:
         self._unsubscribe()
@@ -291,7 +278,11 @@ class SylkApp(App[None]):
     def _send_line(self, line: SendLine) -> None:
         line.stop()
         if self.state.begin_line(line.session_id, line.text):
-            self.bridge.submit(line.session_id, line.text)
+            local = self.answer_locally(line.text)  # /help, /theme, an unknown command
+            if local is not None:
+                self.state.settle_line(line.session_id, line.text, accepted=local)
+            else:
+                self.bridge.submit(line.session_id, line.text)
 
     @on(SubmitSettled)
     def _submit_settled(self, settled: SubmitSettled) -> None:

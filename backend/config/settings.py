@@ -12,9 +12,9 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, StringConstraints, ValidationError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from backend.config.approvals import ApprovalSettings
 from backend.config.mcp_server_auth import McpServerAuthSettings
@@ -23,10 +23,6 @@ from backend.errors import SylkError
 from backend.roles import AGENT_ROLES
 
 ProviderKind = Literal["anthropic", "openai", "scripted", "offline"]
-BindingId = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]*(\.[a-z0-9-]+)+$")]
-"""A key binding's id in the TUI, e.g. ``session.next`` (its tooltip says what it does)."""
-KeySpec = Annotated[str, StringConstraints(pattern=r"^[^\s,]+(,[^\s,]+)*$")]
-"""One key or several, comma-separated, as Textual names them: ``alt+j,ctrl+pagedown``."""
 CONFIG_FILE = "config.toml"
 
 
@@ -163,8 +159,12 @@ class SylkConfig(_Model):
     approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
     # Extra fragment folders for the Academic's library (sub-folders are categories).
     library_paths: list[Path] = Field(default_factory=list)
-    # The TUI's keys, by binding id: [keymap] "session.next" = "alt+j,ctrl+pagedown".
-    keymap: dict[BindingId, KeySpec] = Field(default_factory=dict)
+    # The TUI's keys, by binding id: [keys] (or [keymap]) "session.next" = "alt+j,f5".
+    # Kept as written: the TUI checks each entry (sylk_tui.keymap), so one bad entry is
+    # named at start and the others still apply, rather than the whole file refused.
+    keymap: dict[str, Any] = Field(
+        default_factory=dict, validation_alias=AliasChoices("keymap", "keys")
+    )
     source: Path | None = Field(default=None, exclude=True)
     # SYLK_PROVIDER, kept apart from the file's default_provider: like --provider it
     # overrides every role's choice (load_config sets it from the environment only).

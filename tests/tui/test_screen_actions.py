@@ -10,12 +10,11 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any
 
-import pytest
 from textual import on
 from textual.app import App
 from textual.message import Message
 
-from backend.config.settings import ConfigError, load_config
+from backend.config.settings import load_config
 from backend.engine import Engine
 from backend.messages import Message as EngineMessage
 from backend.messages import MessageType
@@ -188,9 +187,6 @@ def test_the_keymap_is_read_from_the_config_file(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text('[keymap]\n"session.next" = "alt+j,ctrl+pagedown"\n')
     assert load_config(path, env={}).keymap == {"session.next": "alt+j,ctrl+pagedown"}
+    # A bad entry is kept as written: the TUI names it at start (tests/tui/test_keymap.py).
     path.write_text('[keymap]\n"session next" = "alt+j"\n')
-    with pytest.raises(ConfigError, match="keymap"):
-        load_config(path, env={})
-    path.write_text('[keymap]\n"session.next" = "alt+j, ctrl+k"\n')
-    with pytest.raises(ConfigError, match="keymap"):
-        load_config(path, env={})
+    assert load_config(path, env={}).keymap == {"session next": "alt+j"}
