@@ -3,6 +3,10 @@
 Switching back to a session seen a moment ago then needs no trip to the
 archive. Entries are only ever filled from the archive and extended by
 committed messages, so the cache never shows what the archive does not hold.
+
+It is bounded twice: by sessions, and by the messages all its tails hold together
+(``total``), so a few long sessions do not keep as many messages in memory as two
+dozen long ones would; the least recently shown go first.
 """
 
 from __future__ import annotations
@@ -14,6 +18,9 @@ from typing import Any
 from backend.messages import Message
 
 EngineMessage = Message[dict[str, Any]]
+TOTAL_MESSAGES = 2_400
+"""Messages all cached tails hold together by default: twelve sessions' 200-message tails,
+or more sessions with shorter ones."""
 
 
 def merge(loaded: Iterable[EngineMessage], later: Iterable[EngineMessage]) -> list[EngineMessage]:
@@ -25,9 +32,12 @@ def merge(loaded: Iterable[EngineMessage], later: Iterable[EngineMessage]) -> li
 
 
 class TranscriptCache:
-    def __init__(self, *, sessions: int, messages: int) -> None:
+    def __init__(self, *, sessions: int, messages: int, total: int | None = None) -> None:
         self.capacity = sessions
         self.limit = messages
+        self.total = total if total is not None else min(sessions * messages, TOTAL_MESSAGES)
+        """Messages every cached tail may hold together (the one just put always stays)."""
+        self._held = 0
         self._tails: OrderedDict[str, list[EngineMessage]] = OrderedDict()
         self._pending: dict[str, list[EngineMessage]] = {}
 
@@ -43,11 +53,24 @@ class TranscriptCache:
             self._tails.move_to_end(session_id)
         return tail
 
+    @property
+    def held(self) -> int:
+        """Messages the cached tails hold together."""
+        return self._held
+
     def put(self, session_id: str, messages: Iterable[EngineMessage]) -> None:
-        self._tails[session_id] = list(messages)[-self.limit :]
+        tail = list(messages)[-self.limit :]
+        self._held += len(tail) - len(self._tails.get(session_id, ()))
+        self._tails[session_id] = tail
         self._tails.move_to_end(session_id)
-        while len(self._tails) > self.capacity:
-            self._tails.popitem(last=False)
+        self._evict()
+
+    def _evict(self) -> None:
+        while len(self._tails) > 1 and (
+            len(self._tails) > self.capacity or self._held > self.total
+        ):
+            _, dropped = self._tails.popitem(last=False)
+            self._held -= len(dropped)
 
     def loading(self, session_id: str) -> bool:
         return session_id in self._pending
@@ -77,3 +100,6 @@ class TranscriptCache:
         tail.append(message)
         if len(tail) > self.limit:
             del tail[0]
+        else:
+            self._held += 1
+            self._evict()
