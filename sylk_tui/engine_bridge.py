@@ -15,6 +15,7 @@ ends the app with the error (``startup_error``), as if it had failed before.
 from __future__ import annotations
 
 import asyncio
+import gc
 import importlib
 from collections.abc import Awaitable, Callable
 from functools import partial
@@ -28,6 +29,9 @@ from sylk_tui.switch_queue import SwitchQueue
 if TYPE_CHECKING:
     from backend.engine import Engine
     from sylk_tui.engine_messages import Transcript
+
+HEAP_SETTLE_S = 1.0
+"""Seconds after the sessions are on screen before the start-up heap is frozen."""
 
 Lifecycle = Literal["suspend", "resume", "complete", "delete"]
 OLDER_CHUNK = 200
@@ -55,6 +59,7 @@ class EngineBridge:
         self.startup_error: Exception | None = None
         self._ops = asyncio.Lock()
         self.switches = SwitchQueue(self._switch, self._front, self._ops)
+        self._frozen = False
 
     async def ready(self) -> Engine:
         """The engine, once built."""
@@ -65,8 +70,21 @@ class EngineBridge:
     async def aclose(self) -> None:
         """Close the engine if it was built; one still being built is closed when it is."""
         self._closed = True
+        if self._frozen:
+            gc.unfreeze()  # what start-up built may be collected again (tests run many apps)
+            self._frozen = False
         if self.engine is not None:
             await self.engine.aclose()
+
+    def _freeze_heap(self) -> None:
+        """Move what start-up built (modules, classes, the engine, the screen) out of the
+        garbage collector's sight: a full collection then walks only what came later, so
+        it no longer stalls a keypress for a time that grows with everything loaded."""
+        if self._closed:
+            return
+        gc.collect()
+        gc.freeze()
+        self._frozen = True
 
     def _run(self, work: Callable[[], Awaitable[None]], group: str, description: str) -> None:
         # A callable, not a coroutine: a worker cancelled before it starts leaves none unawaited.
@@ -128,6 +146,7 @@ class EngineBridge:
 
     # -- the workers ------------------------------------------------------------------------
     async def _start(self) -> None:
+        started_here = self.engine is None  # as `sylk` starts: the app's whole life ahead
         if self.engine is None:
             built = await self._built()
             if built is None:
@@ -139,6 +158,8 @@ class EngineBridge:
         self._app.post_message(SessionsLoaded(engine.list_sessions(), front.id))
         self._run(partial(self._index, front.id), "index", "index the workspace")
         self._run(self._resume_plans, "plans", "resume the plans that were running")
+        if started_here:
+            self._app.set_timer(HEAP_SETTLE_S, self._freeze_heap)
 
     async def _resume_plans(self) -> None:
         """Plans whose DAG was running when Sylk stopped go on (passed nodes stay done);
