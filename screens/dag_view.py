@@ -40,6 +40,12 @@ class DagViewScreen(Screen[None]):
     CSS_PATH = Path(__file__).with_name("dag_view.tcss")
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("down,j", "move(1)", "Next", show=False, id="dag.next-node",
+                tooltip="Select the next task of the plan."),
+        Binding("up,k", "move(-1)", "Previous", show=False, id="dag.previous-node",
+                tooltip="Select the previous task of the plan."),
+        Binding("enter", "open", "Pipeline", id="dag.open-node",
+                tooltip="Open the selected task's pipeline: its steps, issues and failures."),
         Binding("escape", "back", "Back", id="dag.back",
                 tooltip="Close the pipeline (or the prompt), else back to the transcript."),
         Binding("ctrl+g", "close", "Close", id="dag.close", priority=True,
@@ -172,6 +178,12 @@ class DagViewScreen(Screen[None]):
         return f"Its pipeline ran before Sylk started; /task {node.id} query may know it."
 
     # -- actions -------------------------------------------------------------------------
+    def action_move(self, step: int) -> None:
+        self.graph.action_move(step)
+
+    def action_open(self) -> None:
+        self.graph.action_open()
+
     def action_back(self) -> None:
         field = self.query_one("#task-input", Input)
         if field.display:

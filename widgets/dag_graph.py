@@ -2,18 +2,17 @@
 
 The screen hands it rows (``GraphLayer`` of ``GraphNode``) and it draws them: a status
 mark, the node's id and agent, its status, what it waits on, its attempts, loop and
-duration. Up/down (or j/k) move the cursor; Enter asks to open the node's pipeline
-(``DagGraph.Opened``). It knows no engine and no plan: only what it is handed.
+duration. ``action_move`` moves the cursor and ``action_open`` asks to open the node's
+pipeline (``DagGraph.Opened``); the screen binds the keys, so its help lists them. It
+knows no engine and no plan: only what it is handed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
 
 from rich.text import Text
-from textual.binding import Binding, BindingType
 from textual.containers import ScrollableContainer
 from textual.geometry import Region, Size
 from textual.message import Message
@@ -53,15 +52,6 @@ class GraphLayer:
 
 class DagGraph(Widget, can_focus=True):
     """The layers and nodes of one DAG, and which node is selected."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("down,j", "move(1)", "Next node", show=False, id="dag.next-node",
-                tooltip="Select the next node of the plan."),
-        Binding("up,k", "move(-1)", "Previous node", show=False, id="dag.previous-node",
-                tooltip="Select the previous node of the plan."),
-        Binding("enter", "open", "Pipeline", id="dag.open-node",
-                tooltip="Open the selected node's pipeline: its steps, issues and failures."),
-    ]  # fmt: skip
 
     DEFAULT_CSS = """
     DagGraph { height: auto; width: 1fr; padding: 0 1; }
