@@ -86,7 +86,9 @@ async def test_a_streamed_answer_is_drawn_as_markdown_as_it_arrives() -> None:
             for seg in strip
             if seg.text.strip() in ("Why test_sync is flaky", "debounces", "20 ms")
         }
-        assert styled["Why test_sync is flaky"] is not None and styled["Why test_sync is flaky"].bold
+        assert (
+            styled["Why test_sync is flaky"] is not None and styled["Why test_sync is flaky"].bold
+        )
         assert styled["debounces"] is not None and styled["debounces"].bold
         assert styled["20 ms"] is not None and styled["20 ms"].bgcolor is not None
 
@@ -116,7 +118,11 @@ async def test_an_answer_names_its_agent_and_tier_and_marks_where_it_was_cut() -
     async with app.run_test(size=(90, 30)) as pilot:
         transcript = app.query_one(Transcript)
         stopped = answer(
-            "Half an **answer**\n\n(stopped)", 1, agent="architect", tier="pattern", stop="cancelled"
+            "Half an **answer**\n\n(stopped)",
+            1,
+            agent="architect",
+            tier="pattern",
+            stop="cancelled",
         )
         truncated = answer(
             "Cut at the limit\n\n(truncated)", 2, agent="librarian", tier="model", stop="truncated"
