@@ -181,4 +181,13 @@ MAIN_BINDINGS: list[BindingType] = [
         tooltip="Switch between the dark and the light theme (kept for the next start).",
         priority=True,
     ),
+    Binding(
+        "f2",
+        "open_inbox",
+        "Inbox",
+        show=False,  # the badge names the key whenever something waits
+        id="approvals.inbox",
+        tooltip="Every approval, plan and question waiting on you, from every session.",
+        priority=True,
+    ),
 ]

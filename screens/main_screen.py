@@ -21,11 +21,13 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 from backend.sessions.models import Session, SessionState
+from screens.approvals_inbox import ApprovalsInbox, InboxBadge, InboxCommands
 from screens.dag_view import DagViewScreen
 from screens.main_bindings import MAIN_BINDINGS, OPTION_DIGIT_KEYS
 from screens.new_session import NewSessionScreen
 from screens.session_commands import SessionCommands
 from screens.state.intents import LoadOlder, NewSession, SendLine, SessionAction, SessionVerb
+from screens.state.pending import PendingChanged
 from screens.state.store import (
     DraftChanged,
     EngineMessage,
@@ -58,7 +60,7 @@ def _placeholder(session: Session | None) -> str:
 
 class MainScreen(Screen[None]):
     CSS_PATH = Path(__file__).with_name("main_screen.tcss")
-    COMMANDS = Screen.COMMANDS | {SessionCommands}
+    COMMANDS = Screen.COMMANDS | {SessionCommands, InboxCommands}
 
     BINDINGS: ClassVar[list[BindingType]] = MAIN_BINDINGS
 
@@ -77,6 +79,7 @@ class MainScreen(Screen[None]):
             with Vertical(id="conversation"):
                 yield Transcript(id="transcript", tz=self._tz)
                 yield Composer(id="composer", reserved_keys=OPTION_DIGIT_KEYS)
+        yield InboxBadge(id="inbox-badge")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -95,6 +98,7 @@ class MainScreen(Screen[None]):
         state.draft_signal.subscribe(self, self._draft_changed)
         state.index_signal.subscribe(self, self._index_changed)
         state.line_signal.subscribe(self, self._line_settled)
+        state.pending.signal.subscribe(self, self._pending_changed)
         state.older_signal.subscribe(self, self._older_shown)
         self.set_interval(ACTIVITY_REFRESH_SECONDS, self.session_list.refresh)
         if state.sessions:  # state that arrived before the screen did
@@ -149,6 +153,14 @@ class MainScreen(Screen[None]):
 
     def action_toggle_all_blocks(self) -> None:
         self.transcript.toggle_all_blocks()
+
+    def action_open_inbox(self) -> None:
+        """What waits on the user, from every session (see ``screens.approvals_inbox``)."""
+        if not isinstance(self.app.screen, ApprovalsInbox):
+            self.app.push_screen(ApprovalsInbox(self.state, tz=self._tz))
+
+    def _pending_changed(self, changed: PendingChanged) -> None:
+        self.query_one("#inbox-badge", InboxBadge).count = changed.count
 
     def action_copy_block(self) -> None:
         self.transcript.action_copy_block()

@@ -26,7 +26,7 @@ from backend.clock import utc_now
 from backend.errors import SylkError
 from backend.events import EngineEvent
 from screens.main_screen import MainScreen
-from screens.state.intents import LoadOlder, NewSession, SendLine, SessionAction
+from screens.state.intents import AnswerQuestion, LoadOlder, NewSession, SendLine, SessionAction
 from screens.state.plan_view import PlanTraffic
 from screens.state.store import TRANSCRIPT_LIMIT, UiState
 from sylk_tui.app_actions import FrontActions
@@ -97,7 +97,7 @@ class SylkApp(FrontActions):
         self.bridge = EngineBridge(
             self, engine, transcript_limit=transcript_limit, on_ready=self._engine_ready
         )
-        self.questions = QuestionDialogs(self)
+        self.questions = QuestionDialogs(self, self.state.pending, self._on_screen)
         self.plan_follow = PlanFollow(self, self.bridge, self.state.plans)
         self.status_feed = StatusFeed(self, self.state, lambda: self.bridge.engine)
         self._main = MainScreen(self.state, clock=clock, tz=tz)
@@ -179,7 +179,16 @@ class SylkApp(FrontActions):
 
     @on(ChoiceRequested)
     def _choice_requested(self, request: ChoiceRequested) -> None:
-        self.questions.asked(request.question_id, request.question, request.answer)
+        self.questions.asked(request)
+
+    def _on_screen(self, session_id: str | None) -> bool:
+        """A question from this session may open its dialog (a background one waits)."""
+        return session_id is None or session_id == self.state.viewed_id
+
+    @on(AnswerQuestion)
+    def _answer_question(self, answer: AnswerQuestion) -> None:
+        answer.stop()
+        self.questions.answer(answer.question_id, answer.value)
 
     @on(QuestionClosed)
     def _question_closed(self, closed: QuestionClosed) -> None:

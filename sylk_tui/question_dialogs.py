@@ -1,53 +1,66 @@
-"""The engine's questions to the user, shown one dialog at a time.
+"""The engine's questions to the user: every one to the inbox, the on-screen session's
+also to a dialog, one dialog at a time.
 
-A question arrives with the future its answer resolves; the dialog's answer (or
-``None``, "decide later") resolves it. Every question is followed by a settled
-event: when it was answered elsewhere (the CLI, the MCP server) or withdrawn (the
-turn that asked was stopped) while its dialog is open, the dialog closes.
+Every question joins the UI state's pending registry (``screens.state.pending``),
+which the approvals inbox, its badge and the session list read. A question from the
+session on screen (or from no session) also opens its dialog, since that is what the
+user is looking at; a question from a session in the background never covers the
+screen: it waits in the inbox (F2) and the badge counts it. A dialog waiting for its
+turn whose session left the screen stays in the inbox instead.
+
+A dialog's answer (or ``None``, "decide later") resolves the question's future.
+Every question is followed by a settled event: when it was answered elsewhere (the
+inbox, the CLI, the MCP server) or withdrawn (the turn that asked was stopped, a
+timeout) while its dialog is open, the dialog closes and the inbox drops it.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections import deque
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 from textual.app import App
 
-from backend.questions import ChoiceQuestion
-from screens.approval import ApprovalScreen
-from screens.choice import ChoiceScreen
-from screens.plan_review import PlanReviewScreen
-
-Dialog = ChoiceScreen | ApprovalScreen | PlanReviewScreen
-
-
-@dataclass(frozen=True)
-class _Asked:
-    question_id: str
-    question: ChoiceQuestion
-    answer: asyncio.Future[str | None]
+from backend.clock import utc_now
+from screens.approvals_inbox import ApprovalsInbox, QuestionDialog, dialog_for
+from screens.state.pending import PendingQuestion, PendingQuestions
+from sylk_tui.engine_messages import ChoiceRequested
 
 
 class QuestionDialogs:
-    def __init__(self, app: App[Any]) -> None:
+    def __init__(
+        self,
+        app: App[Any],
+        pending: PendingQuestions,
+        on_screen: Callable[[str | None], bool],
+    ) -> None:
         self._app = app
-        self._waiting: deque[_Asked] = deque()
-        self._open: tuple[_Asked, Dialog] | None = None
+        self._pending = pending
+        self._on_screen = on_screen
+        self._waiting: deque[PendingQuestion] = deque()
+        self._open: tuple[PendingQuestion, QuestionDialog] | None = None
 
     @property
     def open_question(self) -> str | None:
         return self._open[0].question_id if self._open is not None else None
 
-    def asked(
-        self, question_id: str, question: ChoiceQuestion, answer: asyncio.Future[str | None]
-    ) -> None:
-        self._waiting.append(_Asked(question_id, question, answer))
-        self._show_next()
+    def asked(self, request: ChoiceRequested) -> None:
+        asked_at = request.asked_at or utc_now()
+        pending = PendingQuestion(request.question_id, request.session_id, request.question,
+                                  request.answer, asked_at)  # fmt: skip
+        self._pending.add(pending)
+        if self._pops(pending):
+            self._waiting.append(pending)
+            self._show_next()
+
+    def answer(self, question_id: str, value: str | None) -> bool:
+        """Answer a pending question (from the inbox); False when it no longer waits."""
+        return self._pending.answer(question_id, value)
 
     def settled(self, question_id: str) -> None:
         """The question is no longer pending: close its dialog, or never show it."""
+        self._pending.settle(question_id)
         self._waiting = deque(a for a in self._waiting if a.question_id != question_id)
         if self._open is None or self._open[0].question_id != question_id:
             return
@@ -56,25 +69,27 @@ class QuestionDialogs:
             dialog.dismiss(None)  # its answer is already settled: None changes nothing
         # Under another screen (the palette) it stays; answering it then does nothing.
 
+    def _pops(self, pending: PendingQuestion) -> bool:
+        """Whether the question covers the screen now: it is the on-screen session's
+        and the inbox (which lists it already) is not open."""
+        if isinstance(self._app.screen, ApprovalsInbox):
+            return False
+        return self._on_screen(pending.session_id)
+
     def _show_next(self) -> None:
         while self._open is None and self._waiting:
-            asked = self._waiting.popleft()
-            if asked.answer.done():
+            pending = self._waiting.popleft()
+            if pending.answer.done() or pending.question_id not in self._pending:
                 continue
+            if not self._pops(pending):
+                continue  # its session left the screen: it waits in the inbox
             # An approval (edit, command, outside tool) gets its own modal: y/a/n/d/Esc;
             # a plan review its own: y/m/w/Esc.
-            dialog: Dialog
-            if asked.question.approval is not None:
-                dialog = ApprovalScreen(asked.question)
-            elif asked.question.plan is not None:
-                dialog = PlanReviewScreen(asked.question)
-            else:
-                dialog = ChoiceScreen(asked.question)
-            self._open = (asked, dialog)
+            dialog = dialog_for(pending.question)
+            self._open = (pending, dialog)
 
-            def answered(value: str | None, asked: _Asked = asked) -> None:
-                if not asked.answer.done():
-                    asked.answer.set_result(value)
+            def answered(value: str | None, pending: PendingQuestion = pending) -> None:
+                self._pending.answer(pending.question_id, value)
                 self._open = None
                 self._show_next()
 
