@@ -171,12 +171,14 @@ class Composer(TextArea):
                 self._drafts[self.session_id] = (self.text, self.cursor_location)
             else:
                 self._drafts.pop(self.session_id, None)
+        first = self.session_id is None  # typed before any session showed: it is this one's
         self.session_id = session_id
         self.sent_history.begin(session_id)
         self._close_menu()
         text, cursor = self._drafts.pop(session_id, ("", (0, 0)))
-        self.load_text(text)
-        self.move_cursor(cursor)
+        if not first:
+            self.load_text(text)
+            self.move_cursor(cursor)
 
     def draft(self, session_id: str) -> str:
         """What is typed for ``session_id`` (on screen or kept aside)."""
@@ -274,7 +276,7 @@ class Composer(TextArea):
             menu = self._menu = CompletionMenu()
             self.screen.mount(menu)
         x = self.content_region.x + found.start - self.scroll_offset.x
-        menu.show_offers(found.offers, Offset(max(0, x - 2), self.cursor_screen_offset.y))
+        menu.show_offers(found.offers, Offset(max(0, x - 2), self.region.y))  # just above
 
     def _close_menu(self) -> None:
         self._completion = None
