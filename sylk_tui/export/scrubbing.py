@@ -32,10 +32,10 @@ _SHAPES = [
     re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
     re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
     re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"),
-    # name = value, where the name says it is a credential.
+    # name = value, where the name says it is a credential (not a count of tokens).
     re.compile(
-        r"(?i)\b([\w-]*(?:api[_-]?key|secret|token|password|passwd)[\w-]*)"
-        r"(\s*[:=]\s*[\"']?)[^\s\"',;]{8,}"
+        r"(?i)\b([\w-]*(?:api[_-]?key|secret|token(?!s)|password|passwd)[\w-]*)"
+        r"([\"']?\s*[:=]\s*[\"']?)(?=[^\s\"',;]*[A-Za-z])[^\s\"',;]{8,}"
     ),
 ]
 
