@@ -112,16 +112,15 @@ def answer_text(message: EngineMessage) -> str:
 
 
 def speaker_line(message: EngineMessage) -> str | None:
-    """Which agent answered and which Guide tier routed it there (``None``: not said)."""
+    """Which agent answered and which Guide tier routed it there (``None``: no route is
+    recorded, and the gutter's label already names who spoke)."""
     payload = message.payload
     if message_kind(message) == "user" or not isinstance(payload, dict):
         return None
     agent, tier = payload.get("agent"), payload.get("tier")
-    if message_kind(message) == "agent" and not isinstance(agent, str):
-        agent = message.source if isinstance(tier, str) else None
-    parts = [f"{agent}" if isinstance(agent, str) else "", f"{tier} tier" if tier else ""]
-    shown = " · ".join(p for p in parts if p)
-    return shown or None
+    if not isinstance(tier, str) or not tier:
+        return None
+    return f"{agent if isinstance(agent, str) else message.source} · {tier} tier"
 
 
 def _preformatted(message: EngineMessage) -> bool:
