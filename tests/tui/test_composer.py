@@ -11,6 +11,7 @@ from backend.engine import Engine
 from backend.messages import MessageType
 from sylk_tui.app import SylkApp
 from tests.tui.support import main_screen, send_line, settle, transcript_texts, wait_for
+from widgets.composer.composer import BLINK_REST_SECONDS
 
 SIZE = (120, 40)
 
@@ -147,3 +148,16 @@ async def test_a_line_recorded_after_a_switch_clears_only_its_own_draft(engine: 
         screen.composer.accepted("kept aside", first)
         assert screen.composer.value == "kept aside"  # the other session's text stays
         assert screen.composer.draft(first) == ""
+
+
+async def test_an_idle_composer_stops_blinking_and_a_key_wakes_it(engine: Engine) -> None:
+    app = SylkApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        composer = main_screen(app).composer
+        composer._last_key -= BLINK_REST_SECONDS  # as if nothing was typed for a while
+        composer._rest_cursor()
+        assert not composer.blink_timer._active.is_set()  # no repaint while idle
+        await pilot.press("x")
+        assert composer.blink_timer._active.is_set()
+        assert composer.value == "x"

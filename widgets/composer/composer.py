@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from time import monotonic
 from typing import ClassVar
 
 from textual import events
@@ -27,6 +28,8 @@ from widgets.composer.menu import CompletionMenu
 MAX_LINES = 10
 """Lines of text shown before the composer scrolls."""
 NEWLINE_KEYS = frozenset({"ctrl+j", "shift+enter", "newline"})
+BLINK_REST_SECONDS = 5.0
+"""Idle this long, the cursor stops blinking (shown steady): an idle app repaints nothing."""
 
 
 class Composer(TextArea):
@@ -103,6 +106,14 @@ class Composer(TextArea):
         self._drafts: dict[str, tuple[str, Location]] = {}
         self._menu: CompletionMenu | None = None
         self._completion: Completion | None = None
+        self._last_key = monotonic()
+
+    def on_mount(self) -> None:
+        self.set_interval(BLINK_REST_SECONDS, self._rest_cursor, name="composer-blink-rest")
+
+    def _rest_cursor(self) -> None:
+        if self.has_focus and monotonic() - self._last_key >= BLINK_REST_SECONDS:
+            self._pause_blink(visible=True)  # the next key or focus blinks again
 
     # -- the text ----------------------------------------------------------------------
     @property
@@ -121,6 +132,7 @@ class Composer(TextArea):
         return key not in self.reserved_keys and super().check_consume_key(key, character)
 
     async def _on_key(self, event: events.Key) -> None:
+        self._last_key = monotonic()
         if event.key == "enter":
             event.stop()
             event.prevent_default()
@@ -139,6 +151,7 @@ class Composer(TextArea):
     async def _on_paste(self, event: events.Paste) -> None:
         event.stop()
         event.prevent_default()
+        self._last_key = monotonic()
         if self.read_only:
             return
         text = event.text.replace("\r\n", "\n").replace("\r", "\n")
