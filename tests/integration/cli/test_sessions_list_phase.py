@@ -31,4 +31,4 @@ async def test_the_listing_shows_each_sessions_phase(data_dir: Path, workspace: 
     lines = {line.split()[-2]: line.split() for line in plain.stdout.splitlines()[1:]}
     assert lines["planned"][-5:-1] == ["active", "planning", "0", "planned"]
     assert lines["chat"][-5:-1] == ["created", "idle", "0", "chat"]
-    assert lines["chat"][-1] == str(workspace.resolve()) and lines["planned"][0] == "*"
+    assert lines["chat"][-1].endswith("/workspace") and lines["planned"][0] == "*"
