@@ -194,7 +194,9 @@ class ApprovalsInbox(ModalScreen[None]):
                 if option.detail:
                     body.append(f"  {option.detail}", style="dim")
                 body.append("\n")
-        self.query_one("#inbox-context", Static).update(Text(context))
+        shown = self.query_one("#inbox-context", Static)
+        shown.update(Text(context))
+        shown.display = bool(context)
         self.query_one("#inbox-body", Static).update(body)
         help_line.update(f"{HELP[pending.kind]} · {COMMON_HELP}")
 

@@ -1,6 +1,8 @@
-"""A question from the engine with a few options (e.g. which linter to use).
+"""A question from the engine with a few options (e.g. which linter to use), or one
+the user answers in words (the Architect's clarification with no options offered).
 
-Returns the chosen option's value with ``dismiss``, or ``None`` on Escape.
+Returns the chosen option's value (or the typed answer) with ``dismiss``, or ``None``
+on Escape.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Label, OptionList
+from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
 from backend.questions import ChoiceQuestion
@@ -49,12 +51,22 @@ class ChoiceScreen(ModalScreen[str | None]):
         with Vertical(id="choice-dialog"):
             yield Label(self.question.title, id="choice-title")
             yield Label(self.question.prompt, id="choice-prompt")
+            if self.question.free_text and not options:  # the user types the answer
+                yield Input(placeholder="your answer", id="choice-answer")
+                yield Label("Enter answers · Escape decides later", id="choice-help")
+                return
             yield OptionList(*options, id="choice-options")
             yield Label("Enter chooses (kept for every session) · Escape decides later",
                         id="choice-help")  # fmt: skip
 
     def on_mount(self) -> None:
-        self.query_one(OptionList).focus()
+        self.query_one("#choice-answer, #choice-options").focus()
+
+    @on(Input.Submitted, "#choice-answer")
+    def _typed(self, event: Input.Submitted) -> None:
+        event.stop()
+        if event.value.strip():
+            self.dismiss(event.value.strip())
 
     @on(OptionList.OptionSelected, "#choice-options")
     def _chosen(self, event: OptionList.OptionSelected) -> None:

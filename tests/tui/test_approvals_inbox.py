@@ -19,6 +19,7 @@ from backend.skills.envelopes import Envelope
 from backend.skills.models import SkillContext
 from screens.approval import ApprovalScreen
 from screens.approvals_inbox import ApprovalsInbox, InboxBadge
+from screens.choice import ChoiceScreen
 from screens.main_screen import MainScreen
 from sylk_tui.app import SylkApp
 from tests.integration.plans.conftest import plan_doc
@@ -225,3 +226,22 @@ async def test_the_palette_opens_the_inbox(parts: EngineParts) -> None:
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalsInbox), "the inbox")
         assert "Nothing waits on you." in str(app.screen.query_one("#inbox-empty").render())
+
+
+async def test_a_clarification_is_answered_in_words_from_the_inbox(parts: EngineParts) -> None:
+    app = SylkApp(Engine.from_parts(parts))
+    async with app.run_test(size=SIZE) as pilot:
+        builds = await _background_session(pilot, parts, "builds")
+        asked = _call(parts, builds, "architect", "architect.user.clarify",
+                      {"question": "Which database?", "options": []})  # fmt: skip
+        await _waiting(pilot, 1)
+        inbox = await _open_inbox(pilot)
+        assert "question" in str(
+            inbox.query_one("#inbox-list", OptionList).get_option_at_index(0).prompt
+        )
+        await pilot.press("enter")  # its own dialog: a question answered in words
+        await wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen), "the dialog")
+        await pilot.press(*"postgres", "enter")
+        result = (await _done(pilot, asked)).result
+        await wait_for(pilot, lambda: inbox.listed == [], "it left")
+    assert result["answered"] and result["answer"] == "postgres"
