@@ -166,3 +166,26 @@ def test_paths_never_leave_the_workspace(tmp_path: Path) -> None:
     assert texts("~/") == []
     assert texts("") == ["link-in/", "link-out", "pkg/"]  # hidden files only when asked
     assert texts(".e") == [".env"]
+
+
+def test_names_that_could_drive_the_terminal_are_not_offered(tmp_path: Path) -> None:
+    (tmp_path / "plain.txt").write_text("")
+    (tmp_path / "p\x1b[31mred").write_text("")
+    (tmp_path / "p\nline").write_text("")
+    assert [offer.text for offer in path_offers(tmp_path, "p")] == ["plain.txt"]
+
+
+async def test_enter_after_the_cursor_moved_offers_again_and_sends_nothing(
+    engine: Engine,
+) -> None:
+    app = SylkApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        composer = main_screen(app).composer
+        await pilot.press(*"/s", "tab")
+        assert composer.menu_open
+        await pilot.press("left")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert composer.value == "/s"
+        assert all(m.payload.get("text") != "/s" for m in main_screen(app).transcript.messages)

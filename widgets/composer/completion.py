@@ -145,6 +145,8 @@ def path_offers(workspace: Path, word: str) -> list[Offer]:
                 name = entry.name
                 if not name.startswith(prefix) or (name.startswith(".") and not prefix):
                     continue
+                if not name.isprintable():  # a hostile name could drive the terminal
+                    continue
                 is_dir = _is_dir_inside(entry, root)
                 offers.append(
                     Offer(f"{lead}{name}{'/' if is_dir else ''}", "dir" if is_dir else "file")

@@ -106,6 +106,7 @@ class Composer(TextArea):
         self._drafts: dict[str, tuple[str, Location]] = {}
         self._menu: CompletionMenu | None = None
         self._completion: Completion | None = None
+        self._completion_row = 0
         self._last_key = monotonic()
 
     def on_mount(self) -> None:
@@ -258,6 +259,7 @@ class Composer(TextArea):
             self._close_menu()
             return False
         self._completion = found
+        self._completion_row = row
         if extend:
             shared = found.common_prefix()
             if len(shared) > found.end - found.start:
@@ -273,9 +275,13 @@ class Composer(TextArea):
     def _take_offer(self) -> bool:
         """Put the highlighted offer in place of the word; False when no menu is open."""
         offer = self._menu.chosen if self._menu is not None else None
-        if offer is None or self._completion is None:
+        found = self._completion
+        if offer is None or found is None:
             return False
-        self._replace_word(self._completion, offer.text)
+        if self.cursor_location != (self._completion_row, found.end):
+            self._offer(False)  # the cursor moved since: offer for where it is now
+            return True
+        self._replace_word(found, offer.text)
         self._close_menu()
         return True
 
