@@ -23,7 +23,6 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Vertical, VerticalScroll
 from textual.reactive import reactive
 from textual.screen import ModalScreen
@@ -366,22 +365,3 @@ class InboxBadge(Static):
     def watch_count(self, count: int) -> None:
         self.set_class(count > 0, "-waiting")
         self.update(badge_text(count, self.key) if count else "")
-
-
-class InboxCommands(Provider):
-    """Offers "Approvals inbox" in the command palette of the screen that declares it."""
-
-    TEXT = "Approvals inbox"
-    HELP = "Every approval, plan and question waiting on you, from every session (F2)"
-
-    async def _open(self) -> None:
-        await self.screen.run_action("open_inbox")
-
-    async def discover(self) -> Hits:
-        yield DiscoveryHit(self.TEXT, self._open, help=self.HELP)
-
-    async def search(self, query: str) -> Hits:
-        matcher = self.matcher(query)
-        score = max(matcher.match(self.TEXT), matcher.match("approvals questions waiting"))
-        if score > 0:
-            yield Hit(score, matcher.highlight(self.TEXT), self._open, help=self.HELP)

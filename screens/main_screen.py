@@ -21,7 +21,7 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 from backend.sessions.models import Session, SessionState
-from screens.approvals_inbox import ApprovalsInbox, InboxBadge, InboxCommands
+from screens.approvals_inbox import ApprovalsInbox, InboxBadge
 from screens.dag_view import DagViewScreen
 from screens.main_bindings import MAIN_BINDINGS, OPTION_DIGIT_KEYS
 from screens.new_session import NewSessionScreen
@@ -60,7 +60,7 @@ def _placeholder(session: Session | None) -> str:
 
 class MainScreen(Screen[None]):
     CSS_PATH = Path(__file__).with_name("main_screen.tcss")
-    COMMANDS = Screen.COMMANDS | {SessionCommands, InboxCommands}
+    COMMANDS = Screen.COMMANDS | {SessionCommands}
 
     BINDINGS: ClassVar[list[BindingType]] = MAIN_BINDINGS
 
