@@ -38,8 +38,10 @@ from sylk_tui.commands.run_output import (
     EXIT_CODES,
     EXIT_NOT_SAVED,
     STREAMED_TEXT,
+    TOOL_STEPS,
     AnswerStream,
     approval_refusal,
+    json_stdout,
     report_not_saved,
     run_session,
     run_settings,
@@ -198,9 +200,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     settings = run_settings(args)
     progress = PlanProgress()
 
+    json_out = sys.stdout  # --json: the real stdout, for the JSON lines alone (json_stdout)
+
     def show(event: EngineEvent) -> None:
         if args.json:
-            print(event_to_json(event), flush=True)
+            print(event_to_json(event), file=json_out, flush=True)
             return
         progress.event(event)
         if isinstance(event, AgentStepEvent) and event.step.kind in STREAMED_TEXT:
@@ -208,14 +212,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 answer.streamed(event.step)  # redacted also when a key is split
                 progress.broken_line = not answer.at_line_start
         elif isinstance(event, AgentStepEvent) and event.step.kind == "model_call":
-            answer.wants(event.step)  # the request's own turn starts
+            if answer.wants(event.step):  # the request's own turn (re)calls its model
+                answer.model_call()
         elif isinstance(event, MessageAppended) and event.message.type is MessageType.USER_INPUT:
             # How the Guide routed it, on stderr: stdout stays the answer alone.
             route = event.message.payload.get("route")
             if isinstance(route, dict):
                 answer.routed_to(route.get("target"))
                 print(describe_route(route), file=sys.stderr, flush=True)
-        elif isinstance(event, AgentStepEvent) and event.step.kind == "tool_result":
+        step = event.step if isinstance(event, AgentStepEvent) else None
+        if step is not None and step.kind in TOOL_STEPS and answer.wants(step):
+            answer.tool_step(step)  # one line on stderr per tool call
+        if isinstance(event, AgentStepEvent) and event.step.kind == "tool_result":
             refused = approval_refusal(event.step.data.get("content"))
             if refused:
                 progress.refused += 1
@@ -233,9 +241,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
             recorded = await engine.submit(session_id, text)
         except ArchiveWriteError as exc:  # answered, maybe, but not stored: print and say so
             answer.end()
-            return report_not_saved(
-                exc, engine.redactor, streamed=answer.printed, as_json=args.json
-            )
+            return report_not_saved(exc, engine.redactor, streamed=answer.printed,
+                                    as_json=args.json, json_out=json_out)  # fmt: skip
         answer.end()
         said = _finish(recorded[-1] if recorded else None, streamed=not args.json)
         flags = f"--script {shlex.quote(args.script)}" if args.script else ""
@@ -244,7 +251,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
                                      confirm=ask_at_terminal if asks else None)  # fmt: skip
         return said if planned is None or said != EXIT_OK else planned
 
-    return asyncio.run(_with_engine(args, body, settings))
+    if not args.json:
+        return asyncio.run(_with_engine(args, body, settings))
+    with json_stdout():  # json_out keeps the real stdout
+        return asyncio.run(_with_engine(args, body, settings))
 
 
 def _finish(reply: Message[dict[str, object]] | None, *, streamed: bool) -> int:

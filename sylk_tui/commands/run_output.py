@@ -23,10 +23,12 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from backend.agents.tool_actions import terminal_text
+from backend.agents.tool_actions import ToolAction, begin_action, finish_action, terminal_text
 from backend.config.settings import SylkConfig, load_config
 from backend.errors import ArchiveWriteError, SessionNotFoundError
 from backend.events import AgentStep, StepKind
@@ -54,6 +56,7 @@ EXIT_CODES = """exit status:
 
 
 STREAMED_TEXT: frozenset[StepKind] = frozenset({"text_delta", "reasoning_delta"})
+TOOL_STEPS: frozenset[StepKind] = frozenset({"tool_call", "tool_result"})
 THOUGHT_MARK = "│ "
 DIM, UNDIM = "\x1b[2m", "\x1b[22m"
 
@@ -116,6 +119,9 @@ class AnswerStream:
         self._role: str | None = None  # the agent the request was routed to
         self._turn: str | None = None  # its turn, once it called its model
         self._ended = False
+        self._calls = 0  # model calls of the request's turn so far
+        self._actions: dict[str, ToolAction] = {}  # its tool calls still running, by id
+        self._redactor = Redactor()
 
     def routed_to(self, role: object) -> None:
         if isinstance(role, str) and self._role is None:
@@ -137,6 +143,32 @@ class AnswerStream:
     def use(self, redactor: Redactor) -> None:
         self._stream = StreamRedactor(redactor)
         self.thoughts.use(redactor)
+        self._redactor = redactor
+
+    def model_call(self) -> None:
+        """The turn calls its model again: what it says next starts a paragraph of its own,
+        as the stored answer has it."""
+        self._calls += 1
+        if self._calls > 1 and self.printed:
+            self.piece("\n" if self.at_line_start else "\n\n")
+
+    def tool_step(self, step: AgentStep) -> None:
+        """A tool call of the turn, said in one line on stderr when its result comes:
+        ``  ↳ engineer.file.edit app.py · ok``."""
+        data = step.data
+        call_id, name = str(data.get("id", "")), str(data.get("name", ""))
+        if step.kind == "tool_call":
+            arguments = data.get("arguments")
+            args = arguments if isinstance(arguments, dict) else {}
+            self._actions[call_id] = begin_action(call_id, name, args)
+            return
+        begun = self._actions.pop(call_id, None) or begin_action(call_id, name, {})
+        action = finish_action(begun, str(data.get("content", "")), bool(data.get("is_error")))
+        if not self.at_line_start:  # the answer's unfinished line ends first
+            self.piece("\n")
+        line = f"  ↳ {action.op} {action.title}".rstrip() + f" · {action.marker}"
+        said = self._redactor.text(terminal_text(line))
+        print(said, file=sys.stderr, flush=True)
 
     def streamed(self, step: AgentStep) -> None:
         """A streamed piece of the turn (one of :data:`STREAMED_TEXT`) printed where it goes."""
@@ -168,6 +200,19 @@ class AnswerStream:
             self.printed = True
 
 
+@contextmanager
+def json_stdout() -> Iterator[TextIO]:
+    """For ``sylk run --json``: yields the real stdout, for the JSON lines alone, and sends
+    whatever else would be printed there to stderr meanwhile, so stdout stays pipeable
+    into ``jq`` whatever a command or a plan's summary prints."""
+    real = sys.stdout
+    sys.stdout = sys.stderr
+    try:
+        yield real
+    finally:
+        sys.stdout = real
+
+
 def run_settings(args: argparse.Namespace) -> SylkConfig:
     """The settings of this run: the config file and the environment, and ``--script``
     (the scripted provider's turns; the provider, unless ``--provider`` names another)."""
@@ -180,14 +225,22 @@ def run_settings(args: argparse.Namespace) -> SylkConfig:
 
 
 def report_not_saved(
-    error: ArchiveWriteError, redactor: Redactor, *, streamed: bool, as_json: bool
+    error: ArchiveWriteError,
+    redactor: Redactor,
+    *,
+    streamed: bool,
+    as_json: bool,
+    json_out: TextIO | None = None,
 ) -> int:
-    """Print what was answered but not stored, and say so; returns the exit status."""
+    """Print what was answered but not stored, and say so; returns the exit status.
+    ``json_out``: where ``--json`` lines go (:func:`json_stdout`)."""
     answers = [m for m in error.unsaved if m.type is not MessageType.USER_INPUT]
     for message in answers:
         if as_json:
             print(
-                json.dumps({"kind": "message.unsaved", "message": message.model_dump(mode="json")})
+                json.dumps({"kind": "message.unsaved", "message": message.model_dump(mode="json")}),
+                file=json_out or sys.stdout,
+                flush=True,
             )
         elif not streamed:
             print(redactor.text(str(message.payload.get("text", ""))))

@@ -44,7 +44,7 @@ def test_streams_an_answer_from_anthropic(
         ["--session", "errands", "@architect what do my notes say?"], env, data_dir, workspace
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "Reading.You must remember the milk."
+    assert result.stdout.strip() == "Reading.\n\nYou must remember the milk."  # a model call each
     assert "→ architect · dsl" in result.stderr  # the route, shown apart from the answer
     listing = subprocess.run(
         [sys.executable, "-m", "sylk_tui", "sessions", "list", "--json",

@@ -52,7 +52,7 @@ def test_plain_run_prints_reasoning_on_stderr_and_the_answer_alone_on_stdout(
     result = run(["@architect what do my notes say?"], vllm, data_dir, workspace)
 
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "Reading.You must remember the milk."
+    assert result.stdout.strip() == "Reading.\n\nYou must remember the milk."  # a model call each
     assert "SECRET" not in result.stdout
     marked = [line for line in result.stderr.splitlines() if line.startswith(THOUGHT_MARK)]
     # Both model calls reasoned; each line is marked, each call's reasoning ends its line.
