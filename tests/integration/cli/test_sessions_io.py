@@ -7,6 +7,7 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -70,7 +71,11 @@ async def test_every_format_carries_the_session_and_not_one_secret(
 async def test_json_round_trip_into_another_data_dir_and_a_copy_into_the_same(
     planted: Planted, tmp_path: Path
 ) -> None:
-    common = {"data_dir": planted.data_dir, "workspace": planted.workspace, "env": planted.env}
+    common: dict[str, Any] = {
+        "data_dir": planted.data_dir,
+        "workspace": planted.workspace,
+        "env": planted.env,
+    }
     file = tmp_path / "session.json"
     sid = planted.session.id
     exported = sylk("sessions", "export", sid[:8], "--format", "json", "-o", str(file), **common)
