@@ -30,6 +30,12 @@ LOCAL_COMMANDS: tuple[LocalCommand, ...] = (
     LocalCommand(
         "/theme", "/theme [NAME]", "switch theme (without a name: the next one)", "app.theme"
     ),
+    LocalCommand(
+        "/export",
+        "/export md|json|html|svg [FILE]",
+        "the session on screen as a file (json re-imports; svg is the screen)",
+        "app.export_session",
+    ),
 )
 
 

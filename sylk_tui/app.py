@@ -30,6 +30,7 @@ from screens.state.intents import AnswerQuestion, LoadOlder, NewSession, SendLin
 from screens.state.plan_view import PlanTraffic
 from screens.state.store import TRANSCRIPT_LIMIT, UiState
 from sylk_tui.app_actions import FrontActions
+from sylk_tui.tui_export import ExportActions
 from sylk_tui.engine_bridge import EngineBridge
 from sylk_tui.engine_messages import (
     AgentStepped,
@@ -65,7 +66,7 @@ NOTICE_SEVERITY: dict[str, SeverityLevel] = {
 }
 
 
-class SylkApp(FrontActions):
+class SylkApp(ExportActions, FrontActions):
     """Many coding-agent sessions, one terminal."""
 
     TITLE = "Sylk"

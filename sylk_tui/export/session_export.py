@@ -35,13 +35,23 @@ def full_markdown(
     return text if not extra else text.rstrip("\n") + "\n\n" + "\n".join(extra)
 
 
+def engine_data_dir(engine: Engine) -> Path | None:
+    """The data dir of ``engine``'s archive (where ``sylk mcp serve``'s tokens are)."""
+    from backend.archive.store import Archive
+
+    archive = engine.archive
+    return archive.path.parent if isinstance(archive, Archive) else None
+
+
 async def export_session(
     engine: Engine, session: Session, fmt: SessionFormat, *, data_dir: Path | None = None
 ) -> str:
     """``session`` in ``fmt``: everything the archive holds of it, no secret in it.
 
-    ``data_dir``: where ``sylk mcp serve``'s tokens are, so they are scrubbed too.
+    ``data_dir``: where ``sylk mcp serve``'s tokens are, so they are scrubbed too
+    (default: the engine's archive's).
     """
+    data_dir = data_dir if data_dir is not None else engine_data_dir(engine)
     scrubber = Scrubber.for_export(engine.redactor, data_dir=data_dir)
     document = await whole_session(engine, session, scrubber)
     if fmt == "json":
