@@ -40,7 +40,7 @@ PALETTE_ACTIONS: tuple[PaletteAction, ...] = (
     PaletteAction("Toggle the session list", "Hide or show the sidebar", "toggle_sidebar"),
     PaletteAction("Filter sessions", "Narrow the session list by name", "filter_sessions"),
     PaletteAction("Approvals inbox", "Everything waiting on you, every session", "open_inbox"),
-    PaletteAction("DAG view", "The plan of the session on screen, live", "open_dag"),
+    PaletteAction("DAG view", "The plan of the session on screen, live", "dag_view"),
     _send("Status", "Routing, models, tokens and health", "/status"),
     _send("Export as Markdown", "The session on screen", "/export md"),
     _send("Export as JSON", "Re-importable", "/export json"),
