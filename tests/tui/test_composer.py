@@ -161,3 +161,15 @@ async def test_an_idle_composer_stops_blinking_and_a_key_wakes_it(engine: Engine
         await pilot.press("x")
         assert composer.blink_timer._active.is_set()
         assert composer.value == "x"
+
+
+async def test_a_keymap_can_make_enter_a_new_line_and_another_key_send(engine: Engine) -> None:
+    app = SylkApp(engine, keymap={"composer.send": "ctrl+s", "composer.newline": "enter"})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        composer = main_screen(app).composer
+        await pilot.press(*"one", "enter", *"two")
+        assert composer.value == "one\ntwo"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert _sent(engine, app)[-1] == "one\ntwo"

@@ -27,7 +27,6 @@ from widgets.composer.menu import CompletionMenu
 
 MAX_LINES = 10
 """Lines of text shown before the composer scrolls."""
-NEWLINE_KEYS = frozenset({"ctrl+j", "shift+enter", "newline"})
 BLINK_REST_SECONDS = 5.0
 """Idle this long, the cursor stops blinking (shown steady): an idle app repaints nothing."""
 
@@ -53,6 +52,25 @@ class Composer(TextArea):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "enter",
+            "send",
+            "Send",
+            show=False,
+            id="composer.send",
+            tooltip="Send what is typed (with the completion menu open: take the offer).",
+            priority=True,  # before the TextArea would take enter as a new line
+        ),
+        Binding(
+            "ctrl+j,shift+enter",
+            "newline",
+            "New line",
+            show=False,
+            key_display="ctrl+j",
+            id="composer.newline",
+            tooltip="Start a new line (shift+enter too, where the terminal tells it from enter).",
+            priority=True,
+        ),
         Binding(
             "tab",
             "complete",
@@ -134,20 +152,16 @@ class Composer(TextArea):
 
     async def _on_key(self, event: events.Key) -> None:
         self._last_key = monotonic()
-        if event.key == "enter":
-            event.stop()
-            event.prevent_default()
-            if not self._take_offer():
-                self.post_message(self.Submitted(self, self.text))
-            return
-        if event.key in NEWLINE_KEYS:
-            event.stop()
-            event.prevent_default()
-            self.insert("\n")
-            return
         await super()._on_key(event)
         if self.menu_open:  # the menu narrows (or closes) as the word grows
             self.call_after_refresh(self._offer, False)
+
+    def action_send(self) -> None:
+        if not self._take_offer():
+            self.post_message(self.Submitted(self, self.text))
+
+    def action_newline(self) -> None:
+        self.insert("\n")
 
     async def _on_paste(self, event: events.Paste) -> None:
         event.stop()
