@@ -91,7 +91,45 @@ MAIN_BINDINGS: list[BindingType] = [
         "complete_session",
         "Complete",
         id="session.complete",
-        tooltip="Mark the session on screen as done; it stays readable.",
+        tooltip="Mark the session on screen (or under the list's cursor) as done, after "
+        "you confirm; it stays readable.",
+        priority=True,
+    ),
+    Binding(
+        "alt+d",
+        "delete_session",
+        "Delete",
+        show=False,
+        id="session.delete",
+        tooltip="Delete the session on screen (or under the list's cursor) from the archive, "
+        "after you confirm.",
+        priority=True,
+    ),
+    Binding(
+        "alt+e",
+        "rename_session",
+        "Rename",
+        show=False,
+        id="session.rename",
+        tooltip="Rename the session on screen (or under the list's cursor).",
+        priority=True,
+    ),
+    Binding(
+        "ctrl+f",
+        "filter_sessions",
+        "Filter",
+        id="session-list.filter",
+        tooltip="Filter the session list: typing narrows it by name, Enter opens the row, "
+        "Escape shows every session again.",
+        priority=True,
+    ),
+    Binding(
+        "ctrl+b",
+        "toggle_sidebar",
+        "Sidebar",
+        show=False,
+        id="session-list.toggle",
+        tooltip="Hide or show the session list (below 100 columns it hides by itself).",
         priority=True,
     ),
     Binding(

@@ -26,6 +26,7 @@ from screens.dag_view import DagViewScreen
 from screens.main_bindings import MAIN_BINDINGS, OPTION_DIGIT_KEYS
 from screens.new_session import NewSessionScreen
 from screens.session_commands import SessionCommands
+from screens.session_manage import SessionManageScreen
 from screens.state.intents import LoadOlder, NewSession, SendLine, SessionAction, SessionVerb
 from screens.state.pending import PendingChanged
 from screens.state.store import (
@@ -40,6 +41,7 @@ from widgets.composer import Composer
 from widgets.composer.completion import CompletionSources
 from widgets.composer.history import sent_lines
 from widgets.session_list import SessionList
+from widgets.status_bar import StatusBar
 from widgets.transcript import Transcript
 
 ACTIVITY_REFRESH_SECONDS = 30.0
@@ -58,7 +60,7 @@ def _placeholder(session: Session | None) -> str:
     return f"{session.name} is {session.state.value} (read only); /session new starts another"
 
 
-class MainScreen(Screen[None]):
+class MainScreen(SessionManageScreen):
     CSS_PATH = Path(__file__).with_name("main_screen.tcss")
     COMMANDS = Screen.COMMANDS | {SessionCommands}
 
@@ -80,6 +82,7 @@ class MainScreen(Screen[None]):
                 yield Transcript(id="transcript", tz=self._tz)
                 yield Composer(id="composer", reserved_keys=OPTION_DIGIT_KEYS)
         yield InboxBadge(id="inbox-badge")
+        yield StatusBar(id="status-bar")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -98,6 +101,7 @@ class MainScreen(Screen[None]):
         state.draft_signal.subscribe(self, self._draft_changed)
         state.index_signal.subscribe(self, self._index_changed)
         state.line_signal.subscribe(self, self._line_settled)
+        self.attach_session_manage()  # list markers, status bar, sidebar (screens/session_manage)
         state.pending.signal.subscribe(self, self._pending_changed)
         state.older_signal.subscribe(self, self._older_shown)
         self.set_interval(ACTIVITY_REFRESH_SECONDS, self.session_list.refresh)
@@ -281,9 +285,6 @@ class MainScreen(Screen[None]):
 
     def action_resume_session(self) -> None:
         self._act("resume")
-
-    def action_complete_session(self) -> None:
-        self._act("complete")
 
     def action_interrupt(self) -> None:
         """Stop the answer being written in the session on screen; else back to the composer."""

@@ -49,8 +49,11 @@ class StatusFeed:
         if self._due:
             return
         self._due = True
-        wait = max(0.0, self._last + MIN_SECONDS - time.monotonic())
-        self._app.set_timer(wait, self.read, name="status-read")
+        wait = self._last + MIN_SECONDS - time.monotonic()
+        if wait > 0:
+            self._app.set_timer(wait, self.read, name="status-read")
+        else:
+            self._app.call_later(self.read)
 
     def read(self) -> None:
         self._due = False

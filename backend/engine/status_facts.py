@@ -8,9 +8,10 @@ decided, and whether the file watcher and the MCP servers are well.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from backend.errors import SylkError
 from backend.llm.accounting import UsageSummary, summarise
@@ -44,6 +45,8 @@ class StatusFacts:
     mcp_up: int
     mcp_total: int
     mcp_down: tuple[str, ...]
+    by_session: Mapping[str, UsageSummary]
+    """Every session's usage (those with none left out), from the same read as ``all_usage``."""
 
     @property
     def offline(self) -> bool:
@@ -74,9 +77,12 @@ def _watcher(parts: EngineParts, workspace: Path) -> str:
 
 
 def status_facts(parts: EngineParts, session_id: str) -> StatusFacts:
-    """The facts for ``session_id`` (a typed error for an unknown one); two archive reads."""
+    """The facts for ``session_id`` (a typed error for an unknown one); one archive read."""
     session = parts.sessions.get(session_id)
-    archive = parts.archive
+    rows = parts.archive.usage_by_agent(None)
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        grouped.setdefault(row["session_id"], []).append(row)
     flows = parts.guide.router.flow_log.snapshot()
     routes = []
     for tier in ROUTE_TIERS:
@@ -88,11 +94,12 @@ def status_facts(parts: EngineParts, session_id: str) -> StatusFacts:
     return StatusFacts(
         session_id=session.id,
         models=_role_models(parts, session.id),
-        session_usage=summarise(session.id, archive.usage_by_agent(session.id)),
-        all_usage=summarise(None, archive.usage_by_agent(None)),
+        session_usage=summarise(session.id, grouped.get(session.id, [])),
+        all_usage=summarise(None, rows),
         routes=tuple(routes),
         watcher=_watcher(parts, Path(session.workspace)),
         mcp_up=sum(1 for s in counted if s.state is ServerState.UP),
         mcp_total=len(counted),
         mcp_down=tuple(s.name for s in counted if s.state is ServerState.DOWN),
+        by_session={sid: summarise(sid, own) for sid, own in grouped.items()},
     )

@@ -131,7 +131,7 @@ async def test_clicking_a_row_switches(engine: Engine) -> None:
         await pilot.click("#session-list", offset=(8, 1))
         await settle(pilot)
         assert _active_name(engine) == "left"
-        await pilot.click("#session-list", offset=(8, 2))
+        await pilot.click("#session-list", offset=(8, 3))  # two lines a session
         await settle(pilot)
         assert _active_name(engine) == "right"
 
@@ -199,14 +199,13 @@ async def test_lifecycle_keys_and_refusals(engine: Engine) -> None:
     app = RecordingApp(engine)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("alt+1", "alt+c")
+        await pilot.press("alt+1", "alt+c", "y")  # completing asks first
         await settle(pilot)
         assert engine.get_session("done-soon").state is SessionState.COMPLETED
-        # Completing it again is refused with the engine's words, not a crash.
+        # Completing it again is answered at once, with nothing to confirm.
         await pilot.press("alt+c")
         await settle(pilot)
-        assert app.notices[-1][0] == "error"
-        assert "cannot complete session" in app.notices[-1][1]
+        assert "'done-soon' is completed already" in app.notices[-1][1]
         # A completed session can be looked at but not brought to the front.
         await pilot.press("alt+2", "alt+1")
         await settle(pilot)

@@ -102,14 +102,14 @@ async def test_keys_post_intents_and_the_screen_acts_on_its_own() -> None:
         host.state.view(two.id)
         await pilot.pause()
 
-        await pilot.press("alt+down", "alt+up", "alt+s", "alt+r", "alt+c", "alt+1")
+        await pilot.press("alt+down", "alt+up", "alt+s", "alt+r", "alt+c", "y", "alt+1")
         await pilot.pause()
         assert _kinds(host) == [
             ("next", None),  # relative to where the screen is when the app acts
             ("previous", None),
             ("suspend", None),
             ("resume", None),
-            ("complete", None),
+            ("complete", two.id),  # confirmed for the session it asked about
             ("switch", one.id),
         ]
 

@@ -1,4 +1,4 @@
-"""The session list shows each session's phase beside its name, and follows a move live."""
+"""The session list shows each session's phase under its name, and follows a move live."""
 
 from __future__ import annotations
 
@@ -35,9 +35,9 @@ def test_every_phase_has_a_mark_that_fits_its_column() -> None:
     assert all(len(m) == 4 for m in marks) and len(set(marks)) == len(marks)
 
 
-async def test_a_row_shows_the_phase_between_the_name_and_the_state() -> None:
+async def test_a_row_shows_the_phase_then_the_state_under_the_name() -> None:
     app = _ListApp()
-    async with app.run_test(size=(42, 6)) as pilot:  # the list's width on a 120-column screen
+    async with app.run_test(size=(42, 8)) as pilot:  # the list's width on a 120-column screen
         session_list = app.query_one(SessionList)
         session_list.set_sessions(
             [
@@ -47,23 +47,27 @@ async def test_a_row_shows_the_phase_between_the_name_and_the_state() -> None:
             ]
         )
         await pilot.pause()
-        rows = [session_list.render_line(n).text.rstrip() for n in range(3)]
+        lines = [session_list.render_line(n).text.rstrip() for n in range(6)]
         assert session_list.scrollable_content_region.width == 40
-        assert rows == [
-            "  1   api-refact… exec suspended  2h ago",
-            "  2   flaky tests plan active     2h ago",
-            "  3   chat             created    2h ago",
+        assert lines == [
+            "  1     api-refactor              2h ago",
+            "        exec · suspended",
+            "  2     flaky tests               2h ago",
+            "        plan · active",
+            "  3     chat                      2h ago",
+            "        created",
         ]
 
 
-async def test_a_narrow_list_drops_the_phase_before_the_state() -> None:
+async def test_a_narrow_list_drops_the_time_and_cuts_the_second_line() -> None:
     app = _ListApp()
-    async with app.run_test(size=(30, 4)) as pilot:
+    async with app.run_test(size=(20, 4)) as pilot:
         session_list = app.query_one(SessionList)
         session_list.set_sessions([_session("flaky tests", SessionState.ACTIVE, P.TESTING)])
         await pilot.pause()
-        row = session_list.render_line(0).text.rstrip()
-        assert "test" not in row.split() and row.endswith("active")
+        first, second = (session_list.render_line(n).text for n in range(2))
+        assert "ago" not in first and first.startswith("  1     flaky")
+        assert second.startswith("        test · ") and len(second) == 18
 
 
 async def test_the_list_follows_a_phase_move_live(engine: Engine) -> None:
@@ -75,8 +79,8 @@ async def test_the_list_follows_a_phase_move_live(engine: Engine) -> None:
         rows = main_screen(app).session_list
 
         def row_of_live() -> str:
-            index = [s.id for s in rows.sessions].index(session.id)
-            return rows.render_line(index).text
+            index = [s.id for s in rows.shown].index(session.id)
+            return rows.render_line(index * 2 + 1).text  # its second line
 
         assert "plan" not in row_of_live()
         await engine.set_phase(session.id, P.PLANNING, "add a --verbose flag")

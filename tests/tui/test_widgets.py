@@ -186,13 +186,13 @@ async def test_session_list_updates_one_row_in_place() -> None:
         renamed = sessions[1].model_copy(update={"name": "renamed"})
         session_list.upsert(renamed)
         assert [s.name for s in session_list.sessions] == ["s1", "renamed", "s3", "s4", "s5"]
-        assert session_list.virtual_size.height == 5
+        assert session_list.virtual_size.height == 5 * 2  # two lines a session
         session_list.upsert(Session(name="new", workspace="/tmp"))
-        assert session_list.virtual_size.height == 6
+        assert session_list.virtual_size.height == 6 * 2
         session_list.remove_session(sessions[0].id)
         assert session_list.sessions[0].name == "renamed"
-        line = session_list.render_line(1).text  # "s3", now number 2, in front
-        assert line.startswith("  2 ● s3") and line.rstrip().endswith("3m ago")
+        line = session_list.render_line(2).text  # "s3", now number 2, in front
+        assert line.startswith("  2 ●   s3") and line.rstrip().endswith("3m ago")
 
 
 def test_a_routed_request_shows_its_route() -> None:
