@@ -132,6 +132,7 @@ def test_the_command_table_is_the_guides() -> None:
     for command in ("/session", "/help", "/status", "/plan", "/model", "/mcp", "/undo"):
         assert command in table
     assert "switch" in table["/session"]
+    assert "engineer" in table["/model"] and "refresh" in table["/mcp"]
     assert "engineer" in agent_names() and "guide" not in agent_names()
 
 

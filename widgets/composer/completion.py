@@ -63,6 +63,7 @@ def command_words() -> dict[str, tuple[str, ...]]:
     """Each `/` command the Guide knows, with the words its first argument may be."""
     from backend.config.approvals import MODE_NAMES
     from backend.guide.routing import dsl, session_dsl
+    from backend.roles import AGENT_ROLES
 
     heads = {m.group(1) for m in re.finditer(r"(?m)^\s*(/[a-z]+)", dsl.HELP_TEXT)}
     table: dict[str, tuple[str, ...]] = dict.fromkeys(sorted(heads), ())
@@ -75,6 +76,8 @@ def command_words() -> dict[str, tuple[str, ...]]:
     table["/tools"] = ("choose", *dsl.TOOL_CATEGORIES)
     table["/deadletters"] = ("list", "replay", "purge")
     table["/remember"] = tuple(dsl.RECORD_CATEGORIES)
+    table["/model"] = ("reset", *AGENT_ROLES)
+    table["/mcp"] = ("enable", "disable", "refresh")
     return table
 
 

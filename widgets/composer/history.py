@@ -7,7 +7,7 @@ back keeps what was being typed, and walking past the newest line brings it back
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from backend.messages import Message, MessageType
@@ -70,6 +70,7 @@ class ComposerHistory:
         return self._typed if position == len(lines) else lines[position]
 
 
-def sent_lines(messages: Iterable[Message[dict[str, Any]]]) -> list[str]:
-    """The lines the user typed, oldest first, among a transcript's messages."""
-    return [str(m.payload.get("text", "")) for m in messages if m.type is MessageType.USER_INPUT]
+def sent_lines(messages: Iterable[Message[dict[str, Any]]]) -> Iterator[str]:
+    """The lines the user typed, oldest first, among a transcript's messages (read only
+    when a session's history starts, so a switch to a known session costs nothing)."""
+    return (str(m.payload.get("text", "")) for m in messages if m.type is MessageType.USER_INPUT)
