@@ -12,6 +12,7 @@ session and the time. The file is written on a worker thread; a failure is a not
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -95,7 +96,14 @@ class ExportActions(App[None]):
         data_dir = engine_data_dir(engine)
         if screen_svg is not None:
             scrubber = Scrubber.for_export(engine.redactor, data_dir=data_dir)
-            text = without_font_urls(scrubber.text(screen_svg))
+            # What the transcript holds shaped like a key, as values: on screen a line may
+            # wrap between "Bearer" and its token, which no pattern would then recognise.
+            payloads = [m.payload for m in await engine.transcript(session_id)]
+            said = json.dumps(payloads, ensure_ascii=False, default=str)
+            scrubber = scrubber.knowing(scrubber.secrets_in(said))
+            # Spaces are &#160; in the picture: as the character itself, which a
+            # pattern's \s matches, "Bearer <token>" is recognised there too.
+            text = without_font_urls(scrubber.text(screen_svg.replace("&#160;", "\u00a0")))
         else:
             fmt_ = cast("SessionFormat", fmt)
             text = await export_session(engine, session, fmt_, data_dir=data_dir)

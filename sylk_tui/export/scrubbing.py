@@ -88,6 +88,22 @@ class Scrubber:
             value = shape.sub(_shape_replacement, value)
         return value
 
+    def secrets_in(self, text: str) -> list[str]:
+        """The credential-shaped values in ``text`` (what :meth:`text` would replace), so
+        a picture of it, where a line may wrap between "Bearer" and its token, can be
+        scrubbed of the values themselves (:meth:`knowing`)."""
+        found = []
+        for shape in _SHAPES:
+            for match in shape.finditer(text):
+                lead = match.lastindex or 0
+                skip = len(match.group(1)) + len(match.group(2)) if lead >= 2 else 0
+                found.append(match.group(0)[skip:])
+        return found
+
+    def knowing(self, secrets: Iterable[str]) -> Scrubber:
+        """This scrubber, also knowing ``secrets``."""
+        return Scrubber(self._redactor, secrets)
+
     def data(self, value: Any) -> Any:
         """Every string inside nested dicts (keys too), lists and tuples, scrubbed."""
         if isinstance(value, str):

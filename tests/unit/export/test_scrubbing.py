@@ -50,3 +50,11 @@ def test_a_missing_or_garbled_token_file_scrubs_nothing_more(tmp_path: Path) -> 
     assert scrubbing.token_store_secrets(tmp_path) == []
     (tmp_path / "mcp_tokens.json").write_text("[not json")
     assert scrubbing.token_store_secrets(tmp_path) == []
+
+
+def test_the_values_of_credential_shapes_are_found_to_scrub_a_picture() -> None:
+    scrub = Scrubber(Redactor())
+    found = scrub.secrets_in("curl -H 'Authorization: Bearer tok0123456789' sk-abcdefghijkl")
+    assert found == ["tok0123456789", "sk-abcdefghijkl"]
+    wrapped = "Authorization: Bearer</text><text>tok0123456789</text>"
+    assert "tok0123456789" not in scrub.knowing(found).text(wrapped)
