@@ -30,7 +30,6 @@ from screens.state.intents import AnswerQuestion, LoadOlder, NewSession, SendLin
 from screens.state.plan_view import PlanTraffic
 from screens.state.store import TRANSCRIPT_LIMIT, UiState
 from sylk_tui.app_actions import FrontActions
-from sylk_tui.tui_export import ExportActions
 from sylk_tui.engine_bridge import EngineBridge
 from sylk_tui.engine_messages import (
     AgentStepped,
@@ -48,6 +47,7 @@ from sylk_tui.engine_messages import (
     TranscriptLoaded,
     engine_message,
 )
+from sylk_tui.export.app_export import ExportActions
 from sylk_tui.plan_follow import PlanFollow
 from sylk_tui.question_dialogs import QuestionDialogs
 from sylk_tui.status_feed import StatusFeed
