@@ -7,6 +7,7 @@
 - ``importing``: that document read back, checked, into an archive (``sylk sessions import``).
 - ``pages``: Markdown as a self-contained HTML page or a terminal-rendered SVG.
 - ``scrubbing``: what keeps secrets out of every format.
+- ``app_export``: the TUI's ``/export`` (loads Textual: only the app imports it).
 """
 
 from __future__ import annotations
