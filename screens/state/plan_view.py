@@ -11,7 +11,7 @@ event cannot take the node back. Nothing here talks to the engine or a widget.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -172,12 +172,6 @@ class PlanBoard:
             event.task_id, event.plan_id, event.state, event.loop, event.max_loops, event.view
         )
         self.changed_signal.publish(session_id)
-
-    def forget(self, session_ids: Iterable[str]) -> None:
-        for session_id in session_ids:
-            self._plans.pop(session_id, None)
-            self._pipelines.pop(session_id, None)
-            self._unread.pop(session_id, None)
 
     # -- moving a node -------------------------------------------------------------------
     def _apply(self, view: PlanView, event: DagStatusChanged) -> None:
