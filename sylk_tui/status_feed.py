@@ -1,7 +1,8 @@
 """Keeps the status bar's facts current: read after the events that change them.
 
 A message committed (usage after a turn, a route counted), a session changed (its
-model, its state) or another session put on screen asks for a read; reads happen at
+model, its state), another session put on screen or its index moving on (the file
+watcher starts with it) asks for a read; reads happen at
 most once a second (a burst of events costs one), and every ``HEALTH_SECONDS`` for
 what no event announces (the file watcher's and MCP servers' health). A read is
 the engine's ``status_facts``: one small archive query, done on the loop as
@@ -42,11 +43,12 @@ class StatusFeed:
         state.appended_signal.subscribe(app, lambda _message: self.want())
         state.sessions_signal.subscribe(app, lambda _session: self.want())
         state.shown_signal.subscribe(app, lambda _shown: self.want())
+        state.index_signal.subscribe(app, lambda _workspace: self.want())  # the watcher too
         app.set_interval(HEALTH_SECONDS, self.want, name="status-health")
 
     def want(self) -> None:
         """Read soon: now if the last read is a second old, else when it will be."""
-        if self._due:
+        if self._due or self._state.viewed_id is None:  # nothing on screen to read about
             return
         self._due = True
         wait = self._last + MIN_SECONDS - time.monotonic()

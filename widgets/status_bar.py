@@ -48,8 +48,12 @@ def models_text(facts: StatusFacts) -> str:
     return " · ".join(f"{m.role} {m.model}" for m in facts.models)
 
 
+WATCHER_WORDS = {"ok": "ok", "idle": "ok", "down": "down", "off": "off (could not start)"}
+"""``idle`` (no index built yet) is nothing to worry about: it reads as ``ok``."""
+
+
 def health_text(facts: StatusFacts) -> str:
-    parts = [f"watcher {facts.watcher}"]
+    parts = [f"watcher {WATCHER_WORDS.get(facts.watcher, facts.watcher)}"]
     if facts.mcp_total:
         mcp = f"mcp {facts.mcp_up}/{facts.mcp_total} up"
         if facts.mcp_down:

@@ -41,7 +41,7 @@ class StatusFacts:
     routes: tuple[tuple[str, int], ...]
     """Requests each routing tier decided, in tier order (tiers that decided none left out)."""
     watcher: str
-    """``ok``, ``down``, ``off`` (it could not start) or ``idle`` (no index yet)."""
+    """``ok``, ``down``, ``off`` (it could not start) or ``idle`` (no index built yet)."""
     mcp_up: int
     mcp_total: int
     mcp_down: tuple[str, ...]
@@ -69,7 +69,7 @@ def _role_models(parts: EngineParts, session_id: str) -> tuple[RoleModel, ...]:
 
 def _watcher(parts: EngineParts, workspace: Path) -> str:
     code = parts.knowledge.code.peek(workspace)
-    if code is None:
+    if code is None or not code.ready:  # not indexed yet: its watcher is still starting
         return "idle"
     if code.watcher is None:
         return "off"

@@ -83,3 +83,27 @@ def _cost(usd: float) -> str:
     from widgets.session_list.rows import compact_cost
 
     return compact_cost(usd)
+
+
+def test_the_line_names_what_is_unwell_and_each_role_when_they_differ() -> None:
+    from backend.engine.status_facts import RoleModel, StatusFacts
+    from backend.llm.accounting import UsageSummary
+    from widgets.status_bar import status_text
+
+    empty = UsageSummary(session_id=None)
+    facts = StatusFacts(
+        session_id="s",
+        models=(RoleModel("guide", "ollama/qwen3:4b"), RoleModel("engineer", "anthropic/opus")),
+        session_usage=empty,
+        all_usage=empty,
+        routes=(("dsl", 3), ("pattern", 12), ("model", 2)),
+        watcher="down",
+        mcp_up=1,
+        mcp_total=2,
+        mcp_down=("github",),
+        by_session={},
+    )
+    assert status_text(facts).plain == (
+        "guide ollama/qwen3:4b · engineer anthropic/opus │ session 0 tok $0 · all 0 tok $0"
+        " │ routes dsl 3 pattern 12 model 2 │ watcher down · mcp 1/2 up (github down)"
+    )
