@@ -33,7 +33,7 @@ from backend.approvals import answers
 from backend.events import ChoiceQuestion
 from screens.approval import ApprovalScreen, DiffView
 from screens.choice import ChoiceScreen
-from screens.plan_review import PlanReviewScreen
+from screens.plans.plan_review import PlanReviewScreen
 from screens.state.intents import AnswerQuestion, SessionAction
 from screens.state.pending import PendingChanged, PendingQuestion
 from screens.state.store import UiState

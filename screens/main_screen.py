@@ -22,9 +22,9 @@ from textual.widgets import Footer
 
 from backend.sessions.models import Session, SessionState
 from screens.approvals_inbox import ApprovalsInbox, InboxBadge
-from screens.dag_view import DagViewScreen
 from screens.main_bindings import MAIN_BINDINGS, OPTION_DIGIT_KEYS
 from screens.new_session import NewSessionScreen
+from screens.plans.dag_view import DagViewScreen
 from screens.session_commands import SessionCommands
 from screens.session_manage import SessionManageScreen
 from screens.state.intents import LoadOlder, NewSession, SendLine, SessionAction, SessionVerb

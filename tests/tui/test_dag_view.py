@@ -22,7 +22,7 @@ import pytest
 from textual.pilot import Pilot
 
 from backend.engine import Engine
-from screens.dag_view import DagViewScreen
+from screens.plans.dag_view import DagViewScreen
 from screens.state.plan_view import PlanBoard
 from sylk_tui.app import SylkApp
 from tests.integration.orchestration.plan_runs import (

@@ -15,7 +15,7 @@ from textual.pilot import Pilot
 
 from backend.engine import Engine, EngineConfig
 from backend.events import DagStatusChanged, PipelineMoved
-from screens.dag_view import DagViewScreen
+from screens.plans.dag_view import DagViewScreen
 from screens.state.plan_view import PlanBoard
 from sylk_tui.app import SylkApp
 from tests.tui.support import FROZEN_NOW, main_screen, seed_archive, settle

@@ -16,7 +16,7 @@ from backend.engine import Engine, EngineConfig
 from backend.engine.build import EngineParts, build
 from backend.skills.envelopes import Envelope
 from backend.skills.models import SkillContext
-from screens.plan_review import PlanReviewScreen
+from screens.plans.plan_review import PlanReviewScreen
 from sylk_tui.app import SylkApp
 from tests.integration.plans.conftest import plan_doc
 from tests.tui.support import settle, wait_for
