@@ -245,3 +245,19 @@ async def test_a_clarification_is_answered_in_words_from_the_inbox(parts: Engine
         result = (await _done(pilot, asked)).result
         await wait_for(pilot, lambda: inbox.listed == [], "it left")
     assert result["answered"] and result["answer"] == "postgres"
+
+
+async def test_with_the_inbox_open_a_question_joins_it_instead_of_a_dialog(
+    parts: EngineParts,
+) -> None:
+    app = SylkApp(Engine.from_parts(parts))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        viewed = app.state.viewed_id
+        assert viewed is not None
+        inbox = await _open_inbox(pilot)
+        command = _command(parts, viewed, "touch seen")
+        await wait_for(pilot, lambda: len(inbox.listed) == 1, "listed")
+        assert app.screen is inbox  # no dialog over the inbox that already shows it
+        await pilot.press("n")
+        assert not (await _done(pilot, command)).ok
