@@ -104,6 +104,19 @@ class TerminalRun:
         stat = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(stat[11]) + int(stat[12])) * TICK_S
 
+    def wakeups(self) -> dict[str, int]:
+        """Times each thread was scheduled so far (``/proc/PID/task/TID/schedstat``), by
+        thread id and name: which threads wake while the app should sleep."""
+        counts = {}
+        for task in Path(f"/proc/{self.pid}/task").iterdir():
+            try:
+                runs = int((task / "schedstat").read_text().split()[2])
+                name = (task / "comm").read_text().strip()
+            except (FileNotFoundError, ProcessLookupError):
+                continue
+            counts[f"{task.name}:{name}"] = runs
+        return counts
+
     def stop(self) -> None:
         try:
             os.kill(self.pid, signal.SIGKILL)
@@ -160,17 +173,24 @@ def idle_cpu(run: TerminalRun, window_s: float, settle_s: float) -> dict[str, fl
     while time.perf_counter() < until:
         run.read(0.05)
     cpu_before, written_before = run.cpu_seconds(), sum(len(d) for _, d in run.chunks)
+    woken_before = run.wakeups()
     started = time.perf_counter()
     while time.perf_counter() - started < window_s:
         run.read(0.05)
     elapsed = time.perf_counter() - started
     cpu = run.cpu_seconds() - cpu_before
     written = sum(len(d) for _, d in run.chunks) - written_before
+    woken = {
+        thread: round((runs - woken_before.get(thread, 0)) / elapsed, 1)
+        for thread, runs in run.wakeups().items()
+    }
     return {
         "cpu_percent_of_core": round(100 * cpu / elapsed, 3),
         "cpu_ms": round(cpu * 1000, 1),
         "bytes_written_per_s": round(written / elapsed, 1),
         "window_s": round(elapsed, 1),
+        "wakeups_per_s": sum(woken.values()),
+        "wakeups_per_s_by_thread": {k: v for k, v in sorted(woken.items()) if v},
     }
 
 
