@@ -167,7 +167,7 @@ def first_frame(
     return {"first_frame": frame_end, "ready": ready_at if ready_at is not None else frame_end}
 
 
-def idle_cpu(run: TerminalRun, window_s: float, settle_s: float) -> dict[str, float]:
+def idle_cpu(run: TerminalRun, window_s: float, settle_s: float) -> dict[str, object]:
     """Share of one core used, and bytes written per second, over ``window_s`` of idling."""
     until = time.perf_counter() + settle_s
     while time.perf_counter() < until:
