@@ -190,3 +190,14 @@ async def test_enter_after_the_cursor_moved_offers_again_and_sends_nothing(
         await settle(pilot)
         assert composer.value == "/s"
         assert all(m.payload.get("text") != "/s" for m in main_screen(app).transcript.messages)
+
+
+async def test_narrowing_keeps_the_highlighted_offer(engine: Engine) -> None:
+    app = SylkApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        composer = main_screen(app).composer
+        await pilot.press("@", "a", "tab", "down", "down")  # academic, architect, archivalist
+        await pilot.press("r")  # architect and archivalist are left
+        await pilot.press("enter")
+        assert composer.value == "@archivalist"

@@ -152,9 +152,10 @@ class Composer(TextArea):
 
     async def _on_key(self, event: events.Key) -> None:
         self._last_key = monotonic()
+        before = self.text
         await super()._on_key(event)
-        if self.menu_open:  # the menu narrows (or closes) as the word grows
-            self.call_after_refresh(self._offer, False)
+        if self.menu_open and self.text != before:  # the menu narrows (or closes) as you type
+            self._offer(False)
 
     def action_send(self) -> None:
         if not self._take_offer():

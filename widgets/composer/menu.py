@@ -41,12 +41,13 @@ class CompletionMenu(OptionList):
 
     def show_offers(self, offers: list[Offer], anchor: Offset) -> None:
         """List ``offers`` with its bottom-left corner just above ``anchor`` (screen cells)."""
+        kept = self.chosen  # narrowing keeps the highlighted offer where it still is
         self.offers = offers
         self.clear_options()
         self.add_options(
             Option(Text.assemble(offer.text, "  ", (offer.kind, "dim"))) for offer in offers
         )
-        self.highlighted = 0
+        self.highlighted = offers.index(kept) if kept in offers else 0
         rows = min(len(offers), MENU_ROWS) + 2  # the border
         self.styles.offset = (anchor.x, max(0, anchor.y - rows))
         self.display = True
