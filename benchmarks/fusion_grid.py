@@ -103,6 +103,20 @@ def name_hit(query: str, bm25: Ranked) -> float:
     return sum(t in name for t in terms) / len(terms)
 
 
+_DOC_TERMS: dict[str, frozenset[str]] = {}
+"""Op id -> the terms of its name and description (filled by :func:`grid` per corpus)."""
+
+
+def coverage(query: str, bm25: Ranked, top: int = 1) -> float:
+    """The share of the query's terms found in one of BM25's best ``top`` hits' texts."""
+    from backend.terms import tokenize_query
+
+    terms = set(tokenize_query(query))
+    if not bm25 or not terms:
+        return 0.0
+    return max(len(terms & _DOC_TERMS.get(doc, frozenset())) / len(terms) for doc, _ in bm25[:top])
+
+
 def dense_rank(doc: str, dense: Ranked) -> int:
     return next((i for i, (d, _) in enumerate(dense) if d == doc), len(dense))
 
@@ -126,6 +140,8 @@ def rules() -> dict[str, Rule]:
         conditions[f"name>={n}"] = lambda q, b, d, n=n: name_hit(q, b) >= n
     for r in (0, 1, 2, 4):
         conditions[f"agree<={r}"] = lambda q, b, d, r=r: bool(b) and dense_rank(b[0][0], d) <= r
+    for c in (0.6, 0.7, 0.8, 0.9, 1.0):
+        conditions[f"cover>={c}"] = lambda q, b, d, c=c: coverage(q, b) >= c
     for c in (0.3, 0.4, 0.5):
         conditions[f"dense<{c}"] = lambda q, b, d, c=c: bool(d) and d[0][1] < c
     for c in (0.02, 0.05):
@@ -136,7 +152,7 @@ def rules() -> dict[str, Rule]:
                 margin(b) >= m and bool(b) and dense_rank(b[0][0], d) <= r
             )
     for name, when in conditions.items():
-        for boost in (1.0, 2.0, 4.0):
+        for boost in (1.0, 2.0, 4.0, 100.0):
             out[f"{name} -> {boost}"] = switched(0.5, boost, when)
     return out
 
@@ -152,8 +168,19 @@ def evaluate(rows: Sequence[dict[str, Any]], rule: Rule) -> dict[str, float]:
     return {"r1": round(r1 / n, 4), "r5": round(r5 / n, 4)}
 
 
-def grid(files: Sequence[Path]) -> dict[str, Any]:
+def _index_texts(root: Path, corpus: str) -> None:
+    from backend.terms import tokenize
+
+    for tool in load_jsonl(root / corpus / "tools.jsonl"):
+        text = f"{tool['name']} {tool['id']} {tool.get('description', '')}"
+        _DOC_TERMS[op_name(tool["id"])] = frozenset(tokenize(text))
+
+
+def grid(files: Sequence[Path], root: Path | None = None) -> dict[str, Any]:
     loaded = [pickle.loads(f.read_bytes()) for f in files]
+    for d in loaded:
+        if root is not None:
+            _index_texts(root, d["corpus"])
     names = [f"{d['corpus']}-{d['split']}" for d in loaded]
     return {
         label: {n: evaluate(d["rows"], rule) for n, d in zip(names, loaded, strict=True)}
@@ -170,11 +197,12 @@ def main(argv: list[str] | None = None) -> int:
     cap.add_argument("--out", type=Path, required=True)
     runs = sub.add_parser("grid")
     runs.add_argument("files", type=Path, nargs="+")
+    runs.add_argument("--corpora", type=Path, help="folder of the corpora (for coverage)")
     args = parser.parse_args(argv)
     if args.cmd == "capture":
         capture(args.corpus, args.split, args.out)
     else:
-        json.dump(grid(args.files), sys.stdout, indent=1)
+        json.dump(grid(args.files, args.corpora), sys.stdout, indent=1)
         sys.stdout.write("\n")
     return 0
 

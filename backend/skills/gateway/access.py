@@ -21,7 +21,7 @@ import difflib
 from backend.skills.envelopes import Envelope, ErrorCode, code_for, failure
 from backend.skills.models import Skill, SkillContext, split_version
 from backend.skills.registry import Registry
-from backend.skills.search.bm25 import SkillIndex
+from backend.skills.search.skill_index import SkillIndex
 
 
 class Access:

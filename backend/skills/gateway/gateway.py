@@ -45,8 +45,9 @@ from backend.skills.hooks.builtin import core_tool_hooks
 from backend.skills.hooks.registry import HookRegistry
 from backend.skills.models import Skill, SkillContext, SkillTier
 from backend.skills.registry import Registry
-from backend.skills.search.bm25 import BM25Config, SkillIndex
+from backend.skills.search.bm25 import BM25Config
 from backend.skills.search.embedding import EmbeddingStage
+from backend.skills.search.skill_index import SkillIndex
 
 
 class Gateway:

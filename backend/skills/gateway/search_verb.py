@@ -40,7 +40,7 @@ from backend.skills.gateway.help import usage
 from backend.skills.gateway.verbs import MAX_LIMIT
 from backend.skills.models import OpKind, SkillContext
 from backend.skills.registry import Registry
-from backend.skills.search.bm25 import SkillIndex
+from backend.skills.search.skill_index import SkillIndex
 
 
 class CursorError(SylkError):

