@@ -52,7 +52,7 @@ class StatusFeed:
             return
         self._due = True
         wait = self._last + MIN_SECONDS - time.monotonic()
-        if wait > 0:
+        if wait > 0.01:  # a timer of a few ns rounds to 0, which Textual's timer divides by
             self._app.set_timer(wait, self.read, name="status-read")
         else:
             self._app.call_later(self.read)
