@@ -29,6 +29,7 @@ from backend.events import (
 from backend.guide.routing.decision import describe_route
 from backend.messages import Message, MessageType
 from sylk_tui import paths
+from sylk_tui import repl as repl_cli
 from sylk_tui.commands import checkpoints as checkpoint_cli
 from sylk_tui.commands import mcp as mcp_cli
 from sylk_tui.commands import plan as plan_cli
@@ -146,6 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     checkpoint_cli.add_parsers(verbs, _common)
     mcp_cli.add_parser(commands, _common)
     plan_cli.add_parser(commands)
+    repl_cli.add_parser(commands, _common)
     return parser
 
 
@@ -342,6 +344,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return mcp_cli.run(args, _engine)
         if args.command == "plan":
             return plan_cli.run(args)
+        if args.command == "repl":
+            return repl_cli.run(args, _engine)
         return _run_tui(args)
     except SylkError as exc:
         print(f"sylk: error: {exc}", file=sys.stderr)

@@ -1,0 +1,168 @@
+"""The repl's loop: read a line, send it to the engine, print what comes, again.
+
+One request runs at a time, in the session on the prompt (``sylk:NAME>``); the
+session follows ``/session switch`` and ``/session new``. While a request runs, the
+engine's questions (approvals, plan reviews, choices) are asked inline as they come,
+and ctrl+c stops the request's turn (not the repl). A question that comes while the
+prompt waits for a line (a plan's task, in the background) interrupts the prompt,
+which comes back afterwards with what was typed. A plan's progress prints as one line
+per step whenever it happens.
+
+A refused line (an unknown command, an unknown session, a session that is not
+active) prints the engine's message and the loop goes on; nothing the user types
+ends the repl but ctrl+d, the end of input, or ``/quit``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, TextIO, cast
+
+from backend.errors import SylkError
+from backend.events import EngineEvent, QuestionAsked
+from sylk_tui.commands.run_plan import PlanProgress
+from sylk_tui.repl import questions
+from sylk_tui.repl.answers import TurnPrinter, say
+from sylk_tui.repl.completion import LOCAL_COMMANDS
+from sylk_tui.repl.line_input import LineSource
+
+if TYPE_CHECKING:
+    from backend.engine import Engine
+
+EXIT_OK = 0
+
+
+class _LiveStdout:
+    """``sys.stdout`` as it is when written to (the prompt redirects it while drawn)."""
+
+    def write(self, text: str) -> int:
+        say(text, end="")
+        return len(text)
+
+    def flush(self) -> None:
+        """Each write is flushed already."""
+
+
+class Repl:
+    def __init__(self, engine: Engine, lines: LineSource) -> None:
+        self._engine = engine
+        self._lines = lines
+        self._questions: asyncio.Queue[QuestionAsked] = asyncio.Queue()
+        self._turn: TurnPrinter | None = None
+        self._progress = PlanProgress(out=cast(TextIO, _LiveStdout()))
+        self._progress.use(engine.redactor)
+        self.session_id = ""
+
+    async def run(self, session_id: str) -> int:
+        self.session_id = session_id
+        engine = self._engine
+        detach_questions = engine.attach_questions()
+        stop_listening = engine.events.add_listener(self._event)
+        try:
+            while True:
+                line = await self._next_line()
+                if line is None:
+                    say()
+                    return EXIT_OK
+                text = line.strip()
+                if text.lower() in LOCAL_COMMANDS:
+                    return EXIT_OK
+                if text:
+                    await self._send(text)
+        finally:
+            stop_listening()
+            detach_questions()
+            self._lines.close()
+
+    def _prompt(self) -> str:
+        try:
+            name = self._engine.get_session(self.session_id).name
+        except SylkError:
+            name = "?"
+        return f"sylk:{name}> "
+
+    def _event(self, event: EngineEvent) -> None:
+        if isinstance(event, QuestionAsked):
+            self._questions.put_nowait(event)
+            return
+        if self._turn is not None:
+            self._turn.event(event)
+        self._progress.event(event)
+
+    async def _next_line(self) -> str | None:
+        """The next line typed; questions that come meanwhile are asked first."""
+        while True:
+            await self._ask_waiting()
+            reading = asyncio.ensure_future(self._lines.read(self._prompt()))
+            asked = asyncio.ensure_future(self._questions.get())
+            done, _ = await asyncio.wait({reading, asked}, return_when=asyncio.FIRST_COMPLETED)
+            if reading in done:
+                asked.cancel()
+                return reading.result()
+            reading.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reading
+            say()
+            self._questions.put_nowait(asked.result())
+
+    async def _ask_waiting(self) -> None:
+        while not self._questions.empty():
+            asked = self._questions.get_nowait()
+            if asked.answer.done():
+                continue  # answered elsewhere, or withdrawn
+            if self._turn is not None:
+                self._turn.end_line()
+            value = await questions.answer(asked.question, self._lines.ask)
+            self._engine.answer_question(asked.question_id, value)
+
+    async def _send(self, text: str) -> None:
+        engine, printer = self._engine, TurnPrinter(self._engine.redactor)
+        self._turn = printer
+        self._progress.broken_line = False
+        submit = asyncio.ensure_future(engine.submit(self.session_id, text))
+        try:
+            while not submit.done():
+                with self._ctrl_c_stops_the_turn():
+                    asked = asyncio.ensure_future(self._questions.get())
+                    await asyncio.wait({submit, asked}, return_when=asyncio.FIRST_COMPLETED)
+                if asked.done():
+                    self._questions.put_nowait(asked.result())
+                    await self._ask_waiting()
+                else:
+                    asked.cancel()
+            recorded = submit.result()
+        except SylkError as exc:  # refused (a session that is not active, ...): said, not raised
+            printer.finish(None)
+            say(f"error: {engine.redactor.text(str(exc))}")
+            return
+        finally:
+            self._turn = None
+        printer.finish(recorded[-1] if recorded else None)
+        self._follow_active_session()
+
+    def _follow_active_session(self) -> None:
+        """``/session switch`` or ``/session new`` moved the engine's active session."""
+        active = self._engine.active_session()
+        if active is not None and active.id != self.session_id:
+            self.session_id = active.id
+
+    @contextlib.contextmanager
+    def _ctrl_c_stops_the_turn(self) -> Iterator[None]:
+        loop = asyncio.get_running_loop()
+
+        def stop(*_: Any) -> None:
+            if self._engine.cancel_turn(self.session_id):
+                say("\n(stopping…)")
+
+        try:
+            loop.add_signal_handler(signal.SIGINT, stop)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
+            yield
+            return
+        try:
+            yield
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
