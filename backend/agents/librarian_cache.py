@@ -41,7 +41,7 @@ from typing import Any
 from sqlalchemy import Connection, select
 
 from backend.agents.knowledge_desk import Question
-from backend.archive.schema import StepRow
+from backend.archive.schema import STEPS
 from backend.archive.store import Archive
 from backend.clock import utc_now
 from backend.knowledge.code.answers import render_cached_answer
@@ -75,7 +75,7 @@ READING_OPS = frozenset({
 _HARMLESS_VERBS = frozenset({"search", "describe"})  # the skill registry, not the workspace
 _LISTING_OPS = frozenset({"librarian.file.list", "librarian.code.structure"})
 _NOT_READ = frozenset({"guidance", "meta", "error", "execute_with"})  # suggestions, not reads
-_steps = StepRow.__table__  # type: ignore[attr-defined]
+_steps = STEPS
 
 
 @dataclass

@@ -13,9 +13,9 @@ from __future__ import annotations
 from sqlalchemy import Connection
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from backend.archive.schema import APPLICATION_ID, SCHEMA_VERSION, TABLES, SchemaMeta, ensure_fts
+from backend.archive.schema import APPLICATION_ID, SCHEMA_META, SCHEMA_VERSION, TABLES, ensure_fts
 
-_meta = SchemaMeta.__table__  # type: ignore[attr-defined]
+_meta = SCHEMA_META
 
 ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
     # (table, column, its definition): each has a default, so rows before it read well

@@ -11,13 +11,13 @@ from collections.abc import Iterable
 
 from sqlalchemy import Connection, insert, select
 
-from backend.archive.schema import SessionPhaseRow
+from backend.archive.schema import SESSION_PHASES
 from backend.archive.store import Archive
 from backend.archive.writer import WriteFn
 from backend.sessions.models import Session
 from backend.sessions.phases import PhaseChange, SessionPhase
 
-_phases = SessionPhaseRow.__table__  # type: ignore[attr-defined]
+_phases = SESSION_PHASES
 
 
 def _row(change: PhaseChange) -> dict[str, str | None]:

@@ -16,10 +16,10 @@ from typing import Any
 
 from sqlalchemy import Connection, insert, select, update
 
-from backend.archive.schema import PlanRow
+from backend.archive.schema import PLANS
 from backend.archive.store import Archive
 
-_plans = PlanRow.__table__  # type: ignore[attr-defined]
+_plans = PLANS
 
 
 @dataclass(frozen=True, slots=True)

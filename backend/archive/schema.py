@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
-from sqlalchemy import Connection, Index
-from sqlmodel import Field, SQLModel
+from sqlalchemy import Boolean, Column, Connection, Float, Index, Integer, MetaData, String, Table
 
 from backend.errors import ArchiveCorruptError, ArchiveVersionError
 
@@ -23,192 +23,203 @@ SCHEMA_VERSION = 2
 APPLICATION_ID = 0x53594C4B
 
 
-class SchemaMeta(SQLModel, table=True):
-    __tablename__ = "schema_meta"
-    key: str = Field(primary_key=True)
-    value: str
+METADATA = MetaData()
+"""Every archive table. Declared with SQLAlchemy Core: the archive reads and writes rows
+with Core statements only, and Core alone imports in a fraction of what the ORM (which
+SQLModel's table classes need) takes at every ``sylk run`` and ``sylk mcp serve``."""
 
 
-class SessionRow(SQLModel, table=True):
-    __tablename__ = "sessions"
-    id: str = Field(primary_key=True)
-    name: str
-    state: str = Field(index=True)
-    created_at: str
-    last_active_at: str
-    closed: bool = False
-    data: str
+def _text(name: str, *, nullable: bool = False, **kw: Any) -> Column[str]:
+    return Column(name, String(), nullable=nullable, **kw)
 
 
-class TranscriptRow(SQLModel, table=True):
-    __tablename__ = "transcript"
-    __table_args__ = (Index("ix_transcript_session_seq", "session_id", "seq"),)
-    seq: int | None = Field(default=None, primary_key=True)
-    id: str = Field(unique=True)
-    session_id: str
-    type: str
-    source: str
-    timestamp: str
-    text: str
-    envelope: str
+def _int(name: str, *, nullable: bool = False, **kw: Any) -> Column[int]:
+    return Column(name, Integer(), nullable=nullable, **kw)
 
 
-class SnapshotRow(SQLModel, table=True):
-    __tablename__ = "snapshots"
-    id: str = Field(primary_key=True)
-    session_id: str = Field(index=True)
-    created_at: str
-    label: str | None = None
-    data: str
+def _flag(name: str, **kw: Any) -> Column[bool]:
+    return Column(name, Boolean(), nullable=False, default=False, **kw)
 
 
-class StepRow(SQLModel, table=True):
-    """One step of an agent turn (model call, tool call, result, final, error)."""
-
-    __tablename__ = "agent_steps"
-    __table_args__ = (Index("ix_steps_session_seq", "session_id", "seq"),)
-    seq: int | None = Field(default=None, primary_key=True)
-    session_id: str
-    turn_id: str = Field(index=True)
-    role: str
-    step: int
-    kind: str
-    at: str
-    data: str
+def _seq() -> Column[int]:
+    return Column("seq", Integer(), primary_key=True)
 
 
-class UsageRow(SQLModel, table=True):
-    """Tokens and cost of one model call."""
+SCHEMA_META = Table("schema_meta", METADATA, _text("key", primary_key=True), _text("value"))
 
-    __tablename__ = "usage"
-    __table_args__ = (Index("ix_usage_session_agent", "session_id", "agent"),)
-    seq: int | None = Field(default=None, primary_key=True)
-    session_id: str
-    turn_id: str
-    agent: str
-    provider: str
-    model: str
-    input_tokens: int
-    output_tokens: int
-    cache_read_tokens: int
-    cache_write_tokens: int
-    cost_usd: float | None = None
-    at: str
+SESSIONS = Table(
+    "sessions",
+    METADATA,
+    _text("id", primary_key=True),
+    _text("name"),
+    _text("state", index=True),
+    _text("created_at"),
+    _text("last_active_at"),
+    _flag("closed"),
+    _text("data"),
+)
+
+TRANSCRIPT = Table(
+    "transcript",
+    METADATA,
+    _seq(),
+    _text("id", unique=True),
+    _text("session_id"),
+    _text("type"),
+    _text("source"),
+    _text("timestamp"),
+    _text("text"),
+    _text("envelope"),
+    Index("ix_transcript_session_seq", "session_id", "seq"),
+)
+
+SNAPSHOTS = Table(
+    "snapshots",
+    METADATA,
+    _text("id", primary_key=True),
+    _text("session_id", index=True),
+    _text("created_at"),
+    _text("label", nullable=True),
+    _text("data"),
+)
+
+STEPS = Table(
+    "agent_steps",
+    METADATA,
+    _seq(),
+    _text("session_id"),
+    _text("turn_id", index=True),
+    _text("role"),
+    _int("step"),
+    _text("kind"),
+    _text("at"),
+    _text("data"),
+    Index("ix_steps_session_seq", "session_id", "seq"),
+)
+"""One step of an agent turn (model call, tool call, result, final, error)."""
+
+USAGE = Table(
+    "usage",
+    METADATA,
+    _seq(),
+    _text("session_id"),
+    _text("turn_id"),
+    _text("agent"),
+    _text("provider"),
+    _text("model"),
+    _int("input_tokens"),
+    _int("output_tokens"),
+    _int("cache_read_tokens"),
+    _int("cache_write_tokens"),
+    Column("cost_usd", Float(), nullable=True),
+    _text("at"),
     # Counted locally because the server sent no usage. Added without a version bump
     # (``migration.ADDED_COLUMNS``): the default lets an older Sylk still insert rows.
-    estimated: bool = Field(default=False, sa_column_kwargs={"server_default": "0"})
+    _flag("estimated", server_default="0"),
+    Index("ix_usage_session_agent", "session_id", "agent"),
+)
+"""Tokens and cost of one model call."""
 
+PREFERENCES = Table(
+    "preferences",
+    METADATA,
+    _text("key", primary_key=True),
+    _text("value"),  # JSON
+    _text("updated_at"),
+)
+"""A global user preference (e.g. a tool the user chose), shared by every session."""
 
-class PreferenceRow(SQLModel, table=True):
-    """A global user preference (e.g. a tool the user chose), shared by every session."""
+SESSION_PHASES = Table(
+    "session_phases",
+    METADATA,
+    _seq(),
+    _text("session_id"),
+    _text("old"),
+    _text("new"),
+    _text("reason"),
+    _text("approval", nullable=True),
+    _text("at"),
+    Index("ix_session_phases_session_seq", "session_id", "seq"),
+)
+"""One move of a session's phase (``backend.sessions.phases.PhaseChange``); the
+session's row holds the phase it is in, this log how and why it got there."""
 
-    __tablename__ = "preferences"
-    key: str = Field(primary_key=True)
-    value: str  # JSON
-    updated_at: str
+PLANS = Table(
+    "plans",
+    METADATA,
+    _seq(),
+    _text("session_id"),
+    _text("plan_id"),
+    _int("version"),
+    _text("status"),
+    _int("supersedes", nullable=True),  # the version this one replaced
+    _text("source"),  # who submitted it: an agent, or "mcp"
+    _text("feedback", default=""),  # the user's words that led to this version
+    _text("document"),  # JSON, with execution_order filled in
+    _text("created_at"),
+    _text("updated_at"),
+    _text("decided_by", nullable=True),
+    Index("ux_plans_session_plan_version", "session_id", "plan_id", "version", unique=True),
+)
+"""One version of a plan the Architect (or a client) proposed in a session, with
+its status; a modification is a new version that supersedes the one before.
+Added without a version bump: an older Sylk of schema 2 leaves the table alone."""
 
+CHRONICLE_ENTRIES = Table(
+    "chronicle_entries",
+    METADATA,
+    _seq(),
+    _text("id", unique=True),
+    _text("session_id"),
+    _text("category", index=True),
+    _text("title", nullable=True),
+    _text("content"),
+    _text("agent", nullable=True),
+    _text("data", default="{}"),  # JSON
+    _text("pattern_key", nullable=True),  # patterns: normalised category/name, for promotion
+    _text("created_at", index=True),
+    _flag("promoted"),
+    _text("promoted_at", nullable=True),
+    _text("promoted_reason", nullable=True),
+    Index("ix_chronicle_session_time", "session_id", "created_at"),
+    Index("ix_chronicle_pattern_key", "pattern_key"),
+)
+"""One entry of the Archivalist's chronicle ("what was done"), written by one session.
 
-class SessionPhaseRow(SQLModel, table=True):
-    """One move of a session's phase (``backend.sessions.phases.PhaseChange``); the
-    session's row holds the phase it is in, this log how and why it got there."""
+``seq`` is the rowid the full-text index points at; ``promoted`` entries are
+readable from every session, the others only from the session that wrote them.
+"""
 
-    __tablename__ = "session_phases"
-    __table_args__ = (Index("ix_session_phases_session_seq", "session_id", "seq"),)
-    seq: int | None = Field(default=None, primary_key=True)
-    session_id: str
-    old: str
-    new: str
-    reason: str
-    approval: str | None = None
-    at: str
-
-
-class PlanRow(SQLModel, table=True):
-    """One version of a plan the Architect (or a client) proposed in a session, with
-    its status; a modification is a new version that supersedes the one before.
-    Added without a version bump: an older Sylk of schema 2 leaves the table alone."""
-
-    __tablename__ = "plans"
-    __table_args__ = (
-        Index("ux_plans_session_plan_version", "session_id", "plan_id", "version", unique=True),
-    )
-    seq: int | None = Field(default=None, primary_key=True)
-    session_id: str
-    plan_id: str
-    version: int
-    status: str
-    supersedes: int | None = None  # the version this one replaced
-    source: str  # who submitted it: an agent, or "mcp"
-    feedback: str = ""  # the user's words that led to this version
-    document: str  # JSON, with execution_order filled in
-    created_at: str
-    updated_at: str
-    decided_by: str | None = None
-
-
-class ChronicleEntryRow(SQLModel, table=True):
-    """One entry of the Archivalist's chronicle ("what was done"), written by one session.
-
-    ``seq`` is the rowid the full-text index points at; ``promoted`` entries are
-    readable from every session, the others only from the session that wrote them.
-    """
-
-    __tablename__ = "chronicle_entries"
-    __table_args__ = (
-        Index("ix_chronicle_session_time", "session_id", "created_at"),
-        Index("ix_chronicle_pattern_key", "pattern_key"),
-    )
-    seq: int | None = Field(default=None, primary_key=True)
-    id: str = Field(unique=True)
-    session_id: str
-    category: str = Field(index=True)
-    title: str | None = None
-    content: str
-    agent: str | None = None
-    data: str = "{}"  # JSON
-    pattern_key: str | None = None  # patterns: normalised category/name, for N-uses promotion
-    created_at: str = Field(index=True)
-    promoted: bool = False
-    promoted_at: str | None = None
-    promoted_reason: str | None = None
-
-
-class ChronicleFileRow(SQLModel, table=True):
-    """A file a session read, modified or created, as the chronicle records it."""
-
-    __tablename__ = "chronicle_files"
-    __table_args__ = (Index("ix_chronicle_files_session_at", "session_id", "at"),)
-    seq: int | None = Field(default=None, primary_key=True)
-    session_id: str
-    path: str
-    operation: str
-    summary: str | None = None
-    changes: str = "[]"  # JSON list of strings
-    agent: str | None = None
-    at: str
-
+CHRONICLE_FILES = Table(
+    "chronicle_files",
+    METADATA,
+    _seq(),
+    _text("session_id"),
+    _text("path"),
+    _text("operation"),
+    _text("summary", nullable=True),
+    _text("changes", default="[]"),  # JSON list of strings
+    _text("agent", nullable=True),
+    _text("at"),
+    Index("ix_chronicle_files_session_at", "session_id", "at"),
+)
+"""A file a session read, modified or created, as the chronicle records it."""
 
 TABLES = [
-    SchemaMeta.__table__,  # type: ignore[attr-defined]
-    SessionRow.__table__,  # type: ignore[attr-defined]
-    TranscriptRow.__table__,  # type: ignore[attr-defined]
-    SnapshotRow.__table__,  # type: ignore[attr-defined]
-    StepRow.__table__,  # type: ignore[attr-defined]
-    UsageRow.__table__,  # type: ignore[attr-defined]
-    PreferenceRow.__table__,  # type: ignore[attr-defined]
-    ChronicleEntryRow.__table__,  # type: ignore[attr-defined]
-    ChronicleFileRow.__table__,  # type: ignore[attr-defined]
-    SessionPhaseRow.__table__,  # type: ignore[attr-defined]
-    PlanRow.__table__,  # type: ignore[attr-defined]
+    SCHEMA_META,
+    SESSIONS,
+    TRANSCRIPT,
+    SNAPSHOTS,
+    STEPS,
+    USAGE,
+    PREFERENCES,
+    CHRONICLE_ENTRIES,
+    CHRONICLE_FILES,
+    SESSION_PHASES,
+    PLANS,
 ]
 
-SESSION_OWNED = [
-    TranscriptRow.__table__,  # type: ignore[attr-defined]
-    SnapshotRow.__table__,  # type: ignore[attr-defined]
-    ChronicleFileRow.__table__,  # type: ignore[attr-defined]
-    SessionPhaseRow.__table__,  # type: ignore[attr-defined]
-    PlanRow.__table__,  # type: ignore[attr-defined]
-]
+SESSION_OWNED = [TRANSCRIPT, SNAPSHOTS, CHRONICLE_FILES, SESSION_PHASES, PLANS]
 """Tables whose rows belong to one session (``session_id``) and go when it is deleted;
 the chronicle's entries are not among them (promoted ones outlive their session)."""
 

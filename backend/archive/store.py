@@ -34,14 +34,14 @@ from sqlalchemy.exc import DBAPIError
 
 from backend.archive.migration import migrate
 from backend.archive.schema import (
+    CHRONICLE_ENTRIES,
+    PREFERENCES,
     SESSION_OWNED,
-    ChronicleEntryRow,
-    PreferenceRow,
-    SessionRow,
-    SnapshotRow,
-    StepRow,
-    TranscriptRow,
-    UsageRow,
+    SESSIONS,
+    SNAPSHOTS,
+    STEPS,
+    TRANSCRIPT,
+    USAGE,
     probe,
 )
 from backend.archive.writer import ArchiveWriter, WriteFn, storage_failure
@@ -53,13 +53,13 @@ T = TypeVar("T")
 DB_NAME = "sylk.db"
 BUSY_TIMEOUT_MS = 10_000
 
-_sessions = SessionRow.__table__  # type: ignore[attr-defined]
-_transcript = TranscriptRow.__table__  # type: ignore[attr-defined]
-_snapshots = SnapshotRow.__table__  # type: ignore[attr-defined]
-_steps = StepRow.__table__  # type: ignore[attr-defined]
-_usage = UsageRow.__table__  # type: ignore[attr-defined]
-_prefs = PreferenceRow.__table__  # type: ignore[attr-defined]
-_chronicle = ChronicleEntryRow.__table__  # type: ignore[attr-defined]
+_sessions = SESSIONS
+_transcript = TRANSCRIPT
+_snapshots = SNAPSHOTS
+_steps = STEPS
+_usage = USAGE
+_prefs = PREFERENCES
+_chronicle = CHRONICLE_ENTRIES
 ReadFn = Callable[[Connection], T]
 
 
@@ -254,12 +254,12 @@ class Archive:
         self.write(lambda conn: conn.execute(insert(_snapshots), [row]))
 
     async def arecord_steps(self, rows: list[dict[str, Any]]) -> None:
-        """Agent steps, as ``StepRow`` column values."""
+        """Agent steps, as ``STEPS`` column values."""
         if rows:
             await self.awrite(lambda conn: conn.execute(insert(_steps), rows))
 
     async def arecord_usage(self, rows: list[dict[str, Any]]) -> None:
-        """Per-call usage, as ``UsageRow`` column values."""
+        """Per-call usage, as ``USAGE`` column values."""
         if rows:
             await self.awrite(lambda conn: conn.execute(insert(_usage), rows))
 

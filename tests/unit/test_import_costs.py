@@ -19,6 +19,9 @@ OPTIONAL = frozenset({"mcp", "mcp_types", "openai", "anthropic", "numpy", "uvico
 """Loaded only by ``sylk mcp serve``, a configured vendor's provider or semantic search."""
 ENGINE = frozenset({"backend.engine", "sqlalchemy", "sqlmodel", "watchdog"})
 """Loaded by the TUI only after its first frame (the engine is built in a worker)."""
+ORM = frozenset({"sqlmodel", "sqlalchemy.orm"})
+"""The archive is read and written with SQLAlchemy Core alone; the ORM is a third of
+SQLAlchemy's import and nothing needs it."""
 
 
 def loaded_after(statement: str) -> set[str]:
@@ -49,8 +52,9 @@ def test_the_tui_draws_its_first_frame_before_it_loads_the_engine_or_the_archive
     assert loaded_after("import sylk_tui.cli, sylk_tui.app") & ENGINE == set()
 
 
-def test_a_built_engine_still_loads_no_optional_sdk(tmp_path: Path) -> None:
-    """Building the engine (as ``sylk run`` does, offline) leaves the SDKs unloaded too."""
+def test_a_built_engine_loads_no_optional_sdk_nor_the_orm(tmp_path: Path) -> None:
+    """Building the engine (as ``sylk run`` does, offline) leaves the SDKs and the ORM
+    unloaded too."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
     build = (
@@ -61,4 +65,4 @@ def test_a_built_engine_still_loads_no_optional_sdk(tmp_path: Path) -> None:
         f"workspace=Path({str(workspace)!r})))\n"
         "asyncio.run(engine.aclose())"
     )
-    assert loaded_after(build) & OPTIONAL == set()
+    assert loaded_after(build) & (OPTIONAL | ORM) == set()

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import Connection, insert, text
 from sqlalchemy.exc import IntegrityError
 
-from backend.archive.schema import TranscriptRow
+from backend.archive.schema import TRANSCRIPT
 from backend.archive.store import DB_NAME, Archive
 from backend.errors import ArchiveClosedError
 from backend.messages import Message, MessageType
@@ -45,7 +45,7 @@ def _insert(message: Message[dict[str, Any]]) -> Any:
     }
 
     def fn(conn: Connection) -> Any:
-        conn.execute(insert(TranscriptRow.__table__), [row])  # type: ignore[attr-defined]
+        conn.execute(insert(TRANSCRIPT), [row])
         return conn.get_transaction()
 
     return fn
