@@ -86,7 +86,7 @@ async def measure(rounds: int, tool_calls: int) -> dict[str, Any]:
     from textual.app import App, ComposeResult
 
     from widgets.transcript import Transcript
-    from widgets.transcript_folds import ActionFolds
+    from widgets.transcript.folds import ActionFolds
 
     class Bench(App[None]):
         def compose(self) -> ComposeResult:

@@ -18,7 +18,7 @@ from sylk_tui.app import SylkApp
 from tests.stubs.llm_script import Reply
 from tests.stubs.llm_stub import LLMStub
 from tests.tui.support import LEXICAL, main_screen, settle, wait_for
-from widgets.reasoning_block import LIVE_LINES, reasoning_action, render_reasoning
+from widgets.transcript.reasoning_block import LIVE_LINES, reasoning_action, render_reasoning
 
 SIZE = (120, 40)
 KEY = "sk-tui-0123456789abcdef"

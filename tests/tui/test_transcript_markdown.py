@@ -15,8 +15,8 @@ from backend.messages import Message, MessageType
 from backend.sessions.models import Session, SessionState
 from sylk_tui.app import SylkApp
 from tests.tui.support import FROZEN_NOW, RecordingApp, main_screen, settle, wait_for
-from widgets.markdown_render import split_blocks
 from widgets.transcript import Transcript
+from widgets.transcript.markdown_render import split_blocks
 
 EngineMessage = Message[dict[str, Any]]
 SESSION = "s" * 32

@@ -17,7 +17,7 @@ from screens.state.transcript_cache import TranscriptCache
 from widgets.line_wrap import wrap_plain
 from widgets.session_list import SessionList, ago
 from widgets.transcript import Transcript
-from widgets.transcript_blocks import render_block
+from widgets.transcript.blocks import render_block
 
 NOW = datetime(2026, 3, 14, 15, 0, tzinfo=UTC)
 
@@ -53,7 +53,7 @@ def test_wrap_plain_keeps_indents_newlines_and_folds_long_words() -> None:
 
 
 def test_markdown_answers_reflow_soft_breaks_but_keep_blocks() -> None:
-    from widgets.markdown_reflow import reflow_markdown
+    from widgets.transcript.markdown_reflow import reflow_markdown
 
     source = (
         "## Catch narrowly\n\n"
@@ -80,7 +80,7 @@ def test_markdown_answers_reflow_soft_breaks_but_keep_blocks() -> None:
 
 
 def test_an_answer_wraps_at_the_screen_not_at_its_source_breaks() -> None:
-    from widgets.transcript_blocks import GUTTER
+    from widgets.transcript.blocks import GUTTER
 
     answer = _message(2, "Use `with` for files, locks and\nconnections.\n- a list item that is\n"
                          "  long enough to wrap under its text")  # fmt: skip
@@ -197,7 +197,7 @@ async def test_session_list_updates_one_row_in_place() -> None:
 
 def test_a_routed_request_shows_its_route() -> None:
     from backend.messages import Message, MessageType
-    from widgets.transcript_blocks import route_line
+    from widgets.transcript.blocks import route_line
 
     routed = Message[dict[str, object]](
         session_id="s",

@@ -32,7 +32,7 @@ from rich.theme import Theme
 from textual.cache import LRUCache
 
 from widgets.line_wrap import wrap_plain
-from widgets.markdown_reflow import list_indent, reflow_markdown
+from widgets.transcript.markdown_reflow import list_indent, reflow_markdown
 
 StyleOf = Callable[[str], Style]
 Line = tuple[list[Segment], int]

@@ -18,7 +18,7 @@ from rich.segment import Segment
 from rich.style import Style
 
 from backend.agents.tool_actions import ToolAction
-from widgets.diff_view import diff_lines
+from widgets.transcript.diff_view import diff_lines
 
 OPEN, FOLDED = "▾ ", "▸ "
 BODY_INDENT = 2

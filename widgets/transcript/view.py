@@ -1,6 +1,6 @@
 """The transcript of the session on screen: its look, its keys and its tool blocks.
 
-Laying out and painting the messages is :class:`~widgets.transcript_layout.TranscriptLayout`'s
+Laying out and painting the messages is :class:`~widgets.transcript.layout.TranscriptLayout`'s
 work; this widget adds the styles (component classes, so themes decide), and what
 the user does with an answer's tool blocks: fold or unfold one (a click on its
 header, ``enter`` on the selected one, the screen's ``ctrl+o``) or all (``alt+o``),
@@ -17,13 +17,18 @@ from textual.binding import Binding, BindingType
 from textual.geometry import Region
 from textual.message import Message
 
-from widgets.diff_view import DIFF_CLASSES
-from widgets.markdown_render import MARKDOWN_CLASSES, MARKDOWN_CSS
-from widgets.reasoning_block import REASONING_CLASSES, REASONING_CSS, is_reasoning, reasoning_text
-from widgets.tool_blocks import TOOL_CLASSES, TOOL_CSS, action_text
-from widgets.transcript_blocks import EngineMessage, answer_text, message_kind
-from widgets.transcript_folds import Block, block_order, header_offset
-from widgets.transcript_layout import CHUNK, WRAP_OLDER_DELAY, TranscriptLayout
+from widgets.transcript.blocks import EngineMessage, answer_text, message_kind
+from widgets.transcript.diff_view import DIFF_CLASSES
+from widgets.transcript.folds import Block, block_order, header_offset
+from widgets.transcript.layout import CHUNK, WRAP_OLDER_DELAY, TranscriptLayout
+from widgets.transcript.markdown_render import MARKDOWN_CLASSES, MARKDOWN_CSS
+from widgets.transcript.reasoning_block import (
+    REASONING_CLASSES,
+    REASONING_CSS,
+    is_reasoning,
+    reasoning_text,
+)
+from widgets.transcript.tool_blocks import TOOL_CLASSES, TOOL_CSS, action_text
 
 __all__ = ["CHUNK", "WRAP_OLDER_DELAY", "Transcript"]
 

@@ -2,12 +2,12 @@
 
 A block is a gutter (time and who spoke) and the wrapped text; a day rule
 opens the first message of each day and a blank line separates the user's
-turns. An answer's text is Markdown (``widgets.markdown_render``); below it a
+turns. An answer's text is Markdown (``widgets.transcript.markdown_render``); below it a
 line names the agent that spoke and the Guide tier that routed the request to
 it, after a "(stopped)" or "(truncated)" marker when the answer was cut short.
 An answer's tool calls (``payload["actions"]``) are drawn where the agent made
-them, between its paragraphs (``widgets.tool_blocks``), its reasoning above them
-all (``widgets.reasoning_block``); which of them are unfolded, and which is
+them, between its paragraphs (``widgets.transcript.tool_blocks``), its reasoning above them
+all (``widgets.transcript.reasoning_block``); which of them are unfolded, and which is
 selected, the transcript decides through an :class:`ActionView`. Styles come
 from the widget's component classes, so themes decide.
 """
@@ -26,12 +26,12 @@ from textual.strip import Strip
 from backend.agents.tool_actions import ToolAction, answer_pieces, terminal_text
 from backend.guide.routing.decision import describe_route
 from backend.messages import Message, MessageType, message_text
-from widgets.diff_view import diff_lines
 from widgets.line_wrap import wrap_plain
-from widgets.markdown_reflow import list_indent, reflow_markdown
-from widgets.markdown_render import MarkdownRenderer
-from widgets.reasoning_block import estimate_reasoning, is_reasoning, render_reasoning
-from widgets.tool_blocks import Line, estimate_lines, render_action
+from widgets.transcript.diff_view import diff_lines
+from widgets.transcript.markdown_reflow import list_indent, reflow_markdown
+from widgets.transcript.markdown_render import MarkdownRenderer
+from widgets.transcript.reasoning_block import estimate_reasoning, is_reasoning, render_reasoning
+from widgets.transcript.tool_blocks import Line, estimate_lines, render_action
 
 TIME_WIDTH = 5  # "14:03"
 LABEL_WIDTH = 9  # "you", "sylk", "architect"

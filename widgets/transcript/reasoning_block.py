@@ -5,7 +5,7 @@ is drawn apart: while the turn runs (``payload["thinking"]``) the block is open,
 "thinking…", and shows the reasoning's last :data:`LIVE_LINES` lines as they stream;
 a finished answer's block is folded to one line, "▸ reasoning (N lines)".
 
-To the transcript's folds (``widgets.transcript_folds``) the block is the message's
+To the transcript's folds (``widgets.transcript.folds``) the block is the message's
 first tool block, an action with op :data:`REASONING_OP` placed before any text, so a
 click on its header, ``ctrl+o``, ``alt+o``, ``[``/``]``, ``enter`` and ``c`` work on
 it as on a tool call; only its drawing is its own.
@@ -22,7 +22,7 @@ from rich.style import Style
 
 from backend.agents.tool_actions import ToolAction, terminal_text
 from widgets.line_wrap import wrap_plain
-from widgets.tool_blocks import BODY_INDENT, FOLDED, OPEN, Line, StyleOf
+from widgets.transcript.tool_blocks import BODY_INDENT, FOLDED, OPEN, Line, StyleOf
 
 REASONING_OP = "reasoning"
 LIVE_LINES = 8

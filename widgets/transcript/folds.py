@@ -1,6 +1,6 @@
 """Which tool blocks of the transcript are unfolded, and which one is selected.
 
-Each block opens as :func:`widgets.tool_blocks.default_expanded` says until the
+Each block opens as :func:`widgets.transcript.tool_blocks.default_expanded` says until the
 user folds or unfolds it (a click on its header, ``ctrl+o``), or unfolds or
 folds them all at once (``alt+o``, which forgets single choices). A block is
 named by its message's id and its index among that message's actions, so the
@@ -8,7 +8,7 @@ choice survives re-wrapping, scrolling and coming back to the session.
 
 The actions of stored messages are parsed once and kept; an answer still being
 written changes, so the transcript forgets its entry on each new draft. A message's
-reasoning (``widgets.reasoning_block``) is its first block, open while the model
+reasoning (``widgets.transcript.reasoning_block``) is its first block, open while the model
 thinks and folded once it answered.
 """
 
@@ -21,16 +21,16 @@ from textual.cache import LRUCache
 from textual.strip import Strip
 
 from backend.agents.tool_actions import ToolAction, actions_from_payload
-from widgets.reasoning_block import is_reasoning, reasoning_action, reasoning_expanded
-from widgets.tool_blocks import default_expanded
-from widgets.transcript_blocks import EngineMessage
+from widgets.transcript.blocks import EngineMessage
+from widgets.transcript.reasoning_block import is_reasoning, reasoning_action, reasoning_expanded
+from widgets.transcript.tool_blocks import default_expanded
 
 Block = tuple[str, int]
 """A tool block: its message's id and its index among the message's actions."""
 
 
 class ActionFolds:
-    """The transcript's :class:`~widgets.transcript_blocks.ActionView`."""
+    """The transcript's :class:`~widgets.transcript.blocks.ActionView`."""
 
     def __init__(self, *, parsed: int = 4096) -> None:
         self._parsed: LRUCache[str, list[ToolAction]] = LRUCache(parsed)

@@ -6,8 +6,8 @@ an estimated height and are wrapped a chunk per frame afterwards, keeping
 the view still. Blocks are cached per message and width, so coming back to
 a session, or appending a message, costs only what is new.
 
-An answer's tool calls are blocks within it (``widgets.tool_blocks``); which are
-unfolded and which is selected lives in :class:`~widgets.transcript_folds.ActionFolds`
+An answer's tool calls are blocks within it (``widgets.transcript.tool_blocks``); which are
+unfolded and which is selected lives in :class:`~widgets.transcript.folds.ActionFolds`
 and is part of a block's cache key, so folding one re-wraps only its message.
 
 Only what is on screen is painted (the line API asks for those lines). A session
@@ -15,7 +15,7 @@ holding more than was read shows its newest messages; scrolling to the top asks
 for older ones (``Transcript.OlderWanted``), which :meth:`prepend` adds
 above with the view held still.
 
-Answers are Markdown (``widgets.markdown_render``): a stored message is drawn once
+Answers are Markdown (``widgets.transcript.markdown_render``): a stored message is drawn once
 per width and kept with its block; the draft streaming in keeps its finished
 Markdown blocks in its own renderer, so each repaint draws only its tail.
 """
@@ -36,14 +36,14 @@ from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from widgets.markdown_render import MarkdownRenderer
-from widgets.transcript_blocks import (
+from widgets.transcript.blocks import (
     EngineMessage,
     block_key,
     estimate_height,
     render_block,
 )
-from widgets.transcript_folds import ActionFolds
+from widgets.transcript.folds import ActionFolds
+from widgets.transcript.markdown_render import MarkdownRenderer
 
 CHUNK = 100
 """Older messages wrapped per step once the newest are on screen."""
