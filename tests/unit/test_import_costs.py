@@ -22,6 +22,8 @@ ENGINE = frozenset({"backend.engine", "sqlalchemy", "sqlmodel", "watchdog"})
 ORM = frozenset({"sqlmodel", "sqlalchemy.orm"})
 """The archive is read and written with SQLAlchemy Core alone; the ORM is a third of
 SQLAlchemy's import and nothing needs it."""
+WATCHING = frozenset({"watchdog"})
+"""Loaded when a watcher starts (the TUI indexes the workspace; ``sylk run`` does not)."""
 
 
 def loaded_after(statement: str) -> set[str]:
@@ -52,9 +54,9 @@ def test_the_tui_draws_its_first_frame_before_it_loads_the_engine_or_the_archive
     assert loaded_after("import sylk_tui.cli, sylk_tui.app") & ENGINE == set()
 
 
-def test_a_built_engine_loads_no_optional_sdk_nor_the_orm(tmp_path: Path) -> None:
-    """Building the engine (as ``sylk run`` does, offline) leaves the SDKs and the ORM
-    unloaded too."""
+def test_a_built_engine_loads_no_optional_sdk_nor_the_orm_nor_watchdog(tmp_path: Path) -> None:
+    """Building the engine (as ``sylk run`` does, offline) leaves the SDKs, the ORM and
+    the file watcher's library unloaded too."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
     build = (
@@ -65,4 +67,4 @@ def test_a_built_engine_loads_no_optional_sdk_nor_the_orm(tmp_path: Path) -> Non
         f"workspace=Path({str(workspace)!r})))\n"
         "asyncio.run(engine.aclose())"
     )
-    assert loaded_after(build) & (OPTIONAL | ORM) == set()
+    assert loaded_after(build) & (OPTIONAL | ORM | WATCHING) == set()

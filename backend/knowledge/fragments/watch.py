@@ -12,30 +12,13 @@ import logging
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from watchdog.events import (
-    EVENT_TYPE_CLOSED,
-    EVENT_TYPE_CREATED,
-    EVENT_TYPE_DELETED,
-    EVENT_TYPE_MODIFIED,
-    EVENT_TYPE_MOVED,
-    FileSystemEvent,
-    FileSystemEventHandler,
-)
-from watchdog.observers import Observer
-from watchdog.observers.api import BaseObserver
+if TYPE_CHECKING:  # watchdog loads only when a folder is watched (sylk run watches none)
+    from watchdog.events import FileSystemEventHandler
+    from watchdog.observers.api import BaseObserver
 
 log = logging.getLogger("sylk.knowledge.library")
-
-_WATCHED = frozenset(
-    {
-        EVENT_TYPE_CREATED,
-        EVENT_TYPE_MODIFIED,
-        EVENT_TYPE_MOVED,
-        EVENT_TYPE_DELETED,
-        EVENT_TYPE_CLOSED,
-    }
-)
 
 
 def fragment_files(root: Path) -> list[Path]:
@@ -49,13 +32,26 @@ def fragment_files(root: Path) -> list[Path]:
     return out
 
 
-class _DirtyFlag(FileSystemEventHandler):
-    def __init__(self, mark: Callable[[], None]) -> None:
-        self._mark = mark
+def _dirty_flag(mark: Callable[[], None]) -> FileSystemEventHandler:
+    """A handler that calls ``mark`` on a change (never on our own reads' events)."""
+    from watchdog import events
 
-    def on_any_event(self, event: FileSystemEvent) -> None:
-        if event.event_type in _WATCHED:
-            self._mark()
+    watched = frozenset(
+        {
+            events.EVENT_TYPE_CREATED,
+            events.EVENT_TYPE_MODIFIED,
+            events.EVENT_TYPE_MOVED,
+            events.EVENT_TYPE_DELETED,
+            events.EVENT_TYPE_CLOSED,
+        }
+    )
+
+    class DirtyFlag(events.FileSystemEventHandler):
+        def on_any_event(self, event: events.FileSystemEvent) -> None:
+            if event.event_type in watched:
+                mark()
+
+    return DirtyFlag()
 
 
 class FolderWatch:
@@ -66,8 +62,10 @@ class FolderWatch:
         existing = [p for p in folders if p.is_dir()]
         if not existing:
             return
+        from watchdog.observers import Observer
+
         observer = Observer()
-        handler = _DirtyFlag(mark)
+        handler = _dirty_flag(mark)
         for folder in existing:
             try:
                 observer.schedule(handler, os.fspath(folder.resolve()), recursive=True)

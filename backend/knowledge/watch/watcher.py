@@ -29,22 +29,24 @@ import posixpath
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from watchdog.observers.api import BaseObserver
+from typing import TYPE_CHECKING
 
 from backend.errors import SylkError
 from backend.knowledge.watch.hashes import WorkspacePaths, hash_candidates, scan_workspace
 from backend.knowledge.watch.ignore import IgnorePolicy, is_ignore_file
-from backend.knowledge.watch.observer import (
-    Candidate,
-    EventForwarder,
-    OverflowAlarm,
-    observer_alive,
-    start_observer,
-    stop_observer,
-)
+
+if TYPE_CHECKING:  # watchdog (through .observer) loads when a watcher starts, not at import
+    from watchdog.observers.api import BaseObserver
+
+    from backend.knowledge.watch.observer import Candidate, OverflowAlarm
 
 log = logging.getLogger("sylk.knowledge.watcher")
+
+
+def _stop_observer(observer: BaseObserver) -> None:
+    from backend.knowledge.watch.observer import stop_observer
+
+    stop_observer(observer)
 
 
 class FileWatcherError(SylkError):
@@ -156,6 +158,8 @@ class FileWatcher:
         """Watch first, then learn the tree, so no change falls between the two."""
         if self._started:
             return
+        from backend.knowledge.watch.observer import OverflowAlarm
+
         self._loop = asyncio.get_running_loop()
         self._alarm = OverflowAlarm(self._loop, self._on_overflow)
         logging.getLogger("watchdog.observers").addHandler(self._alarm)
@@ -199,7 +203,7 @@ class FileWatcher:
             logging.getLogger("watchdog.observers").removeHandler(self._alarm)
         observer, self._observer = self._observer, None
         if observer is not None:
-            await asyncio.to_thread(stop_observer, observer)
+            await asyncio.to_thread(_stop_observer, observer)
         owned = [*self._tasks, *([self._flush_task] if self._flush_task else [])]
         for task in owned:
             task.cancel()
@@ -217,11 +221,17 @@ class FileWatcher:
     # -- observer -------------------------------------------------------------
 
     def _start_observer(self) -> BaseObserver:
+        from backend.knowledge.watch.observer import EventForwarder, start_observer
+
         assert self._loop is not None
         handler = EventForwarder(self._loop, self._paths, self._policy, self._note)
         return start_observer(self.root, handler)
 
     def _observer_alive(self) -> bool:
+        if self._observer is None:
+            return False
+        from backend.knowledge.watch.observer import observer_alive
+
         return observer_alive(self._observer)
 
     async def _recover(self, reason: str) -> None:
@@ -232,14 +242,14 @@ class FileWatcher:
         try:
             old, self._observer = self._observer, None
             if old is not None:
-                await asyncio.to_thread(stop_observer, old)
+                await asyncio.to_thread(_stop_observer, old)
             try:
                 fresh = await asyncio.to_thread(self._start_observer)
             except OSError:
                 log.exception("file watcher for %s cannot restart; will retry", self.root)
             else:
                 if self._closed:  # aclose() ran while the new observer was starting
-                    await asyncio.to_thread(stop_observer, fresh)
+                    await asyncio.to_thread(_stop_observer, fresh)
                     return
                 self._observer = fresh
             self.restarts += 1
