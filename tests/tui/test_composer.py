@@ -38,6 +38,21 @@ async def test_enter_sends_and_ctrl_j_or_shift_enter_start_a_new_line(engine: En
         assert composer.value == ""
 
 
+async def test_keys_typed_just_before_enter_are_sent_with_it(engine: Engine) -> None:
+    # A terminal delivers "hi<enter>" in one read: the app sees every key before the
+    # composer has inserted any, and enter (a priority binding) must still send them.
+    app = SylkApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        composer = main_screen(app).composer
+        for key in ("h", "i", "ctrl+j", "y", "o", "enter"):
+            character = {"ctrl+j": "\n", "enter": "\r"}.get(key, key)
+            app.post_message(events.Key(key, character))
+        await settle(pilot)
+        await wait_for(pilot, lambda: "hi\nyo" in _sent(engine, app), "the whole line sent")
+        assert composer.value == ""
+
+
 async def test_enter_on_an_empty_composer_sends_nothing(engine: Engine) -> None:
     app = SylkApp(engine)
     async with app.run_test(size=SIZE) as pilot:

@@ -157,12 +157,18 @@ class Composer(TextArea):
         if self.menu_open and self.text != before:  # the menu narrows (or closes) as you type
             self._offer(False)
 
+    # Enter and ctrl+j are priority bindings, run by the app as the key arrives, while the
+    # keys typed just before it may still wait in this widget's queue (a fast typist, or
+    # "abc<enter>" in one read): act from the queue, after them.
     def action_send(self) -> None:
+        self.call_later(self._send)
+
+    def _send(self) -> None:
         if not self._take_offer():
             self.post_message(self.Submitted(self, self.text))
 
     def action_newline(self) -> None:
-        self.insert("\n")
+        self.call_later(self.insert, "\n")
 
     async def _on_paste(self, event: events.Paste) -> None:
         event.stop()
