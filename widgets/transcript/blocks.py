@@ -26,7 +26,7 @@ from textual.strip import Strip
 from backend.agents.tool_actions import ToolAction, answer_pieces, terminal_text
 from backend.guide.routing.decision import describe_route
 from backend.messages import Message, MessageType, message_text
-from widgets.line_wrap import wrap_plain
+from widgets.line_wrap import wrap_columns, wrap_plain
 from widgets.transcript.diff_view import diff_lines
 from widgets.transcript.markdown_reflow import list_indent, reflow_markdown
 from widgets.transcript.markdown_render import MarkdownRenderer
@@ -133,8 +133,9 @@ def body_lines(message: EngineMessage, width: int, text: str | None = None) -> l
     # What an agent or a tool wrote may carry escape sequences: they are dropped, not sent.
     text = terminal_text(message_text(message) if text is None else text).expandtabs(4)
     if _preformatted(message):
-        # Columns must stay aligned: fold over-long lines, never re-flow them.
-        return [part for line in text.split("\n") for part in chop_cells(line, width) or [""]]
+        # Columns stay aligned: a row that fits is kept as it is; one that does not
+        # folds at spaces under its second column, never mid-word ("na / me").
+        return wrap_columns(text, width)
     if message_kind(message) == "agent":
         # Answers are markdown, often hard-wrapped narrower than the screen.
         return wrap_plain(reflow_markdown(text), width, hang=list_indent)
