@@ -20,11 +20,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label, OptionList, Static
+from textual.widgets import Input, Label, Static
 from textual.widgets.option_list import Option
 
 from backend.approvals import answers
 from backend.events import ApprovalRequest, ChoiceQuestion
+from widgets.option_list import OptionList
 
 HELP = "y yes once · a yes for this session · n no · d no, with a reason · Esc no"
 

@@ -26,7 +26,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.reactive import reactive
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label, OptionList, Static
+from textual.widgets import Input, Label, Static
 from textual.widgets.option_list import Option
 
 from backend.approvals import answers
@@ -37,6 +37,7 @@ from screens.plans.plan_review import PlanReviewScreen
 from screens.state.intents import AnswerQuestion, SessionAction
 from screens.state.pending import PendingChanged, PendingQuestion
 from screens.state.store import UiState
+from widgets.option_list import OptionList
 
 QuestionDialog = ChoiceScreen | ApprovalScreen | PlanReviewScreen
 

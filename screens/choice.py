@@ -16,10 +16,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label, OptionList
+from textual.widgets import Input, Label
 from textual.widgets.option_list import Option
 
 from backend.questions import ChoiceQuestion
+from widgets.option_list import OptionList
 
 
 class ChoiceScreen(ModalScreen[str | None]):

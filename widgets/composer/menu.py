@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.geometry import Offset
-from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from widgets.composer.completion import Offer
+from widgets.option_list import OptionList
 
 MENU_ROWS = 8
 """Offers visible at once; the list scrolls past that."""
