@@ -33,7 +33,7 @@ def _jump_bindings() -> list[BindingType]:
                 f"jump({n})",
                 "Jump",
                 show=n == 1,
-                key_display="alt+1…9" if n == 1 else None,
+                key_display="alt+1…9" if n == 1 else f"alt+{n}",
                 id=f"session.jump-{n}",
                 tooltip=f"Switch to session {n} of the list.",
                 priority=True,
@@ -74,6 +74,7 @@ MAIN_BINDINGS: list[BindingType] = [
         "alt+s",
         "suspend_session",
         "Suspend",
+        show=False,  # the footer keeps room; F1 and the palette list it
         id="session.suspend",
         tooltip="Suspend the session on screen; its transcript and context are kept.",
         priority=True,
@@ -82,6 +83,7 @@ MAIN_BINDINGS: list[BindingType] = [
         "alt+r",
         "resume_session",
         "Resume",
+        show=False,  # the footer keeps room; F1 and the palette list it
         id="session.resume",
         tooltip="Bring the suspended session on screen back to the front.",
         priority=True,
@@ -90,6 +92,7 @@ MAIN_BINDINGS: list[BindingType] = [
         "alt+c",
         "complete_session",
         "Complete",
+        show=False,  # the footer keeps room; F1 and the palette list it
         id="session.complete",
         tooltip="Mark the session on screen (or under the list's cursor) as done, after "
         "you confirm; it stays readable.",
@@ -223,7 +226,6 @@ MAIN_BINDINGS: list[BindingType] = [
         "f2",
         "open_inbox",
         "Inbox",
-        show=False,  # the badge names the key whenever something waits
         id="approvals.inbox",
         tooltip="Every approval, plan and question waiting on you, from every session.",
         priority=True,
