@@ -63,6 +63,14 @@ class ExampleMismatchError(RegistryError):
         self.problems = problems
 
 
+def builds_late(params: type[BaseModel]) -> bool:
+    """True for a params model that defers its build (``defer_build``, as the builtin
+    ops' do): the registry neither validates its examples nor reads its JSON schema at
+    registration, which would build every such model at every start. The builtin
+    catalogue's examples are checked by its tests instead."""
+    return bool(params.model_config.get("defer_build")) and not params.__pydantic_complete__
+
+
 def check_examples(skill: Skill) -> None:
     """Raise :class:`ExampleMismatchError` for the first example ``skill.params`` refuses."""
     for example in skill.examples:
@@ -118,13 +126,25 @@ class RegistryChange:
 Listener = Callable[[RegistryChange], None]
 
 
+def _params_digest(skill: Skill) -> Any:
+    """What the params' JSON schema is made of, without building it for a model that
+    defers its build: every field's annotation, default, constraints and description
+    (``FieldInfo``'s repr) and the model's config. Deterministic for a given class, so the
+    version does not move when the model is built later."""
+    params = skill.params
+    if not params.model_config.get("defer_build"):
+        return skill.input_schema()
+    fields = [(name, repr(info)) for name, info in params.model_fields.items()]
+    return [f"{params.__module__}.{params.__qualname__}", fields, repr(params.model_config)]
+
+
 def _skill_digest(skill: Skill) -> str:
     shown = {
         "op": skill.op,
         "agent": skill.agent,
         "description": skill.description,
         "summary": skill.summary,
-        "schema": skill.input_schema(),
+        "schema": _params_digest(skill),
         "kind": skill.kind.value,
         "destructive": skill.destructive,
         "tier": skill.tier.value,
@@ -186,7 +206,8 @@ class Registry:
             raise DuplicateOpError(skill.op)
         if skill.op in self._resources:
             raise DuplicateOpError(skill.op)
-        check_examples(skill)
+        if not builds_late(skill.params):
+            check_examples(skill)
         self._skills[skill.op] = skill
         self._gone.pop(skill.op, None)
         self._gone.pop(skill.domain, None)

@@ -34,7 +34,10 @@ READ, WRITE = OpKind.READ, OpKind.WRITE
 
 
 class Params(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Built on first use (a call, a describe, an example checked), not when the catalogue
+    # is imported: an engine declares dozens of ops and a run uses a handful of them. The
+    # registry fingerprints such a model by its fields, never building it at start.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class NoParams(Params):
