@@ -1,0 +1,1 @@
+"""End-to-end tests that drive the real `sylk` app in a terminal (tmux), as a user does."""
