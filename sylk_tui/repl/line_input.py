@@ -104,9 +104,12 @@ class PromptLines:
         self._unfinished = ""  # what was typed when a question interrupted the prompt
 
     async def read(self, prompt: str) -> str | None:
+        from prompt_toolkit.patch_stdout import patch_stdout
+
         typed, self._unfinished = self._unfinished, ""
         try:
-            return await self._session.prompt_async(prompt, default=typed)
+            with patch_stdout(raw=True):  # a plan's progress prints above the prompt
+                return await self._session.prompt_async(prompt, default=typed)
         except EOFError:
             return None
         except KeyboardInterrupt:

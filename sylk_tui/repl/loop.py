@@ -21,6 +21,7 @@ import signal
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
+from backend.agents.tool_actions import terminal_text
 from backend.errors import SylkError
 from backend.events import EngineEvent, QuestionAsked
 from sylk_tui.commands.run_plan import PlanProgress
@@ -36,10 +37,12 @@ EXIT_OK = 0
 
 
 class _LiveStdout:
-    """``sys.stdout`` as it is when written to (the prompt redirects it while drawn)."""
+    """``sys.stdout`` as it is when written to (the prompt redirects it while drawn), and
+    only text a terminal shows as text: a plan's lines carry a model's words (a node's
+    prompt, a failure's message)."""
 
     def write(self, text: str) -> int:
-        say(text, end="")
+        say(terminal_text(text), end="")
         return len(text)
 
     def flush(self) -> None:
