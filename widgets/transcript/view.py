@@ -1,7 +1,8 @@
 """The transcript of the session on screen: its look, its keys and its tool blocks.
 
 Laying out and painting the messages is :class:`~widgets.transcript.layout.TranscriptLayout`'s
-work; this widget adds the styles (component classes, so themes decide), and what
+work (:class:`~widgets.transcript.trim.TrimmedLayout` keeps it to about a thousand
+messages); this widget adds the styles (component classes, so themes decide), and what
 the user does with an answer's tool blocks: fold or unfold one (a click on its
 header, ``enter`` on the selected one, the screen's ``ctrl+o``) or all (``alt+o``),
 select the next or previous (``]``, ``[``) and copy one (``c``; the screen's ``alt+y``),
@@ -20,7 +21,7 @@ from textual.message import Message
 from widgets.transcript.blocks import EngineMessage, answer_text, message_kind
 from widgets.transcript.diff_view import DIFF_CLASSES
 from widgets.transcript.folds import Block, block_order, header_offset
-from widgets.transcript.layout import CHUNK, WRAP_OLDER_DELAY, TranscriptLayout
+from widgets.transcript.layout import CHUNK, WRAP_OLDER_DELAY
 from widgets.transcript.markdown_render import MARKDOWN_CLASSES, MARKDOWN_CSS
 from widgets.transcript.reasoning_block import (
     REASONING_CLASSES,
@@ -29,11 +30,12 @@ from widgets.transcript.reasoning_block import (
     reasoning_text,
 )
 from widgets.transcript.tool_blocks import TOOL_CLASSES, TOOL_CSS, action_text
+from widgets.transcript.trim import TrimmedLayout
 
 __all__ = ["CHUNK", "WRAP_OLDER_DELAY", "Transcript"]
 
 
-class Transcript(TranscriptLayout, can_focus=True):
+class Transcript(TrimmedLayout, can_focus=True):
     """Messages of one session, oldest first, the newest at the bottom."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
