@@ -20,7 +20,9 @@ from textual.widgets import Button, Label
 class ConfirmScreen(ModalScreen[bool]):
     """Asks ``question`` (one line) with ``detail`` below it; returns the answer."""
 
-    DEFAULT_CSS = """
+    # Screen CSS, not DEFAULT_CSS: the app's `Screen { background }` beats default CSS
+    # and would hide the screen behind the dialog.
+    CSS = """
     ConfirmScreen {
         align: center middle;
         background: $background 60%;

@@ -19,7 +19,9 @@ NAME_MAX = 120  # as the engine allows (backend.sessions.naming)
 
 
 class RenameSessionScreen(ModalScreen[str | None]):
-    DEFAULT_CSS = """
+    # Screen CSS, not DEFAULT_CSS: the app's `Screen { background }` beats default CSS
+    # and would hide the screen behind the dialog.
+    CSS = """
     RenameSessionScreen {
         align: center middle;
         background: $background 60%;
