@@ -25,6 +25,9 @@ from backend.errors import SylkError
 URI_PREFIX = "sylk://library/"
 NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 CHARS_PER_TOKEN = 4
+# libyaml's scanner when PyYAML was built with it (the same safe constructors, so the same
+# values): the built-in library's frontmatter is parsed at every engine start, ~8x faster.
+_SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _HEADING = re.compile(r"^#\s+(.+?)\s*$", re.MULTILINE)
 _KNOWN_KEYS = frozenset(
@@ -136,7 +139,7 @@ def parse_fragment(
             raise FragmentError(path, "the frontmatter is not closed by a '---' line")
         raise FragmentError(path, "no YAML frontmatter (the file must start with a '---' line)")
     try:
-        meta = yaml.safe_load(match.group(1))
+        meta = yaml.load(match.group(1), Loader=_SAFE_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
