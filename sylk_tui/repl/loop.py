@@ -18,12 +18,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, TextIO, cast
 
 from backend.agents.tool_actions import terminal_text
 from backend.errors import SylkError
-from backend.events import EngineEvent, QuestionAsked
+from backend.events import DagStatusChanged, EngineEvent, PlanChanged, QuestionAsked
 from sylk_tui.commands.run_plan import PlanProgress
 from sylk_tui.repl import questions
 from sylk_tui.repl.answers import TurnPrinter, say
@@ -39,9 +39,13 @@ EXIT_OK = 0
 class _LiveStdout:
     """``sys.stdout`` as it is when written to (the prompt redirects it while drawn), and
     only text a terminal shows as text: a plan's lines carry a model's words (a node's
-    prompt, a failure's message)."""
+    prompt, a failure's message). ``before`` ends a streamed answer's line first."""
+
+    def __init__(self, before: Callable[[], None]) -> None:
+        self._before = before
 
     def write(self, text: str) -> int:
+        self._before()
         say(terminal_text(text), end="")
         return len(text)
 
@@ -55,7 +59,8 @@ class Repl:
         self._lines = lines
         self._questions: asyncio.Queue[QuestionAsked] = asyncio.Queue()
         self._turn: TurnPrinter | None = None
-        self._progress = PlanProgress(out=cast(TextIO, _LiveStdout()))
+        self._progress = PlanProgress(out=cast(TextIO, _LiveStdout(self._end_answer_line)))
+        self._running: set[tuple[str, str]] = set()  # (session, plan) of DAGs approved, running
         self._progress.use(engine.redactor)
         self.session_id = ""
 
@@ -68,10 +73,10 @@ class Repl:
             while True:
                 line = await self._next_line()
                 if line is None:
-                    say()
-                    return EXIT_OK
-                text = line.strip()
+                    say()  # the shell's prompt comes back on a line of its own
+                text = "/quit" if line is None else line.strip()
                 if text.lower() in LOCAL_COMMANDS:
+                    await self._finish_plans()
                     return EXIT_OK
                 if text:
                     await self._send(text)
@@ -93,7 +98,16 @@ class Repl:
             return
         if self._turn is not None:
             self._turn.event(event)
+        if isinstance(event, PlanChanged) and event.status == "approved" and event.session_id:
+            self._running.add((event.session_id, event.plan_id))  # its DAG is starting
+        if isinstance(event, DagStatusChanged) and event.node_id is None and event.session_id:
+            dag = (event.session_id, event.plan_id)
+            (self._running.add if event.status == "running" else self._running.discard)(dag)
         self._progress.event(event)
+
+    def _end_answer_line(self) -> None:
+        if self._turn is not None:
+            self._turn.end_line()
 
     async def _next_line(self) -> str | None:
         """The next line typed; questions that come meanwhile are asked first."""
@@ -128,7 +142,7 @@ class Repl:
         submit = asyncio.ensure_future(engine.submit(self.session_id, text))
         try:
             while not submit.done():
-                with self._ctrl_c_stops_the_turn():
+                with self._ctrl_c(self._stop_the_turn):
                     asked = asyncio.ensure_future(self._questions.get())
                     await asyncio.wait({submit, asked}, return_when=asyncio.FIRST_COMPLETED)
                 if asked.done():
@@ -146,22 +160,50 @@ class Repl:
         printer.finish(recorded[-1] if recorded else None)
         self._follow_active_session()
 
+    async def _finish_plans(self) -> None:
+        """Leaving with a plan's DAG still running: closing the engine would stop it, so
+        wait for it and the session's QA after it (questions still asked); ctrl+c leaves
+        at once (an interrupted DAG runs again, from where it stopped, when the TUI
+        starts)."""
+        if not self._running:
+            return
+        plans = ", ".join(sorted(plan for _, plan in self._running))
+        say(f"▸ waiting for plan {plans} to finish (ctrl+c leaves now)")
+        waiting = asyncio.ensure_future(self._wait_dags())
+        with contextlib.suppress(asyncio.CancelledError):
+            while not waiting.done():
+                with self._ctrl_c(waiting.cancel):
+                    asked = asyncio.ensure_future(self._questions.get())
+                    await asyncio.wait({waiting, asked}, return_when=asyncio.FIRST_COMPLETED)
+                if asked.done():
+                    self._questions.put_nowait(asked.result())
+                    await self._ask_waiting()
+                else:
+                    asked.cancel()
+
+    async def _wait_dags(self) -> None:
+        while self._running:
+            session_id, plan_id = next(iter(self._running))
+            await self._engine.wait_dag(session_id, plan_id)
+            self._running.discard((session_id, plan_id))
+            await self._engine.wait_qa(session_id)
+
     def _follow_active_session(self) -> None:
         """``/session switch`` or ``/session new`` moved the engine's active session."""
         active = self._engine.active_session()
         if active is not None and active.id != self.session_id:
             self.session_id = active.id
 
+    def _stop_the_turn(self) -> None:
+        if self._engine.cancel_turn(self.session_id):
+            say("\n(stopping…)")
+
     @contextlib.contextmanager
-    def _ctrl_c_stops_the_turn(self) -> Iterator[None]:
+    def _ctrl_c(self, then: Callable[[], object]) -> Iterator[None]:
+        """ctrl+c (SIGINT: no prompt reads keys meanwhile) calls ``then``."""
         loop = asyncio.get_running_loop()
-
-        def stop(*_: Any) -> None:
-            if self._engine.cancel_turn(self.session_id):
-                say("\n(stopping…)")
-
         try:
-            loop.add_signal_handler(signal.SIGINT, stop)
+            loop.add_signal_handler(signal.SIGINT, then)
         except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
             yield
             return
