@@ -1,5 +1,6 @@
-"""What the repl prints of one request: the answer as it streams, each tool call in one
-line, and how the request ended.
+"""What the repl prints of one request: the answer as it streams, the model's reasoning
+as ``sylk run`` prints it (on stderr, each line marked ``│``, dimmed at a terminal),
+each tool call in one line, and how the request ended.
 
 Only the request's own turn streams (the first turn of the agent it was routed to):
 a plan's tasks run other agents' turns, several at once, and show as one-line progress
@@ -18,6 +19,7 @@ from backend.agents.tool_actions import ToolAction, begin_action, finish_action,
 from backend.events import AgentStep, AgentStepEvent, EngineEvent, MessageAppended
 from backend.messages import Message, MessageType
 from backend.redaction import Redactor, StreamRedactor
+from sylk_tui.commands.run_output import ThoughtStream
 
 
 def say(text: str = "", *, end: str = "\n") -> None:
@@ -37,6 +39,9 @@ class TurnPrinter:
         self.printed = False
         self.at_line_start = True
         self._ended = False
+        self._thoughts = ThoughtStream()  # the model's reasoning: on stderr, each line "│ "
+        self._thoughts.use(redactor)
+        self._thinking = False
 
     def event(self, event: EngineEvent) -> None:
         if self._ended:
@@ -60,6 +65,10 @@ class TurnPrinter:
         data = step.data
         if step.kind == "text_delta":
             self._piece(str(data.get("text", "")))
+        elif step.kind == "reasoning_delta":
+            fresh = not (self.at_line_start or self._thinking)
+            self._thoughts.piece(str(data.get("text", "")), fresh_line=fresh)
+            self._thinking = True
         elif step.kind == "model_call":
             self._calls += 1
             if self._calls > 1 and self.printed:  # a new model call: a new paragraph
@@ -83,6 +92,9 @@ class TurnPrinter:
         say(self._redactor.text(terminal_text(line)))
 
     def _piece(self, text: str) -> None:
+        if text and self._thinking:
+            self._thoughts.close_line()
+            self._thinking = False
         shown = terminal_text(self._stream.feed(text))
         if shown:
             say(shown, end="")
@@ -91,6 +103,8 @@ class TurnPrinter:
 
     def end_line(self) -> None:
         """End the answer's unfinished line, so what is printed next starts its own."""
+        self._thoughts.close_line()
+        self._thinking = False
         rest = terminal_text(self._stream.flush())
         if rest:
             say(rest, end="")
