@@ -29,10 +29,8 @@ if TYPE_CHECKING:
 
 HISTORY_FILE = "repl_history"
 CONTINUES = "\\"
-TOOLBAR = (
-    " Enter sends · a trailing \\ or Esc+Enter adds a line · Tab completes · "
-    "ctrl+c stops an answer · ctrl+d or /quit leaves "
-)
+TOOLBAR = " Enter sends · \\ or Esc+Enter: new line · Tab completes · ^C stops · ^D quits "
+"""Under 80 columns, so a narrow terminal shows it whole."""
 
 
 class LineSource(Protocol):
