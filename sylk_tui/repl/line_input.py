@@ -14,6 +14,7 @@ they are written.
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import sys
 import threading
@@ -21,6 +22,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from backend.errors import ErrorKind, SylkError
 from sylk_tui.repl.completion import complete
 
 if TYPE_CHECKING:
@@ -31,6 +33,20 @@ HISTORY_FILE = "repl_history"
 CONTINUES = "\\"
 TOOLBAR = " Enter sends · \\ or Esc+Enter: new line · Tab completes · ^C stops · ^D quits "
 """Under 80 columns, so a narrow terminal shows it whole."""
+
+
+class HistoryFileError(SylkError):
+    """The history file cannot be opened as a private file of the user's (a link in its
+    place, a folder, no permission): said, and nothing is written anywhere else."""
+
+    error_kind = ErrorKind.INVALID
+
+    def __init__(self, path: Path, cause: OSError) -> None:
+        why = "it is a link" if cause.errno == errno.ELOOP else (cause.strerror or str(cause))
+        super().__init__(
+            f"cannot use {path} as the repl's history: {why}",
+            help_hint="remove or move it, or run with another --data-dir",
+        )
 
 
 class LineSource(Protocol):
@@ -178,12 +194,15 @@ def open_history(path: Path, redact: Callable[[str], str]) -> FileHistory:
     if it was looser, refused if it is a link); lines are redacted as they are written."""
     from prompt_toolkit.history import FileHistory
 
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
     try:
-        os.fchmod(fd, 0o600)
-    finally:
-        os.close(fd)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+        try:
+            os.fchmod(fd, 0o600)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise HistoryFileError(path, exc) from None
 
     class RedactedHistory(FileHistory):
         def store_string(self, string: str) -> None:
