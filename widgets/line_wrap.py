@@ -16,43 +16,123 @@ _WORDS = re.compile(r"\s*\S+\s*")
 _COLUMN_GAP = re.compile(r"\S(\s{2,})(?=\S)")
 
 
-def wrap_plain(text: str, width: int, hang: Callable[[str], int] | None = None) -> list[str]:
+class WrapMemo:
+    """What the last wrap of each paragraph (by position) made, for text that grows.
+
+    An answer streaming in is wrapped again on every repaint; only its end changes.
+    Greedy wrapping never moves a break once the words before it are known, so a
+    paragraph that extends the one wrapped last time keeps every line but the last
+    few and folds only the words after them.
+    """
+
+    def __init__(self) -> None:
+        self.width = 0
+        self.paragraphs: list[_Folded] = []
+
+
+class _Folded:
+    __slots__ = ("ends", "indent", "lines", "paragraph", "starts")
+
+    def __init__(
+        self, paragraph: str, indent: str, lines: list[str], starts: list[int], ends: list[int]
+    ) -> None:
+        self.paragraph = paragraph
+        self.indent = indent
+        self.lines = lines
+        self.starts = starts
+        """For each line, the index of the word it opens with (-1: a folded word's rest)."""
+        self.ends = ends
+        """For each line, where in the paragraph the word it opens with ends (-1: a rest)."""
+
+
+_NOTHING = _Folded("", "", [], [], [])
+
+
+def wrap_plain(
+    text: str,
+    width: int,
+    hang: Callable[[str], int] | None = None,
+    memo: WrapMemo | None = None,
+) -> list[str]:
     """Lines of at most ``width`` cells; breaks at spaces, folds longer words.
 
     Newlines start new lines, a paragraph's leading indentation is kept and
     trailing spaces at a break are dropped. Tabs should be expanded first.
     ``hang`` gives the columns a paragraph's wrapped lines are indented by
-    (a list item's text hangs under its first word).
+    (a list item's text hangs under its first word). ``memo``: text that grows
+    (a streaming answer) folds only what is new since the last call.
     """
     width = max(1, width)
+    if memo is not None and memo.width != width:
+        memo.width, memo.paragraphs = width, []
     lines: list[str] = []
-    for raw in text.split("\n"):
+    for at, raw in enumerate(text.split("\n")):
         paragraph = raw.rstrip()
         if cell_len(paragraph) <= width:
             lines.append(paragraph)
             continue
         indent = " " * min(hang(paragraph) if hang else 0, width // 2)
-        first = len(lines)
-        line, used = "", 0
-        for word in _WORDS.findall(paragraph):
-            bare = word.rstrip()
-            if used + cell_len(bare) <= width:
-                line += word
-                used += cell_len(word)
-                continue
-            if line:
-                lines.append(line.rstrip())
-            start = indent + word.lstrip() if indent and len(lines) > first else word
-            if cell_len(start.rstrip()) > width >= cell_len(bare.lstrip()):
-                start = word.lstrip()  # the hang would split a word that fits a line
-            bare = start.rstrip()
-            if cell_len(bare) > width:
-                *full, rest = chop_cells(bare, width)
-                lines.extend(full)
-                start = rest + " "
-            line, used = start, cell_len(start)
-        lines.append(line.rstrip())
+        kept = memo.paragraphs[at] if memo is not None and at < len(memo.paragraphs) else None
+        if kept is not None and kept.paragraph == paragraph and kept.indent == indent:
+            lines.extend(kept.lines)
+            continue
+        folded = _fold(paragraph, width, indent, kept)
+        lines.extend(folded.lines)
+        if memo is not None:
+            kept_ones = memo.paragraphs
+            kept_ones.extend([_NOTHING] * (at + 1 - len(kept_ones)))
+            kept_ones[at] = folded
     return lines
+
+
+def _fold(paragraph: str, width: int, indent: str, before: _Folded | None) -> _Folded:
+    """One paragraph's lines, resumed from ``before`` where the two agree."""
+    tokens = list(_WORDS.finditer(paragraph))
+    lines: list[str] = []
+    starts: list[int] = []
+    begin = _resume_line(paragraph, indent, before)
+    if before is not None and begin:
+        lines, starts = before.lines[:begin], before.starts[:begin]
+        begin = before.starts[begin]
+    line, used, opened = "", 0, 0  # opened: the token the line opens with (-1: a rest)
+    for index in range(begin, len(tokens)):
+        word = tokens[index].group()
+        bare = word.rstrip()
+        if (index > begin or not lines) and used + cell_len(bare) <= width:
+            line += word
+            used += cell_len(word)
+            continue
+        if line:
+            lines.append(line.rstrip())
+            starts.append(opened)
+        start = indent + word.lstrip() if indent and lines else word
+        if cell_len(start.rstrip()) > width >= cell_len(bare.lstrip()):
+            start = word.lstrip()  # the hang would split a word that fits a line
+        bare = start.rstrip()
+        opened = index
+        if cell_len(bare) > width:
+            *full, rest = chop_cells(bare, width)
+            lines.extend(full)
+            starts.extend([index] + [-1] * (len(full) - 1))
+            start, opened = rest + " ", -1
+        line, used = start, cell_len(start)
+    lines.append(line.rstrip())
+    starts.append(opened)
+    ends = [tokens[n].start() + len(tokens[n].group().rstrip()) if n >= 0 else -1 for n in starts]
+    return _Folded(paragraph, indent, lines, starts, ends)
+
+
+def _resume_line(paragraph: str, indent: str, before: _Folded | None) -> int:
+    """The last line of ``before`` but the first that opens with a whole word the new
+    paragraph has too, the text before it alike: every break before it stays (0: none).
+    (A streaming answer's end changes: " …" gives way to the words that follow.)"""
+    if before is None or before.indent != indent:
+        return 0
+    for n in range(len(before.starts) - 1, 0, -1):
+        end = before.ends[n]
+        if end >= 0 and paragraph.startswith(before.paragraph[:end]):
+            return n
+    return 0
 
 
 def column_hang(line: str) -> int:

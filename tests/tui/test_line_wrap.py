@@ -8,7 +8,7 @@ import string
 import pytest
 from rich.cells import cell_len
 
-from widgets.line_wrap import column_hang, wrap_columns, wrap_plain
+from widgets.line_wrap import WrapMemo, column_hang, wrap_columns, wrap_plain
 
 
 def _random_text(rng: random.Random) -> str:
@@ -67,3 +67,25 @@ def test_the_names_of_the_issue_are_never_cut() -> None:
         joined = " ".join(wrap_columns(text, width))
         for word in ("name:", "archivalist,", "academic,", "architect"):
             assert word in joined.split(), (width, joined)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_text_that_grows_wraps_with_a_memo_as_it_would_at_once(seed: int) -> None:
+    """A streaming answer folds only what is new: the lines are the ones a wrap of the
+    whole text makes, at every step, whatever the pieces cut (mid-word, mid-space) and
+    whatever its end says meanwhile."""
+    rng = random.Random(seed)
+    text = _random_text(rng) + " " + _random_text(rng).replace("\n", " ")
+    hang = rng.choice([None, lambda _p: 2, column_hang])
+    memo = WrapMemo()
+    width = rng.randint(4, 30)
+    shown = 0
+    while shown < len(text):
+        shown = min(len(text), shown + rng.randint(1, 12))
+        if rng.random() < 0.05:
+            width = rng.randint(4, 30)  # a resize: the memo starts again
+        piece = text[:shown] + rng.choice(["", "", " …"])  # a draft ends " …" while it streams
+        assert wrap_plain(piece, width, hang, memo=memo) == wrap_plain(piece, width, hang), (
+            piece,
+            width,
+        )

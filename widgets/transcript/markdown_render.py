@@ -31,7 +31,7 @@ from rich.syntax import Syntax
 from rich.theme import Theme
 from textual.cache import LRUCache
 
-from widgets.line_wrap import wrap_plain
+from widgets.line_wrap import WrapMemo, wrap_plain
 from widgets.transcript.markdown_reflow import list_indent, reflow_markdown
 
 StyleOf = Callable[[str], Style]
@@ -201,13 +201,14 @@ class MarkdownRenderer:
             width=80,
         )
         self._kept: LRUCache[tuple[str, int], list[Line]] | None = LRUCache(kept) if kept else None
+        self._memo = WrapMemo() if kept else None  # the draft's text grows: fold only its end
         self.renders = 0
         """Blocks drawn (a block found among those kept is not counted)."""
 
     def rows(self, text: str, width: int, base: Style) -> list[Line]:
         """``text`` as lines at most ``width`` cells wide, in ``base`` where unstyled."""
         if not has_markup(text):
-            lines = wrap_plain(reflow_markdown(text), width, hang=list_indent)
+            lines = wrap_plain(reflow_markdown(text), width, hang=list_indent, memo=self._memo)
             return [([Segment(line, base)], cell_len(line)) for line in lines]
         rows: list[Line] = []
         for index, block in enumerate(split_blocks(text)):
