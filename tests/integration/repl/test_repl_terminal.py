@@ -68,3 +68,18 @@ def test_ctrl_c_stops_the_answer_not_the_repl(
     terminal.send("/quit\r")
     assert terminal.wait() == 0
     assert "199" not in terminal.text
+
+
+def test_an_approval_is_answered_at_the_terminal(
+    data_dir: Path, workspace: Path, terminals: list[Terminal], edit_script: dict[str, str]
+) -> None:
+    terminal = _open(terminals, data_dir, workspace, **edit_script)
+    at = terminal.mark()
+    terminal.send("@engineer change milk to bread in notes.txt\r")
+    asked = terminal.expect("[o/s/d/r]", after=at)
+    terminal.send("s\r")  # for the session: this file's edits go ahead from now on
+    done = terminal.expect("Changed it.", after=asked)
+    terminal.expect(TOOLBAR, after=done)
+    assert (workspace / "notes.txt").read_text() == "buy bread\n"
+    terminal.send(CTRL_D)
+    assert terminal.wait() == 0
