@@ -40,7 +40,7 @@ class _Folded:
         self.indent = indent
         self.lines = lines
         self.starts = starts
-        """For each line, the index of the word it opens with (-1: a folded word's rest)."""
+        """For each line, where the word it opens with starts (-1: a folded word's rest)."""
         self.ends = ends
         """For each line, where in the paragraph the word it opens with ends (-1: a rest)."""
 
@@ -68,7 +68,7 @@ def wrap_plain(
     lines: list[str] = []
     for at, raw in enumerate(text.split("\n")):
         paragraph = raw.rstrip()
-        if cell_len(paragraph) <= width:
+        if len(paragraph) <= width and cell_len(paragraph) <= width:  # else folded: the same
             lines.append(paragraph)
             continue
         indent = " " * min(hang(paragraph) if hang else 0, width // 2)
@@ -87,38 +87,43 @@ def wrap_plain(
 
 def _fold(paragraph: str, width: int, indent: str, before: _Folded | None) -> _Folded:
     """One paragraph's lines, resumed from ``before`` where the two agree."""
-    tokens = list(_WORDS.finditer(paragraph))
     lines: list[str] = []
     starts: list[int] = []
-    begin = _resume_line(paragraph, indent, before)
-    if before is not None and begin:
-        lines, starts = before.lines[:begin], before.starts[:begin]
-        begin = before.starts[begin]
-    line, used, opened = "", 0, 0  # opened: the token the line opens with (-1: a rest)
-    for index in range(begin, len(tokens)):
-        word = tokens[index].group()
+    ends: list[int] = []
+    resume, at = _resume_line(paragraph, indent, before), 0
+    if before is not None and resume:
+        lines, starts, ends = before.lines[:resume], before.starts[:resume], before.ends[:resume]
+        at = before.starts[resume]
+    resuming = bool(lines)  # the first word opens a line of its own
+    line, used = "", 0
+    opened, closed = 0, -1  # where the line's opening word starts and ends (-1: not known)
+    for token in _WORDS.finditer(paragraph, at):
+        word = token.group()
         bare = word.rstrip()
-        if (index > begin or not lines) and used + cell_len(bare) <= width:
+        if not resuming and used + cell_len(bare) <= width:
             line += word
             used += cell_len(word)
             continue
+        resuming = False
         if line:
             lines.append(line.rstrip())
             starts.append(opened)
+            ends.append(closed)
         start = indent + word.lstrip() if indent and lines else word
         if cell_len(start.rstrip()) > width >= cell_len(bare.lstrip()):
             start = word.lstrip()  # the hang would split a word that fits a line
+        opened, closed = token.start(), token.start() + len(bare)
         bare = start.rstrip()
-        opened = index
         if cell_len(bare) > width:
             *full, rest = chop_cells(bare, width)
             lines.extend(full)
-            starts.extend([index] + [-1] * (len(full) - 1))
-            start, opened = rest + " ", -1
+            starts.extend([opened] + [-1] * (len(full) - 1))
+            ends.extend([closed] + [-1] * (len(full) - 1))
+            start, opened, closed = rest + " ", -1, -1
         line, used = start, cell_len(start)
     lines.append(line.rstrip())
     starts.append(opened)
-    ends = [tokens[n].start() + len(tokens[n].group().rstrip()) if n >= 0 else -1 for n in starts]
+    ends.append(closed)
     return _Folded(paragraph, indent, lines, starts, ends)
 
 

@@ -237,6 +237,7 @@ def render_block(
     *,
     view: ActionView | None = None,
     markdown: MarkdownRenderer | None = None,
+    reuse: StripReuse | None = None,
 ) -> list[Strip]:
     local = message.timestamp.astimezone(tz)
     kind = message_kind(message)
@@ -262,7 +263,10 @@ def render_block(
         body_rows(message, max(MIN_BODY, width - GUTTER), style, view, markdown)
     ):
         segments = [*head, *row] if n == 0 else [indent, *row]
-        strips.append(_line(segments, GUTTER + length, width))
+        if reuse is None:
+            strips.append(_line(segments, GUTTER + length, width))
+        else:
+            strips.append(reuse.line(segments, GUTTER + length, width))
     route = route_line(message)
     if route is not None:
         shown = chop_cells(route, max(MIN_BODY, width - GUTTER))[0]
@@ -285,6 +289,30 @@ def _footer(message: EngineMessage, width: int, style: StyleOf) -> Line | None:
     segments = [Segment(shown[:cut], style("transcript--marker"))] if cut else []
     segments.append(Segment(shown[cut:], style("transcript--route")))
     return segments, cell_len(shown)
+
+
+class StripReuse:
+    """The lines of the last drawing of a block that is drawn again and again (the
+    streaming answer), handed back for the lines that did not change: a new Strip
+    costs its caches, and a kept one keeps the styled copies painting made of it."""
+
+    def __init__(self) -> None:
+        self._last: dict[tuple[tuple[Segment, ...], int], Strip] = {}
+        self._now: dict[tuple[tuple[Segment, ...], int], Strip] = {}
+
+    def line(self, segments: list[Segment], length: int, width: int) -> Strip:
+        key = (tuple(segments), width)
+        strip = self._now.get(key)
+        if strip is None:
+            strip = self._last.get(key)
+        if strip is None:
+            strip = _line(segments, length, width)
+        self._now[key] = strip
+        return strip
+
+    def drawn(self) -> None:
+        """One drawing is done: only its lines are kept for the next."""
+        self._last, self._now = self._now, {}
 
 
 def _line(segments: list[Segment], length: int, width: int) -> Strip:

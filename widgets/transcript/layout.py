@@ -1,23 +1,20 @@
 """The transcript of the session on screen, drawn with Textual's line API.
 
-Showing a session lays out only what the screen needs: the newest messages
-are wrapped at once (bottom up, until two screens are full), older ones get
-an estimated height and are wrapped a chunk per frame afterwards, keeping
-the view still. Blocks are cached per message and width, so coming back to
-a session, or appending a message, costs only what is new.
+Showing a session lays out only what the screen needs: the newest messages are wrapped
+at once (bottom up, until two screens are full), older ones get an estimated height and
+are wrapped a chunk per frame afterwards, keeping the view still. Blocks are cached per
+message and width, so coming back to a session, or appending a message, costs only what
+is new. An answer's tool calls are blocks within it (``tool_blocks``); which are unfolded
+and which is selected lives in :class:`~widgets.transcript.folds.ActionFolds` and is part
+of a block's cache key, so folding one re-wraps only its message.
 
-An answer's tool calls are blocks within it (``widgets.transcript.tool_blocks``); which are
-unfolded and which is selected lives in :class:`~widgets.transcript.folds.ActionFolds`
-and is part of a block's cache key, so folding one re-wraps only its message.
+Only what is on screen is painted (the line API asks for those lines). A session holding
+more than was read shows its newest messages; scrolling to the top asks for older ones
+(``Transcript.OlderWanted``), which :meth:`prepend` adds above with the view held still.
 
-Only what is on screen is painted (the line API asks for those lines). A session
-holding more than was read shows its newest messages; scrolling to the top asks
-for older ones (``Transcript.OlderWanted``), which :meth:`prepend` adds
-above with the view held still.
-
-Answers are Markdown (``widgets.transcript.markdown_render``): a stored message is drawn once
-per width and kept with its block; the draft streaming in keeps its finished
-Markdown blocks in its own renderer, so each repaint draws only its tail.
+Answers are Markdown (``markdown_render``): a stored message is drawn once per width and
+kept with its block; the draft streaming in keeps its finished Markdown blocks in its own
+renderer, its folded lines and its unchanged strips, so each repaint draws only its tail.
 """
 
 from __future__ import annotations
@@ -38,6 +35,7 @@ from textual.strip import Strip
 
 from widgets.transcript.blocks import (
     EngineMessage,
+    StripReuse,
     block_key,
     estimate_height,
     render_block,
@@ -91,6 +89,7 @@ class TranscriptLayout(ScrollView):
         )
         self._draft: EngineMessage | None = None
         self._draft_lines: list[Strip] = []
+        self._draft_reuse = StripReuse()  # its unchanged lines, kept from paint to paint
         self._base_style = Style()
         self.folds = ActionFolds()
         """Which tool blocks are unfolded, and which is selected."""
@@ -193,7 +192,9 @@ class TranscriptLayout(ScrollView):
             self.get_component_rich_style,
             view=self.folds,
             markdown=self.markdown[1],
+            reuse=self._draft_reuse,
         )
+        self._draft_reuse.drawn()
 
     @property
     def markdown(self) -> tuple[MarkdownRenderer, MarkdownRenderer]:
@@ -207,7 +208,12 @@ class TranscriptLayout(ScrollView):
         return self._markdown
 
     def _resize_virtual(self) -> None:
-        self.virtual_size = Size(self._width, self._height + len(self._draft_lines))
+        # Not the reactive (layout=True: every widget of the screen arranged again on
+        # each streamed line): CSS sizes the transcript, only its scrollbar follows.
+        size = Size(self._width, self._height + len(self._draft_lines))
+        if size != self.virtual_size:
+            self.set_reactive(ScrollView.virtual_size, size)
+            self._scroll_update(size)
 
     def prepare(self, messages: list[EngineMessage]) -> None:
         """Wrap the newest of ``messages`` ahead of time, so showing them is instant."""
