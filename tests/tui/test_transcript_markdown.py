@@ -229,3 +229,25 @@ async def test_scrolling_to_the_top_reads_older_history_from_the_archive(
         transcript.scroll_home(animate=False, immediate=True)
         await settle(pilot)
         assert len(transcript.messages) == 450  # nothing more asked for, nothing repeated
+
+
+def test_the_markdown_parser_and_pygments_load_at_the_first_answer_not_at_start() -> None:
+    import subprocess
+    import sys
+
+    heavy = ("markdown_it", "pygments", "rich.markdown", "rich.syntax")
+    probe = (
+        "import sys\n"
+        "import sylk_tui.app\n"
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n"
+        "from rich.style import Style\n"
+        "from widgets.transcript.markdown_render import MarkdownRenderer\n"
+        "MarkdownRenderer(lambda _name: Style()).rows('## a *b*', 40, Style())\n"
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    at_start, after_answer = done.stdout.strip().splitlines()
+    assert at_start == "[]"
+    assert "markdown_it" in after_answer and "pygments" in after_answer

@@ -11,7 +11,9 @@ blocks (at blank lines outside a code fence) and each block is drawn once per wi
 and kept, so a repaint draws only the block still being written, the tail.
 :attr:`MarkdownRenderer.renders` counts the blocks actually drawn, for tests and
 benchmarks. Text with no Markdown in it takes the plain word wrap, which is several
-times cheaper, so switching between chatty sessions stays fast.
+times cheaper, so switching between chatty sessions stays fast. The parser and Rich's
+Markdown (``markdown_rich``, with Pygments behind it) load when the first block with
+Markdown in it is drawn, not before the app's first frame.
 """
 
 from __future__ import annotations
@@ -19,15 +21,11 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Callable
-from typing import ClassVar
 
-from markdown_it import MarkdownIt
 from rich.cells import cell_len
-from rich.console import Console, ConsoleOptions, RenderResult
-from rich.markdown import CodeBlock, Heading, Markdown, MarkdownElement
+from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
-from rich.syntax import Syntax
 from rich.theme import Theme
 from textual.cache import LRUCache
 
@@ -64,54 +62,6 @@ MARKDOWN_CSS = """
 _MARKUP = re.compile(r"[*_`#|>\[~<]|^\s*(?:[-+]|\d{1,3}[.)])\s|^\s*(?:-{3,}|={3,})\s*$", re.M)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _LIST_ITEM = re.compile(r"^ {0,3}(?:[-*+]|\d{1,9}[.)])(?:\s|$)")
-# CommonMark without raw HTML: a model's "<T>" or "<div>" is text to show.
-_PARSER = MarkdownIt("commonmark", {"html": False}).enable(["strikethrough", "table"])
-
-
-class _LeftHeading(Heading):
-    """A heading on the left, as every other line of the transcript."""
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        text = self.text.copy()
-        text.justify = "left"
-        yield text
-
-
-class _CodeBlock(CodeBlock):
-    """Syntax-highlighted, wrapped to the width, one cell of padding at the sides only."""
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        background = console.get_style("markdown.code_block").bgcolor
-        yield Syntax(
-            str(self.text).rstrip(),
-            self.lexer_name,
-            theme=self.theme,
-            word_wrap=True,
-            padding=(0, 1),
-            background_color=background.name if background is not None else None,
-        )
-
-
-class AnswerMarkdown(Markdown):
-    """Rich's Markdown with the transcript's headings and code blocks, HTML as text."""
-
-    elements: ClassVar[dict[str, type[MarkdownElement]]] = {
-        **Markdown.elements,
-        "heading_open": _LeftHeading,
-        "fence": _CodeBlock,
-        "code_block": _CodeBlock,
-    }
-
-    def __init__(self, markup: str, code_theme: str) -> None:
-        # Rich's own __init__ builds a parser (with HTML on) per document: one is shared.
-        self.markup = markup
-        self.parsed = _PARSER.parse(markup)
-        self.code_theme = code_theme
-        self.justify = None
-        self.style = "none"
-        self.hyperlinks = False  # a link shows its address: terminals differ on OSC 8
-        self.inline_code_lexer = None
-        self.inline_code_theme = code_theme
 
 
 def has_markup(text: str) -> bool:
@@ -224,6 +174,8 @@ class MarkdownRenderer:
             found = kept.get(key)
             if found is not None:
                 return found
+        from widgets.transcript.markdown_rich import AnswerMarkdown  # its parser, at first use
+
         self.renders += 1
         options = self._console.options.update_width(max(1, width))
         drawn = self._console.render_lines(
@@ -255,7 +207,6 @@ def _cropped(line: list[Segment], width: int) -> Line:
 __all__ = [
     "MARKDOWN_CLASSES",
     "MARKDOWN_CSS",
-    "AnswerMarkdown",
     "MarkdownRenderer",
     "has_markup",
     "split_blocks",
