@@ -11,6 +11,10 @@ the kernel's accounting of the child, which load inflates far less than wall tim
   default: the Guide answers), spawn to exit.
 - ``serve``: ``sylk mcp serve`` (stdio), spawn to the reply to ``initialize``.
 
+Both trees are byte-compiled first (``compileall``): a fresh worktree has no
+``__pycache__``, and where ``PYTHONDONTWRITEBYTECODE`` is set it never gets one, so every
+start would compile each module again (a third of the time, and not what users run).
+
 Usage: python benchmarks/tui_bench_versus.py --before DIR [--rounds 7]
 (make DIR with ``git worktree add DIR COMMIT``). Prints one JSON object.
 """
@@ -34,6 +38,7 @@ import machine_info  # benchmarks/machine_info.py, beside this script
 import tui_bench_pty as term
 
 ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("backend", "sylk_tui", "screens", "widgets", "themes")
 PROVIDER_ENV = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "SYLK_PROVIDER")
 Timed = tuple[float, float]
 """(wall seconds, CPU seconds of the child)."""
@@ -114,8 +119,16 @@ def _summary(samples: dict[str, list[Timed]]) -> dict[str, Any]:
     return out
 
 
+def _byte_compile(tree: Path) -> None:
+    folders = [str(tree / name) for name in PACKAGES if (tree / name).is_dir()]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *folders], check=True,
+                   stdout=subprocess.DEVNULL)  # fmt: skip
+
+
 def compare(before: Path, rounds: int) -> dict[str, Any]:
     trees = {"before": before.resolve(), "after": ROOT}
+    for tree in trees.values():
+        _byte_compile(tree)
     samples: dict[str, list[Timed]] = {
         f"{c}_{k}": [] for c in ("run", "serve") for k in ("baseline", "before", "after")
     }
