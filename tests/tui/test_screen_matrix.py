@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import Input
 
 from backend.archive.store import Archive
 from backend.engine import Engine, EngineConfig
@@ -100,6 +101,9 @@ def _on(
         main_screen(app).composer.cursor_blink = False  # type: ignore[arg-type]
         app.theme = theme
         await reach(pilot)
+        await settle(pilot)
+        for field in app.screen.query(Input):  # a blinking cursor is drawn or not
+            field.cursor_blink = False
         await settle(pilot)
         if screen is not None:
             assert isinstance(app.screen, screen), app.screen
