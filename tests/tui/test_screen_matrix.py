@@ -1,7 +1,10 @@
 """SVG snapshots of every screen at 120x40 and 80x24, in the dark and the light theme.
 
 One seeded archive (four sessions, a Markdown answer with tool blocks on the session
-on screen) and a frozen clock; each screen is reached by the keys a user presses. The
+on screen) and a frozen clock; each screen is reached by the keys a user presses: the
+main screen, help (F1), the approvals inbox (F2), the DAG view (ctrl+g) with the
+engineer's pipeline open, the new-session and confirm dialogs, and the command palette
+narrowed to "export" (typed, so its rows come in one order). The
 other snapshot tests look closely at one screen at 120x40 in the dark theme; this
 matrix is there so a change that cuts, overlaps or loses contrast at the small size or
 in the light theme shows in review.
@@ -16,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.command import CommandPalette
 from textual.pilot import Pilot
 from textual.widgets import Input
 
@@ -198,4 +202,12 @@ def test_confirm_dialog(
     snap_compare: SnapCompare, data_dir: Path, workspace: Path, size: tuple[int, int], theme: str
 ) -> None:
     run_before = _on(theme, _keys("alt+c"), ConfirmScreen)  # complete the session on screen
+    _check(snap_compare, data_dir, workspace, size, run_before)
+
+
+@pytest.mark.parametrize(("size", "theme"), MATRIX)
+def test_command_palette(
+    snap_compare: SnapCompare, data_dir: Path, workspace: Path, size: tuple[int, int], theme: str
+) -> None:
+    run_before = _on(theme, _keys("ctrl+p", *"export"), CommandPalette)
     _check(snap_compare, data_dir, workspace, size, run_before)
