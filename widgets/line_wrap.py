@@ -150,5 +150,24 @@ def column_hang(line: str) -> int:
 def wrap_columns(text: str, width: int) -> list[str]:
     """Text laid out in columns (``/status``, ``/help``, ``/session list``): a row that
     fits is kept as it is, one that does not folds at spaces, hanging under its second
-    column, so no word is cut in two ("na / me") unless it is longer than a line."""
-    return wrap_plain(text, width, hang=column_hang)
+    column, so no word is cut in two ("na / me") unless it is longer than a line.
+
+    A row whose first column fills its width ("orchestrator offline", one space
+    between) hangs under the column of the row above when its words line up with it.
+    """
+    rows = text.split("\n")
+    hangs = [column_hang(row) for row in rows]
+    for n in range(1, len(rows)):
+        row, above = rows[n], hangs[n - 1]
+        indent = len(row) - len(row.lstrip())
+        lines_up = indent < above < len(row) and row[above - 1] == " " and row[above] != " "
+        if hangs[n] == indent and lines_up:
+            hangs[n] = above
+    lines: list[str] = []
+    for row, hang in zip(rows, hangs, strict=True):
+        lines.extend(wrap_plain(row, width, hang=_at(hang)))
+    return lines
+
+
+def _at(column: int) -> Callable[[str], int]:
+    return lambda _row: column

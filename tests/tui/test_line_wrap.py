@@ -89,3 +89,23 @@ def test_text_that_grows_wraps_with_a_memo_as_it_would_at_once(seed: int) -> Non
             piece,
             width,
         )
+
+
+def test_a_row_whose_first_column_fills_it_hangs_under_the_column_above() -> None:
+    rows = (
+        "  architect    offline (no model configured)\n"
+        "  orchestrator offline (no model configured)\n"
+        "  engineer     offline (no model configured)"
+    )
+    assert wrap_columns(rows, 34) == [
+        "  architect    offline (no model",
+        "               configured)",
+        "  orchestrator offline (no model",
+        "               configured)",
+        "  engineer     offline (no model",
+        "               configured)",
+    ]
+    # A row that does not line up with the one above keeps its own indentation.
+    assert wrap_columns("  name         value\n  a long sentence of prose here", 20)[-1] == (
+        "  prose here"
+    )
