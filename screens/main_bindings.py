@@ -150,7 +150,8 @@ MAIN_BINDINGS: list[BindingType] = [
         "Scroll up",
         show=False,
         id="transcript.page-up",
-        tooltip="Scroll the transcript up a page.",
+        tooltip="Scroll the transcript up a page (also while typing in the composer).",
+        priority=True,  # the composer's text box would take it otherwise
     ),
     Binding(
         "pagedown",
@@ -158,7 +159,8 @@ MAIN_BINDINGS: list[BindingType] = [
         "Scroll down",
         show=False,
         id="transcript.page-down",
-        tooltip="Scroll the transcript down a page.",
+        tooltip="Scroll the transcript down a page (also while typing in the composer).",
+        priority=True,  # the composer's text box would take it otherwise
     ),
     Binding(
         "ctrl+o",
