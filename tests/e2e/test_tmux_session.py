@@ -115,7 +115,10 @@ class Terminal:
         until_sync(lambda: text not in self.screen(), timeout=WAIT, interval=0.05, what=text)
 
     def kill(self) -> None:
+        """End the server and the app with it; its socket file goes too."""
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], check=False, capture_output=True)
+        folder = Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}"
+        (folder / self.socket).unlink(missing_ok=True)
 
 
 @pytest.fixture
