@@ -109,6 +109,11 @@ class EngineNotice(_Event):
     kind: Literal["engine.notice"] = "engine.notice"
     level: Literal["info", "warning", "error"] = "info"
     text: str
+    plan_id: str | None = None
+    """The plan it is about, if any (a front end may keep one such notice per plan)."""
+    progress: bool = False
+    """A step of work under way that the plan's own views show too (a pipeline moving on);
+    a front end with those views may leave it out rather than flood the user."""
 
 
 class AgentStepEvent(_Event):

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from backend.agents.answering import pipeline_turn
 from backend.agents.tool_actions import EDIT_OPS, ToolAction, actions_from_payload
@@ -292,7 +292,7 @@ class PipelineWork:
             return answer if answer in DECISIONS else "fail"
 
         def on_event(event: PipelineEvent) -> None:
-            self._events.publish(self._notice(session_id, held[0].label, event))
+            self._events.publish(self._notice(session_id, held[0], event))
             self._events.publish(pipeline_moved(held[0], event.detail[:NOTICE_DETAIL_MAX]))
 
         bus = InMemoryPipelineBus(f"{plan_id or 'request'}/{context.task_id}", session_id)
@@ -316,13 +316,18 @@ class PipelineWork:
         return PipelineRun(task, outcome, failure, bool(asked), bool(refused))
 
     @staticmethod
-    def _notice(session_id: str, label: str, event: PipelineEvent) -> EngineNotice:
+    def _notice(session_id: str, task: LiveTask, event: PipelineEvent) -> EngineNotice:
+        """A failure or a wait for the user asks for the user's eye; any other move is
+        progress, which the DAG view and the pipeline pane show as it happens."""
         detail = event.detail.strip().splitlines()[0] if event.detail.strip() else ""
-        text = f"{label}: {event.state} (loop {event.loop})"
+        text = f"{task.label}: {event.state} (loop {event.loop})"
         if detail:
             text += f": {detail[:NOTICE_DETAIL_MAX]}"
         bad = event.state in (PipelineState.FAILED, PipelineState.WAITING_FOR_USER)
-        return EngineNotice(session_id=session_id, level="warning" if bad else "info", text=text)
+        level: Literal["info", "warning"] = "warning" if bad else "info"
+        return EngineNotice(
+            session_id=session_id, level=level, text=text, plan_id=task.plan_id, progress=not bad
+        )
 
 
 def pipeline_desk(parts: EngineParts) -> PipelineDesk:
