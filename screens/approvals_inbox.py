@@ -297,7 +297,8 @@ class ApprovalsInbox(ModalScreen[None]):
         def answered(value: str | None) -> None:
             if self._dialog is not None and self._dialog[1] is dialog:
                 self._dialog = None
-                self._answer(pending, value)
+                if value is not None or not pending.waits_on_escape:  # later: back here
+                    self._answer(pending, value)
 
         await self.app.push_screen(dialog, answered)
         return dialog

@@ -32,7 +32,7 @@ class ChoiceScreen(ModalScreen[str | None]):
             "cancel",
             "Decide later",
             id="choice.cancel",
-            tooltip="Close without choosing; nothing is stored.",
+            tooltip="Close unanswered; the question waits in the inbox (F2).",
         ),
     ]
 

@@ -8,7 +8,10 @@ user is looking at; a question from a session in the background never covers the
 screen: it waits in the inbox (F2) and the badge counts it. A dialog waiting for its
 turn whose session left the screen stays in the inbox instead.
 
-A dialog's answer (or ``None``, "decide later") resolves the question's future.
+A dialog's answer resolves the question's future. Escape on a plan review or a choice
+("decide later") answers nothing: the dialog closes and the question keeps waiting in
+the inbox and the badge, answerable there (the asking turn waits with it); Escape on
+an approval is its "No" and answers it so.
 Every question is followed by a settled event: when it was answered elsewhere (the
 inbox, the CLI, the MCP server) or withdrawn (the turn that asked was stopped, a
 timeout) while its dialog is open, the dialog closes and the inbox drops it.
@@ -89,7 +92,8 @@ class QuestionDialogs:
             self._open = (pending, dialog)
 
             def answered(value: str | None, pending: PendingQuestion = pending) -> None:
-                self._pending.answer(pending.question_id, value)
+                if value is not None or not pending.waits_on_escape:
+                    self._pending.answer(pending.question_id, value)
                 self._open = None
                 self._show_next()
 

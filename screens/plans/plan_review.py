@@ -5,8 +5,10 @@ order they run, each task's agent and prompt, the policy), scrollable, and the
 Architect's answer to the last "why" above it. Keys: ``y`` approves; ``m`` asks for
 changes (type them; Enter sends them to the Architect, who revises the plan and shows
 it again); ``w`` asks why (type the question; the Architect answers and the review
-comes back); Escape decides later (the plan waits; ``/plan approve ID``). Returns the
-answer string of :mod:`backend.plans.review` with ``dismiss`` (``None`` for later).
+comes back); Escape decides later: the review closes unanswered and waits in the
+approvals inbox (F2) and its badge, answerable there, the plan still awaiting approval
+(``/plan approve ID`` decides it too). Returns the answer string of
+:mod:`backend.plans.review` with ``dismiss`` (``None`` for later: nothing is answered).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from textual.widgets import Input, Label, Static
 
 from backend.events import ChoiceQuestion, PlanReview
 
-HELP = "y approve · m modify · w ask why · Esc decide later"
+HELP = "y approve · m modify · w ask why · Esc decide later (it waits in F2)"
 _ASKS = {
     "modify": ("what should change? (Enter sends it to the Architect, Esc decides later)"),
     "why": "what would you like to know? (Enter asks the Architect, Esc decides later)",
@@ -42,7 +44,7 @@ class PlanReviewScreen(ModalScreen[str | None]):
         Binding("w", "why", "Ask why", id="plan.why",
                 tooltip="Ask a question about the plan; the Architect answers, then asks again."),
         Binding("escape", "later", "Decide later", id="plan.later",
-                tooltip="Close; the plan waits for approval (/plan approve ID)."),
+                tooltip="Close unanswered; the plan waits in the inbox (F2) or /plan approve ID."),
     ]  # fmt: skip
 
     def __init__(self, question: ChoiceQuestion) -> None:

@@ -43,6 +43,12 @@ class PendingQuestion:
         return "choice"
 
     @property
+    def waits_on_escape(self) -> bool:
+        """Whether Escape on its dialog leaves it waiting ("decide later": a plan review,
+        a choice) rather than answering it (an approval's Escape is its "No")."""
+        return self.kind != "approval"
+
+    @property
     def summary(self) -> str:
         """What is asked, on one line (the inbox's row)."""
         return " ".join(self.question.title.split())

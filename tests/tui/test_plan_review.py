@@ -1,6 +1,7 @@
 """The plan review modal: a plan submitted through the gateway is shown (layers, tasks,
 policy) and the keys answer it: y approves, m and w take typed text back to the
-caller, Escape leaves it waiting."""
+caller, Escape leaves it waiting: unanswered, in the approvals inbox and its badge, where
+y approves it and the plan runs."""
 
 from __future__ import annotations
 
@@ -16,9 +17,12 @@ from backend.engine import Engine, EngineConfig
 from backend.engine.build import EngineParts, build
 from backend.skills.envelopes import Envelope
 from backend.skills.models import SkillContext
+from screens.approvals_inbox import ApprovalsInbox, InboxBadge
+from screens.main_screen import MainScreen
 from screens.plans.plan_review import PlanReviewScreen
 from sylk_tui.app import SylkApp
 from tests.integration.plans.conftest import plan_doc
+from tests.support.polling import until
 from tests.tui.support import settle, wait_for
 
 SIZE = (120, 40)
@@ -82,12 +86,34 @@ async def test_m_and_w_send_typed_text_back(parts: EngineParts, key: str, kind: 
         assert plan.status == "awaiting_approval"
 
 
-async def test_escape_decides_later(parts: EngineParts) -> None:
-    app = SylkApp(Engine.from_parts(parts))
+async def test_escape_decides_later_and_the_plan_waits_in_the_inbox(parts: EngineParts) -> None:
+    engine = Engine.from_parts(parts)
+    app = SylkApp(engine)
     async with app.run_test(size=SIZE) as pilot:
         call, session_id = await _propose(pilot, parts)
+        [asked] = app.state.pending.items()
         await pilot.press("escape")
-        result = await _answered(pilot, call)
-        assert result["review"] == "later" and "/plan approve p1" in result["next"]
+        await wait_for(pilot, lambda: isinstance(app.screen, MainScreen), "the review closed")
+        await pilot.pause()
+        # Later means later: nothing was answered, the question and the badge stay.
+        assert not call.done() and asked.question_id in app.state.pending
+        assert app.screen.query_one(InboxBadge).count == 1
+        assert [q.question_id for q in engine.pending_questions()] == [asked.question_id]
         [plan] = await parts.plans.plans(session_id)
         assert plan.status == "awaiting_approval"
+        await pilot.press("f2")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalsInbox), "the inbox")
+        inbox = app.screen
+        assert isinstance(inbox, ApprovalsInbox) and inbox.listed == [asked.question_id]
+        await pilot.press("enter")  # its own dialog again; Escape goes back, still waiting
+        await wait_for(pilot, lambda: isinstance(app.screen, PlanReviewScreen), "the review")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is inbox, "back in the inbox")
+        await pilot.pause()
+        assert inbox.listed == [asked.question_id] and not call.done()
+        await pilot.press("y")
+        result = await _answered(pilot, call)
+        assert result["review"] == "approved" and result["status"] == "approved"
+        await wait_for(pilot, lambda: inbox.listed == [], "answered")
+        # Approved from the inbox, the plan runs.
+        await until(lambda: engine.dag_status(session_id, "p1"), what="the plan's run")

@@ -51,13 +51,19 @@ async def test_the_user_picks_a_linter_and_it_is_kept(data_dir: Path, workspace:
 
 async def test_escape_decides_later_and_stores_nothing(data_dir: Path, workspace: Path) -> None:
     _typescript_project(workspace)
-    app = SylkApp(Engine(EngineConfig(data_dir=data_dir, workspace=workspace)))
+    engine = Engine(EngineConfig(data_dir=data_dir, workspace=workspace))
+    app = SylkApp(engine)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         main_screen(app).composer.value = "/tools linter"
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen), "the dialog")
         await pilot.press("escape")
+        # Later means later: the question waits in the inbox, unanswered.
+        await wait_for(pilot, lambda: not isinstance(app.screen, ChoiceScreen), "it closed")
+        (pending,) = engine.pending_questions()
+        assert pending.question_id in app.state.pending
+        assert engine.answer_question(pending.question_id, None)  # declined, later on
         await wait_for(pilot, lambda: any("No typescript linter chosen" in t for t in
                                         transcript_texts(app)), "the answer")  # fmt: skip
     archive = Archive(data_dir)
