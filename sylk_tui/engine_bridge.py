@@ -60,6 +60,7 @@ class EngineBridge:
         self._ops = asyncio.Lock()
         self.switches = SwitchQueue(self._switch, self._front, self._ops)
         self._frozen = False
+        self._told: set[tuple[str, int]] = set()  # damaged transcript rows already shown
 
     async def ready(self) -> Engine:
         """The engine, once built."""
@@ -194,8 +195,24 @@ class EngineBridge:
         try:
             engine = await self.ready()
             messages = await engine.transcript(session_id, limit=self.transcript_limit)
+            self._say_unreadable(engine, session_id, messages)
         finally:
             self._app.post_message(TranscriptLoaded(session_id, messages))
+
+    def _say_unreadable(self, engine: Engine, session_id: str, messages: Transcript) -> None:
+        """Damaged rows the archive skipped: a warning naming the session and the rows,
+        once per row (a transcript is read again after a switch or a refresh)."""
+        from backend.archive.transcript_rows import ReadTranscript  # loaded with the engine
+
+        if not isinstance(messages, ReadTranscript):
+            return
+        fresh = tuple(r for r in messages.unreadable if (session_id, r.seq) not in self._told)
+        self._told.update((session_id, r.seq) for r in fresh)
+        sessions = engine.list_sessions(include_closed=True)
+        name = next((s.name for s in sessions if s.id == session_id), None)
+        problem = ReadTranscript(unreadable=fresh, path=messages.path).problem(name)
+        if problem is not None:
+            self._app.notify(str(problem), severity="warning", timeout=15, markup=False)
 
     async def _load_older(self, session_id: str, first_id: str, shown: int) -> None:
         """The ``OLDER_CHUNK`` messages before ``first_id``; the archive reads the newest
@@ -208,6 +225,7 @@ class EngineBridge:
             limit: int | None = shown + OLDER_CHUNK + 1
             while True:
                 messages = await engine.transcript(session_id, limit=limit)
+                self._say_unreadable(engine, session_id, messages)
                 at = next((n for n, m in enumerate(messages) if m.id == first_id), None)
                 if at is not None or limit is None:
                     break

@@ -44,6 +44,7 @@ from backend.archive.schema import (
     USAGE,
     probe,
 )
+from backend.archive.transcript_rows import ReadTranscript, read_rows
 from backend.archive.writer import ArchiveWriter, WriteFn, storage_failure
 from backend.errors import ArchiveWriteError
 from backend.messages import Message, message_text
@@ -348,23 +349,22 @@ class Archive:
             rows = conn.execute(select(_sessions.c.data).order_by(_sessions.c.created_at))
             return [Session.model_validate_json(r[0]) for r in rows]
 
-    def load_transcript(
-        self, session_id: str, *, limit: int | None = None
-    ) -> list[Message[dict[str, Any]]]:
-        """The session's messages in order; with ``limit``, the last ``limit``."""
-        query = select(_transcript.c.envelope).where(_transcript.c.session_id == session_id)
+    def load_transcript(self, session_id: str, *, limit: int | None = None) -> ReadTranscript:
+        """The session's messages in order; with ``limit``, the last ``limit`` rows. A row
+        that does not parse is skipped and named in the result's ``unreadable``."""
+        t = _transcript
+        query = select(t.c.seq, t.c.id, t.c.envelope).where(t.c.session_id == session_id)
         with self._reader.connect() as conn:
             if limit is None:
                 rows = list(conn.execute(query.order_by(_transcript.c.seq)))
             else:
                 rows = list(conn.execute(query.order_by(_transcript.c.seq.desc()).limit(limit)))
                 rows.reverse()
-        model = Message[dict[str, Any]]
-        return [model.model_validate_json(r[0]) for r in rows]
+        return read_rows(session_id, ((r[0], r[1], r[2]) for r in rows), self.path)
 
     async def aload_transcript(
         self, session_id: str, *, limit: int | None = None
-    ) -> list[Message[dict[str, Any]]]:
+    ) -> ReadTranscript:
         return await asyncio.to_thread(self.load_transcript, session_id, limit=limit)
 
     def transcript_counts(self) -> dict[str, int]:
