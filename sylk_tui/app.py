@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, ClassVar
 
 from textual import on
 from textual.binding import Binding, BindingType
-from textual.notifications import SeverityLevel
 from textual.worker import Worker, WorkerState
 
 from backend.clock import utc_now
@@ -58,12 +57,6 @@ if TYPE_CHECKING:  # built by the caller, or lazily (see EngineBridge): not impo
 
 LOADING_NOTICE_DELAY = 0.15
 """Seconds a transcript read may take before "Loading…" replaces the previous one."""
-
-NOTICE_SEVERITY: dict[str, SeverityLevel] = {
-    "info": "information",
-    "warning": "warning",
-    "error": "error",
-}
 
 
 class SylkApp(ExportActions, FrontActions):
@@ -202,7 +195,7 @@ class SylkApp(ExportActions, FrontActions):
 
     @on(EngineNoticePosted)
     def _engine_notice(self, notice: EngineNoticePosted) -> None:
-        self.notify(notice.text, severity=NOTICE_SEVERITY[notice.level], markup=False)
+        self.plan_follow.toast(notice)  # a plan's notice replaces that plan's older toast
 
     # -- the session on screen -----------------------------------------------------
     def _view(self, session_id: str) -> None:

@@ -86,6 +86,7 @@ class EngineNoticePosted(Message):
 
     level: Literal["info", "warning", "error"]
     text: str
+    plan_id: str | None = None  # about a plan: one toast per plan (sylk_tui.plan_follow)
 
 
 @dataclass
@@ -200,7 +201,8 @@ def _plan_moved(event: PlanChanged) -> Message | None:
     if event.status == "approved":
         return None
     status = event.status.replace("_", " ")
-    return EngineNoticePosted("info", f"Plan {event.plan_id} (version {event.version}): {status}")
+    text = f"Plan {event.plan_id} (version {event.version}): {status}"
+    return EngineNoticePosted("info", text, event.plan_id)
 
 
 def _agent_stepped(event: AgentStepEvent, _by_hand: bool) -> AgentStepped:
@@ -242,7 +244,10 @@ EVENT_MESSAGES: Mapping[str, Rule[Any]] = _table(
         ActiveSessionChanged,
         lambda e, by_hand: ForegroundChanged(e.session_id, e.previous_id, follow=not by_hand),
     ),
-    Rule(EngineNotice, lambda e, _: EngineNoticePosted(e.level, e.text)),
+    Rule(
+        EngineNotice,
+        lambda e, _: None if e.progress else EngineNoticePosted(e.level, e.text, e.plan_id),
+    ),
     Rule(
         QuestionAsked,
         lambda e, _: ChoiceRequested(e.question_id, e.question, e.answer, e.session_id, e.at),
@@ -253,7 +258,9 @@ EVENT_MESSAGES: Mapping[str, Rule[Any]] = _table(
     Rule(PlanChanged, lambda e, _: _plan_moved(e)),
     Rule(
         PlanApproved,
-        lambda e, _: EngineNoticePosted("info", f"Plan {e.plan_id} (version {e.version}) approved"),
+        lambda e, _: EngineNoticePosted(
+            "info", f"Plan {e.plan_id} (version {e.version}) approved", e.plan_id
+        ),
     ),
     Rule(DagStatusChanged, lambda e, _: DagMoved(e)),
     Rule(PipelineMoved, lambda e, _: PipelineChanged(e)),
