@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual import on
@@ -23,6 +24,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.dom import DOMNode
+from textual.events import Resize
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, Static
 
@@ -107,6 +109,13 @@ def command_rows() -> list[CommandRow]:
     return rows
 
 
+WIDE_COLUMNS = 110
+"""Terminal width from which a binding's id has its own column; below, it follows the
+description, dimmed, so the description keeps most of an 80-column screen."""
+KEY_COLUMN_MAX = 22
+"""The key column is as wide as the widest keys shown, up to this (longer ones wrap)."""
+
+
 def _matches(query: str, *fields: str) -> bool:
     return not query or any(query in field.lower() for field in fields)
 
@@ -139,37 +148,54 @@ class HelpScreen(ModalScreen[None]):
         owners = [*self._binding_owners, *screen_classes()]
         self._sections = key_sections(owners, self._keymap, self.app)
         self._commands = command_rows()
-        self._show("")
+        self._query = ""
+        self._show(self._query)
         self.query_one("#help-filter", Input).focus()
 
     @on(Input.Changed, "#help-filter")
     def _filtered(self, changed: Input.Changed) -> None:
-        self._show(changed.value.strip().lower())
+        self._query = changed.value.strip().lower()
+        self._show(self._query)
+
+    def on_resize(self, _resized: Resize) -> None:
+        if hasattr(self, "_query"):  # drawn once already: the id's place may change
+            self._show(self._query)
 
     def _show(self, query: str) -> None:
         self.listing: list[str] = []
         """What is on the help screen now, one plain line a row (tests read it)."""
-        keys = Table(box=None, expand=True, show_header=False, padding=(0, 1))
-        keys.add_column("keys", style="bold", no_wrap=True, max_width=22)
-        keys.add_column("what", ratio=1)
-        keys.add_column("id", style="dim", no_wrap=True)
-        for title, rows in self._sections:
-            shown = [r for r in rows if _matches(query, r.keys, r.what, r.binding_id, title)]
-            if not shown:
-                continue
-            keys.add_row(Text(title, style="bold underline"))
-            for row in shown:
-                keys.add_row(Text(row.keys), Text(row.what), Text(row.binding_id))
+        sections = [
+            (title, [r for r in rows if _matches(query, r.keys, r.what, r.binding_id, title)])
+            for title, rows in self._sections
+        ]
+        sections = [(title, rows) for title, rows in sections if rows]
+        wide = self.app.size.width >= WIDE_COLUMNS
+        widest = max((len(row.keys) for _, rows in sections for row in rows), default=1)
+        parts: list[RenderableType] = []
+        for title, rows in sections:
+            parts.append(Text(title, style="bold underline"))
+            keys = Table(box=None, expand=True, show_header=False, padding=(0, 1))
+            keys.add_column("keys", style="bold", width=min(widest, KEY_COLUMN_MAX))
+            keys.add_column("what", ratio=1)
+            if wide:
+                keys.add_column("id", style="dim", no_wrap=True)
+            for row in rows:
+                if wide:
+                    keys.add_row(Text(row.keys), Text(row.what), Text(row.binding_id))
+                else:
+                    what = Text.assemble(row.what, "  ", (row.binding_id, "dim"))
+                    keys.add_row(Text(row.keys), what)
                 self.listing.append(f"{row.keys}  {row.what}  {row.binding_id}")
+            parts.append(keys)
         commands = Table(box=None, expand=True, show_header=False, padding=(0, 1))
-        commands.add_column("usage", style="bold", ratio=2)
+        commands.add_column("usage", style="bold", ratio=2, overflow="fold")
         commands.add_column("what", ratio=3)
         commands.add_row(Text("/ commands", style="bold underline"))
         for command in self._commands:
             if _matches(query, command.usage, command.what):
-                commands.add_row(Text(command.usage), Text(command.what))
+                commands.add_row(Text(command.usage, overflow="fold"), Text(command.what))
                 self.listing.append(f"{command.usage}  {command.what}")
-        self.query_one("#help-keys", Static).update(keys)
+        self.query_one("#help-keys", Static).update(Group(*parts))
         self.query_one("#help-commands", Static).update(commands)
 
     def action_close(self) -> None:

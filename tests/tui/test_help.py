@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from rich.console import Group
+from rich.table import Table
 from textual.dom import DOMNode
+from textual.widgets import Input, Static
 
 from backend.engine import Engine
 from backend.guide.routing.command_table import COMMANDS
@@ -98,3 +101,29 @@ async def test_a_mistyped_command_is_answered_with_did_you_mean(engine: Engine) 
         assert main_screen(app).composer.text == "/stauts"  # kept, to fix the typo
         await send_line(pilot, "/them sylk-light")  # the TUI's own commands are guessed too
         assert "did you mean /theme?" in app.notices[-1][1]
+
+
+async def test_at_80_columns_descriptions_have_room_and_every_id_is_still_found(
+    engine: Engine,
+) -> None:
+    await engine.create_session("first")
+    app = SylkApp(engine)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        owners: list[type[DOMNode]] = [type(app), *screen_classes()]
+        owners += [type(node) for node in main_screen(app).walk_children(with_self=True)]
+        await pilot.press("f1")
+        await pilot.pause()
+        help_screen = _help(app)
+        keys = help_screen.query_one("#help-keys", Static)
+        body_width = keys.content_size.width
+        assert isinstance(keys.content, Group)
+        tables = [part for part in keys.content.renderables if isinstance(part, Table)]
+        key_width = max(table.columns[0].width or 0 for table in tables)
+        # Two columns (the id follows the description, dimmed); the keys take what they need.
+        assert {len(table.columns) for table in tables} == {2}
+        assert body_width - key_width - 3 >= 30  # 3: the cells' padding
+        for binding_id in sorted(binding_ids(owners)):
+            help_screen.query_one("#help-filter", Input).value = binding_id
+            await pilot.pause()
+            assert any(row.endswith(binding_id) for row in help_screen.listing), binding_id
