@@ -44,7 +44,7 @@ from tests.tui.test_approvals_inbox_snapshots import _questions
 from tests.tui.test_dag_view_snapshots import _feed
 
 SIZE = (120, 40)
-STORM = [(80, 24), (40, 10), (10, 3), (1, 1), (2, 1), (1, 2), (0, 0), (33, 7), (200, 60)]
+STORM = [(40, 10), (1, 1), (0, 0), (2, 1), (200, 60)]
 """Sizes a terminal passes through while its window is dragged, to nothing and back."""
 
 MODALS: list[tuple[tuple[str, ...], type[Screen[Any]]]] = [
