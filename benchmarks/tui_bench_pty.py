@@ -211,22 +211,24 @@ def minimal_argv() -> list[str]:
     return [sys.executable, "-c", MINIMAL_APP]
 
 
-def time_exit(argv: list[str], env: dict[str, str]) -> float:
+def time_exit(argv: list[str], env: dict[str, str], cwd: Path = ROOT) -> float:
     """Seconds from spawn to exit (status 0 or 3, offline)."""
     started = time.perf_counter()
-    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, check=False)
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, check=False)
     elapsed = time.perf_counter() - started
     if done.returncode not in (0, 3):
         raise RuntimeError(f"{argv} exited {done.returncode}: {done.stderr[-400:]!r}")
     return elapsed
 
 
-def time_initialize(argv: list[str], env: dict[str, str]) -> float:
+def time_initialize(
+    argv: list[str], env: dict[str, str], cwd: Path = ROOT, wait_s: float = 10.0
+) -> float:
     """Seconds from spawn to the reply to ``initialize`` on stdout (stdio JSON-RPC)."""
     started = time.perf_counter()
     with subprocess.Popen(
         argv,
-        cwd=ROOT,
+        cwd=cwd,
         env=env,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -244,7 +246,7 @@ def time_initialize(argv: list[str], env: dict[str, str]) -> float:
         elapsed = time.perf_counter() - started
         process.stdin.close()
         try:
-            process.wait(timeout=10)
+            process.wait(timeout=wait_s)
         except subprocess.TimeoutExpired:
             process.kill()
     return elapsed

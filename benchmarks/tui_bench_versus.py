@@ -29,7 +29,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -62,36 +61,11 @@ def _timed(
 
 
 def _run_exit(argv: list[str], env: dict[str, str], cwd: Path) -> float:
-    started = time.perf_counter()
-    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, check=False)
-    elapsed = time.perf_counter() - started
-    if done.returncode not in (0, 3):
-        raise RuntimeError(f"{argv} exited {done.returncode}: {done.stderr[-400:]!r}")
-    return elapsed
+    return term.time_exit(argv, env, cwd)
 
 
 def _run_initialize(argv: list[str], env: dict[str, str], cwd: Path) -> float:
-    started = time.perf_counter()
-    with subprocess.Popen(
-        argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    ) as process:  # fmt: skip
-        assert process.stdin is not None and process.stdout is not None
-        process.stdin.write(json.dumps(term.INITIALIZE).encode() + b"\n")
-        process.stdin.flush()
-        while True:
-            line = process.stdout.readline()
-            if not line:
-                raise RuntimeError(f"{argv} closed stdout before answering initialize")
-            if json.loads(line).get("id") == 1:
-                break
-        elapsed = time.perf_counter() - started
-        process.stdin.close()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-    return elapsed
+    return term.time_initialize(argv, env, cwd, wait_s=30.0)
 
 
 def _env(tree: Path, tmp: Path) -> dict[str, str]:
