@@ -11,8 +11,6 @@ finding, and the pane's keys reach the engine: p queues a message for the engine
 from __future__ import annotations
 
 import asyncio
-import os
-import sys
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -33,23 +31,16 @@ from tests.integration.orchestration.plan_runs import (
     script,
 )
 from tests.integration.plans.conftest import parts
+from tests.support.ruff_project import BAD, ruff_project
 from tests.support.scripted import execute, read_then_edit
 from tests.tui.support import settle, wait_for
 
 SIZE = (120, 40)
-PYPROJECT = '[project]\nname = "fx"\nversion = "0"\n\n[tool.ruff]\nline-length = 100\n'
-BAD = "import os\n\nVERBOSE = True\n"
 
 
 @pytest.fixture
 def project(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A Python project whose linter is Sylk's own ruff, first on the PATH."""
-    monkeypatch.setenv("PATH", os.pathsep.join([str(Path(sys.executable).parent),
-                                                os.environ.get("PATH", "")]))  # fmt: skip
-    (workspace / "pyproject.toml").write_text(PYPROJECT)
-    (workspace / "pkg").mkdir()
-    (workspace / "pkg" / "__init__.py").write_text("")
-    return workspace
+    return ruff_project(workspace, monkeypatch)
 
 
 def _app(data_dir: Path, workspace: Path, clock: Callable[[], datetime]) -> SylkApp:

@@ -5,8 +5,6 @@ still failing at the loop limit with nobody to ask fails for good, without a ret
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,21 +13,13 @@ from backend.events import EngineNotice
 from backend.orchestration import DagStatus
 from tests.integration.orchestration.plan_runs import Run, architect_proposes, node, plan, script
 from tests.integration.plans.conftest import say
+from tests.support.ruff_project import BAD, ruff_project
 from tests.support.scripted import execute, read_then_edit
-
-PYPROJECT = '[project]\nname = "fx"\nversion = "0"\n\n[tool.ruff]\nline-length = 100\n'
-BAD = "import os\n\nVERBOSE = True\n"
 
 
 @pytest.fixture
 def project(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A Python project whose linter is Sylk's own ruff, first on the PATH."""
-    monkeypatch.setenv("PATH", os.pathsep.join([str(Path(sys.executable).parent),
-                                                os.environ.get("PATH", "")]))  # fmt: skip
-    (workspace / "pyproject.toml").write_text(PYPROJECT)
-    (workspace / "pkg").mkdir()
-    (workspace / "pkg" / "__init__.py").write_text("")
-    return workspace
+    return ruff_project(workspace, monkeypatch)
 
 
 def writes_bad_file() -> list[dict[str, object]]:
