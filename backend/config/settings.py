@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from backend.config.approvals import ApprovalSettings
+from backend.config.context import ContextSettings
 from backend.config.mcp_server_auth import McpServerAuthSettings
 from backend.config.mcp_servers import McpSettings
 from backend.errors import SylkError
@@ -157,6 +158,8 @@ class SylkConfig(_Model):
     search: SearchSettings = Field(default_factory=SearchSettings)
     # The approval policy's default mode and its standing allow/deny rules for commands.
     approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
+    # Each model's context window (glob -> tokens) over the defaults (backend.memory).
+    context: ContextSettings = Field(default_factory=ContextSettings)
     # Extra fragment folders for the Academic's library (sub-folders are categories).
     library_paths: list[Path] = Field(default_factory=list)
     # The TUI's keys, by binding id: [keys] (or [keymap]) "session.next" = "alt+j,f5".
