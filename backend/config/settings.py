@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from backend.config.approvals import ApprovalSettings
+from backend.config.budgets import BudgetLimits
 from backend.config.context import ContextSettings
 from backend.config.mcp_server_auth import McpServerAuthSettings
 from backend.config.mcp_servers import McpSettings
@@ -160,6 +161,8 @@ class SylkConfig(_Model):
     approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
     # Each model's context window (glob -> tokens) over the defaults (backend.memory).
     context: ContextSettings = Field(default_factory=ContextSettings)
+    # Token and cost limits per session and per pipeline (backend.budgets); none: unlimited.
+    budgets: BudgetLimits = Field(default_factory=BudgetLimits)
     # Extra fragment folders for the Academic's library (sub-folders are categories).
     library_paths: list[Path] = Field(default_factory=list)
     # The TUI's keys, by binding id: [keys] (or [keymap]) "session.next" = "alt+j,f5".
