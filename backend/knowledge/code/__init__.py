@@ -8,6 +8,8 @@
 - ``symbols``: symbols and imports per language, extracted for the index.
 - ``live``: :class:`CodeKnowledge`, the index kept current by the file watcher
   together with its cache, building in the background.
+- ``seed``: :func:`seed_index_from`, a new worktree's index copied from its base
+  tree's, with only the files that differ re-parsed.
 - ``changes``: what one change batch from the watcher does to the index.
 - ``hub``: one :class:`CodeKnowledge` per workspace, shared by sessions.
 - ``evidence``: what the answers are made of (evidence, snippets, the model's
@@ -17,3 +19,8 @@
 - ``patterns``: conventions the index shows without a model, and concept words.
 - ``answers``: the answers that need no model, as markdown.
 """
+
+from backend.knowledge.code.index import BuildStats, CodeIndex
+from backend.knowledge.code.seed import SeedStats, seed_index_from
+
+__all__ = ["BuildStats", "CodeIndex", "SeedStats", "seed_index_from"]

@@ -43,6 +43,7 @@ class BuildStats:
     indexed: int
     removed: int
     seconds: float
+    reindexed: tuple[str, ...] = ()  # the files (re)parsed or dropped as binary, in walk order
 
 
 def _binary(head: bytes) -> bool:
@@ -83,13 +84,14 @@ class CodeIndex(IndexQueries):
             known = {
                 row[1]: row for row in conn.execute("SELECT id, path, size, mtime, hash FROM files")
             }
-            indexed = 0
+            reindexed: list[str] = []
             last_commit = time.perf_counter()
             for done, (rel, st) in enumerate(walked, 1):
                 prev = known.pop(rel, None)
                 if prev and (prev[2], prev[3]) == (st.st_size, st.st_mtime_ns):
                     continue
-                indexed += self._index_file(conn, rel, prev)
+                if self._index_file(conn, rel, prev):
+                    reindexed.append(rel)
                 if time.perf_counter() - last_commit > BATCH_SECONDS:
                     conn.execute("COMMIT")  # let readers see the files indexed so far
                     if progress:
@@ -100,7 +102,8 @@ class CodeIndex(IndexQueries):
                 self._delete(conn, rel)
         if progress:
             progress(len(walked), len(walked))
-        return BuildStats(len(walked), indexed, len(known), time.perf_counter() - started)
+        seconds = time.perf_counter() - started
+        return BuildStats(len(walked), len(reindexed), len(known), seconds, tuple(reindexed))
 
     def update_files(self, paths: Iterable[str | Path]) -> int:
         """Re-index ``paths`` whose content hash changed; drop gone or ignored ones.

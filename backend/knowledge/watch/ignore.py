@@ -149,8 +149,8 @@ class IgnorePolicy:
         if is_dir:
             if name in SKIP_DIRS:
                 return True
-        elif os.path.splitext(name)[1].lower() in BINARY_EXTS:
-            return True
+        elif name == ".git" or os.path.splitext(name)[1].lower() in BINARY_EXTS:
+            return True  # a worktree's or submodule's ".git" is a file naming its git dir
         return bool(self._pattern.match(name) or self._pattern.match(rel))
 
     def view(self) -> IgnoreView:
