@@ -271,6 +271,17 @@ class IndexProgress(_Event):
     error: str | None = None
 
 
+class FileConflict(_Event):
+    """Another live session changed a file this session changed too (``session_id`` is
+    the session warned; each conflict is published once for each of the two)."""
+
+    kind: Literal["resources.conflict"] = "resources.conflict"
+    path: str  # relative to the repository's root
+    other_session_id: str
+    lines: tuple[int, int] | None = None  # the overlapping lines; None: the same file only
+    text: str
+
+
 EngineEvent = Annotated[
     SessionCreated
     | SessionChanged
@@ -285,7 +296,8 @@ EngineEvent = Annotated[
     | PlanChanged
     | PlanApproved
     | DagStatusChanged
-    | PipelineMoved,
+    | PipelineMoved
+    | FileConflict,
     Field(discriminator="kind"),
 ]
 EVENT_ADAPTER: TypeAdapter[EngineEvent] = TypeAdapter(EngineEvent)
