@@ -85,6 +85,10 @@ PrePromptHook = Callable[[ChatRequest], ChatRequest]
 ContextHook = Callable[[ChatRequest], str]
 CONTEXT_HEADER = "# Context for this request (from Sylk, not typed by the user)"
 PostPromptHook = Callable[[ChatRequest, ChatResult], None]
+# Awaited before each model call (the budget check, which may wait for the user):
+# None goes on; a text ends the turn with it as the error, the call never made.
+BeforeCall = Callable[[], Awaitable[str | None]]
+HELD_BEFORE_CALL = "BudgetStopped"  # the error step's error_type when it ends a turn
 
 
 class AgentOutcome(BaseModel):
@@ -113,6 +117,7 @@ class AgentLoop:
         pre_prompt_hooks: list[PrePromptHook] | None = None,
         post_prompt_hooks: list[PostPromptHook] | None = None,
         context_hooks: list[ContextHook] | None = None,
+        before_call: BeforeCall | None = None,
     ) -> None:
         self.role = role
         self.client = client
@@ -124,6 +129,7 @@ class AgentLoop:
         self.pre_prompt_hooks = list(pre_prompt_hooks or [])
         self.post_prompt_hooks = list(post_prompt_hooks or [])
         self.context_hooks = list(context_hooks or [])
+        self.before_call = before_call
 
     def _request(self, messages: list[ChatMessage], *, text_only: bool = False) -> ChatRequest:
         tools = self.tools.specs() if self.tools else []
@@ -162,6 +168,9 @@ class AgentLoop:
         try:
             for _ in range(self.max_steps):
                 state.step += 1
+                if self.before_call is not None and (held := await self.before_call()):
+                    await state.emit("error", error=held, error_type=HELD_BEFORE_CALL)
+                    return state.outcome("error", error=held)
                 await state.emit("model_call", model=self.options.model)
                 request = self._request(messages, text_only=state.asked_for_text)
                 result = await self.client.run(request, state.on_event)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ from backend.agents.loop import AgentLoop, AgentOutcome
 from backend.agents.session_models import effective_choice
 from backend.archive.store import Archive
 from backend.checkpoints.service import Checkpoints
+from backend.checkpoints.task_ledger import TASK_TAG
 from backend.clock import utc_now
 from backend.config.settings import SylkConfig
 from backend.errors import ArchiveWriteError
@@ -55,6 +57,8 @@ DEFAULT_PROMPT = (
 )
 
 log = logging.getLogger("sylk.agents")
+# (session id, pipeline id or None) -> None to call the model, else why not (budgets).
+BeforeModelCall = Callable[[str, str | None], Awaitable[str | None]]
 
 
 def session_brief(session: Session) -> str:
@@ -105,6 +109,7 @@ class TurnRunner:
         self._checkpoints = checkpoints  # a turn that changes files leaves one
         self._providers: dict[str, Provider] = {}
         self._clients: dict[str, ModelClient] = {}
+        self.before_model_call: BeforeModelCall | None = None  # set by the engine
 
     def choice(self, role: str, session: Session | None = None) -> ModelChoice:
         """The run's flags, else ``session``'s own choice (``/model``), else the config's."""
@@ -193,6 +198,11 @@ class TurnRunner:
             context_hooks=[self.gateway.hooks.context_hook(role, session.id), tools.context_note],
             pre_prompt_hooks=[tools.prompt_hook],
             post_prompt_hooks=[self.gateway.hooks.post_loop_hook(role, session.id)],
+            before_call=(
+                partial(self.before_model_call, session.id, TASK_TAG.get())
+                if self.before_model_call is not None
+                else None
+            ),
         )
         if self._checkpoints is None or not context.can_write:
             return await loop.run(session.id, history, self._record)
@@ -236,6 +246,7 @@ class TurnRunner:
             **usage.model_dump(),
             "cost_usd": cost_usd(self.settings.price(model), usage),
             "at": at,
+            "pipeline_id": TASK_TAG.get(),  # the plan task's pipeline the call worked for
         }
 
 

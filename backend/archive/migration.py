@@ -20,6 +20,7 @@ _meta = SCHEMA_META
 ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
     # (table, column, its definition): each has a default, so rows before it read well
     ("usage", "estimated", "BOOLEAN NOT NULL DEFAULT 0"),
+    ("usage", "pipeline_id", "VARCHAR"),
 )
 
 

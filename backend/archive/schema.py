@@ -116,6 +116,9 @@ USAGE = Table(
     # Counted locally because the server sent no usage. Added without a version bump
     # (``migration.ADDED_COLUMNS``): the default lets an older Sylk still insert rows.
     _flag("estimated", server_default="0"),
+    # The pipeline (a plan task, ``plan/node``) the call worked for; None: none. Added
+    # the same way (budgets limit a pipeline's spend).
+    _text("pipeline_id", nullable=True),
     Index("ix_usage_session_agent", "session_id", "agent"),
 )
 """Tokens and cost of one model call."""
