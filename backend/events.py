@@ -258,6 +258,21 @@ class PipelineMoved(_Event):
     turns, the inspector's issues and the tester's failures so far."""
 
 
+class HandoffCompleted(_Event):
+    """The seed's HANDOFF_COMPLETE: an engineer pipeline handed its task to a new one
+    (the old closed, the new started with the bundled state; the record in the
+    chronicle's ``pipeline_handoff`` category is ``entry_id``)."""
+
+    kind: Literal["pipeline.handoff_complete"] = "pipeline.handoff_complete"
+    task_id: str
+    plan_id: str | None = None
+    old_pipeline_id: str
+    new_pipeline_id: str
+    handoff_index: int
+    entry_id: str = ""
+    review: str = ""  # "model" or "pass-through": who reviewed the state
+
+
 class IndexProgress(_Event):
     """The code index of a workspace: building (done/total files), ready, updated."""
 
@@ -297,7 +312,8 @@ EngineEvent = Annotated[
     | PlanApproved
     | DagStatusChanged
     | PipelineMoved
-    | FileConflict,
+    | FileConflict
+    | HandoffCompleted,
     Field(discriminator="kind"),
 ]
 EVENT_ADAPTER: TypeAdapter[EngineEvent] = TypeAdapter(EngineEvent)
