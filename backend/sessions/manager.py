@@ -284,6 +284,16 @@ class SessionManager:
         self._emit(session, "metadata", session.state)
         return session.model_copy(deep=True)
 
+    def set_workspace(
+        self, session_id: str, workspace: str, branch: str | None, base: str | None
+    ) -> Session:
+        """Move the session into ``workspace`` (its own git worktree) on ``branch`` made
+        from ``base``; its agents work there from their next step."""
+        session = self._live(session_id)
+        session.workspace, session.branch_name, session.base_branch = workspace, branch, base
+        self._emit(session, "metadata", session.state)
+        return session.model_copy(deep=True)
+
     def set_phase(
         self, session_id: str, phase: SessionPhase, reason: str, *, approval: str | None = None
     ) -> Session:
