@@ -32,6 +32,8 @@ from backend.guide.routing.decision import RouteDecision, Target
 from backend.knowledge.chronicle.chronicle import Chronicle
 from backend.llm.offline import offline_answer
 from backend.llm.types import ChatMessage
+from backend.memory.keeper import ContextKeeper
+from backend.memory.windows import context_window
 from backend.messages import Message, MessageType
 from backend.sessions.models import Session
 
@@ -99,6 +101,8 @@ class AnswerPipeline:
         self._config_source = config_source
         self._engineer_requests: EngineerRequests | None = None
         self._window = HistoryWindow()  # a steady start keeps the prompt cache warm
+        # Checkpoints and compaction at each role's thresholds (backend.memory).
+        self._memory = ContextKeeper(turns.context, chronicle, conversation)
 
     def route_engineer_requests(self, run: EngineerRequests | None) -> None:
         """Requests for the Engineer go to ``run`` (a one-node pipeline), except the
@@ -167,16 +171,29 @@ class AnswerPipeline:
             await self._sessions.set_metadata(session_id, MODEL_ADVISED, True)
         return record
 
-    async def _history(self, session_id: str, decision: RouteDecision) -> list[ChatMessage]:
-        """The conversation so far, the line being answered (just recorded) left out."""
+    async def _history(
+        self, session_id: str, role: str, decision: RouteDecision
+    ) -> list[ChatMessage]:
+        """The conversation so far, the line being answered (just recorded) left out,
+        metered against the role's model window: checkpointed and compacted as its plan says."""
         transcript = await self._sessions.transcript(session_id, limit=HISTORY_LIMIT + 1)
-        return conversation(self._window.cut(session_id, transcript[:-1]), decision.text)
+        records = self._window.cut(session_id, transcript[:-1])
+        choice = self._turns.choice(role, self._sessions.get(session_id))
+        return await self._memory.prepare(
+            session_id,
+            role,
+            records,
+            decision.text,
+            window=context_window(self._turns.settings, choice.provider, choice.model),
+            call=self._turns.summary_call(session_id, role, choice),
+            model=choice.model,
+        )
 
     async def _ask_agent(
         self, session_id: str, role: str, decision: RouteDecision, memo: Pending | None
     ) -> Record:
         await self._start_tools()
-        history = await self._history(session_id, decision)
+        history = await self._history(session_id, role, decision)
         try:
             reply = await self._dispatcher.ask(session_id, decision, history)
             # Context updates the turn's tools caused are saved before its answer.

@@ -1,4 +1,10 @@
-"""The conversation an agent's model sees, built from a session's transcript."""
+"""The conversation an agent's model sees, built from a session's transcript.
+
+How much of it the model sees is decided by the context meter (``backend.memory``):
+each role checkpoints and compacts at its thresholds, the compacted turns replaced by a
+preface (the task verbatim and the summary). ``HISTORY_LIMIT`` only bounds how much of
+the transcript is read for a turn, a safety net far above what a window holds in turns.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +15,11 @@ from backend.guide.routing.dsl import is_dsl
 from backend.llm.types import ChatMessage
 from backend.messages import Message, MessageType
 
-HISTORY_LIMIT = 40
+HISTORY_LIMIT = 400
 # The window's start moves in steps of this many messages, not one per turn: a start
 # that slides every turn changes the first message of every request, so the provider's
 # prompt cache (a prefix cache) would miss everything after the tools and system.
-HISTORY_STEP = 20
+HISTORY_STEP = 200
 
 
 class HistoryWindow:
@@ -62,9 +68,13 @@ def _is_request(message: Message[dict[str, Any]], text: str) -> bool:
     return not is_dsl(text)
 
 
-def conversation(transcript: list[Message[dict[str, Any]]], current: str) -> list[ChatMessage]:
-    """Earlier requests and answers, then ``current``; roles alternate, a user speaks first."""
-    pairs: list[tuple[str, str]] = []
+def conversation(
+    transcript: list[Message[dict[str, Any]]], current: str, preface: str | None = None
+) -> list[ChatMessage]:
+    """Earlier requests and answers, then ``current``; roles alternate, a user speaks first.
+
+    ``preface`` (a compaction's task and summary) opens the conversation as the user's."""
+    pairs: list[tuple[str, str]] = [("user", preface)] if preface else []
 
     def add(role: str, text: str) -> None:
         if pairs and pairs[-1][0] == role:  # vendors want roles to alternate
@@ -72,7 +82,7 @@ def conversation(transcript: list[Message[dict[str, Any]]], current: str) -> lis
         else:
             pairs.append((role, text))
 
-    for message in transcript[-HISTORY_LIMIT:]:
+    for message in transcript:
         text = message.payload.get("text")
         if not isinstance(text, str) or not text:
             continue

@@ -29,7 +29,16 @@ from backend.events import STREAMED_STEPS, AgentStep, AgentStepEvent, EngineNoti
 from backend.llm.accounting import cost_usd
 from backend.llm.provider import Provider
 from backend.llm.selection import ModelChoice, build_provider
-from backend.llm.types import DEFAULT_MAX_TOKENS, ChatMessage, ChatOptions, Usage
+from backend.llm.types import (
+    DEFAULT_MAX_TOKENS,
+    ChatMessage,
+    ChatOptions,
+    ChatRequest,
+    ChatResult,
+    Usage,
+)
+from backend.memory.ledger import ContextLedger
+from backend.memory.summaries import SummaryCall
 from backend.redaction import Redactor
 from backend.sessions.models import Session
 from backend.skills.builtin.catalog import agent_context
@@ -110,6 +119,8 @@ class TurnRunner:
         self._providers: dict[str, Provider] = {}
         self._clients: dict[str, ModelClient] = {}
         self.before_model_call: BeforeModelCall | None = None  # set by the engine
+        # Each agent's context per session: its calls' usage, read by the context meter.
+        self.context = ContextLedger()
 
     def choice(self, role: str, session: Session | None = None) -> ModelChoice:
         """The run's flags, else ``session``'s own choice (``/model``), else the config's."""
@@ -155,6 +166,34 @@ class TurnRunner:
                 how = "detected" if self.settings.provider(name).profile == "auto" else "set"
                 found[name] = f"{profile.name} ({how})"
         return found
+
+    def summary_call(self, session_id: str, role: str, choice: ModelChoice) -> SummaryCall | None:
+        """One bounded call of ``role``'s model for its checkpoint, its usage recorded like
+        a turn's (agent ``role``); None when the role has no model (offline)."""
+        if choice.offline:
+            return None
+        client = self.client(choice.provider)
+
+        async def call(request: ChatRequest) -> ChatResult:
+            result = await client.run(request)
+            row = {
+                "session_id": session_id,
+                "turn_id": f"memory-{uuid.uuid4().hex[:16]}",
+                "agent": role,
+                "provider": choice.provider,
+                "model": result.model or choice.model,
+                **result.usage.model_dump(),
+                "cost_usd": cost_usd(self.settings.price(choice.model), result.usage),
+                "at": utc_now().isoformat(),
+                "pipeline_id": TASK_TAG.get(),
+            }
+            try:
+                await self._archive.arecord_usage([row])
+            except ArchiveWriteError as exc:
+                log.warning("the usage of a checkpoint call was not recorded: %s", exc)
+            return result
+
+        return call
 
     async def aclose(self) -> None:
         for provider in self._providers.values():
@@ -213,6 +252,9 @@ class TurnRunner:
 
     async def _record(self, step: AgentStep) -> None:
         step = step.model_copy(update={"data": self._redactor.data(step.data)})
+        if step.kind == "usage":  # the newest count of what the agent's window holds
+            usage = Usage.model_validate(step.data["usage"])
+            self.context.note_usage(step.session_id, step.role, usage)
         if step.kind not in STREAMED_STEPS:
             now = utc_now().isoformat()
             try:
