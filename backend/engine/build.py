@@ -54,6 +54,7 @@ from backend.messages import Message
 from backend.plans.desk import PlanDesk
 from backend.questions import QuestionBoard
 from backend.redaction import Redactor
+from backend.resources.resource_manager import ResourceManager, install_resources
 from backend.sandbox import sandbox_support
 from backend.skills.builtin.architect import PlanWiring
 from backend.skills.builtin.catalog import build_gateway
@@ -115,6 +116,7 @@ class EngineParts:
     approvals: ApprovalCommands
     plans: PlanDesk
     dags: DagWork
+    resources: ResourceManager  # file locks and conflict warnings between sessions
     talk: PhaseTalk | None = None  # set by install_team: plan talk by phase
     closed: bool = field(default=False)
 
@@ -150,7 +152,7 @@ class EngineParts:
             approvals=self.approvals.status_lines(session_id),
             phase=self.sessions.get(session_id).phase,
             mcp_servers=self.mcp.status_lines(),
-        )
+        ) + self.resources.status_block(session_id)
 
     def describe_sessions(self) -> str:
         return describe_sessions(self.sessions.list_sessions(), self.sessions.active_id)
@@ -309,6 +311,7 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
         approvals=approvals,
         plans=plans,
         dags=dags,
+        resources=install_resources(gateway, sessions, events),
     )
     install_team(parts)  # the team ops' real handlers
     return parts
