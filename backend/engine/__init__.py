@@ -115,6 +115,8 @@ class Engine:
         workspace = Path(session.workspace) if session else self.workspace
         return await self._parts.knowledge.index(workspace)
 
+    budget_command = budget_verb  # /budget: show, set or lift limits (budget_work)
+
     # -- read accessors --------------------------------------------------------
     @property
     def workspace(self) -> Path:

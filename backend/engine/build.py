@@ -314,6 +314,7 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
         resources=install_resources(gateway, sessions, events),
     )
     install_team(parts)  # the team ops' real handlers
+    install_budgets(parts)  # token and cost limits checked before every model call
     return parts
 
 

@@ -93,6 +93,8 @@ async def run_command(
         return await ops.model_command(session_id, args), args.get("action") == "show"
     if verb == "mcp":
         return await ops.mcp_command(session_id, args), args.get("action") == "list"
+    if verb == "budget":
+        return await ops.budget_command(session_id, args), True
     if verb == "qa":
         return await ops.qa_command(session_id, args), args.get("action") == "status"
     if verb == "phase":  # "stop", "status?", "also add X", "why ...?" said in a plan's phase

@@ -83,6 +83,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "/model", model_dsl.MODEL_USAGE, "which model each agent uses", aliases=("/models",)
     ),
     CommandSpec("/mcp", mcp_dsl.MCP_USAGE, "external MCP servers: health, on/off, re-list tools"),
+    CommandSpec("/budget", budget_dsl.BUDGET_USAGE, "token and cost limits: use, set, lift"),
     CommandSpec("/help", "/help [TOPIC]", "the commands, or one topic of them", aliases=("/?",)),
 )
 

@@ -356,6 +356,8 @@ def parse(text: str) -> DslCommand:
         return model_dsl.parse(words)
     if head == "/mcp":
         return mcp_dsl.parse(words)
+    if head == "/budget":
+        return budget_dsl.parse(words)
     if head in ("/help", "/?"):
         topic = words[1].lower() if len(words) > 1 else None
         if topic is not None and topic not in HELP_TOPICS:

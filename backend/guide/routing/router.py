@@ -136,7 +136,7 @@ def dsl_decision(text: str) -> RouteDecision:
         return RouteDecision(
             target=Target.GUIDE, confidence=1.0, tier="dsl", command=plan, text=text
         )
-    if isinstance(command, ModelCommand | McpCommand):
+    if isinstance(command, ModelCommand | McpCommand | BudgetCommand):
         return RouteDecision(
             target=Target.GUIDE, confidence=1.0, tier="dsl", command=command.args(), text=text
         )
