@@ -29,6 +29,7 @@ from backend.archive.records import SessionRecords
 from backend.checkpoints.records import SessionDiff, TurnRunningError, UndoOutcome
 from backend.config.approvals import ApprovalMode
 from backend.config.settings import SylkConfig
+from backend.engine.budget_work import budget_verb
 from backend.engine.build import EngineParts, build
 from backend.engine.config import EngineConfig
 from backend.engine.model_work import check_spec, model_command

@@ -25,6 +25,7 @@ from backend.approvals.user_commands import ApprovalCommands
 from backend.archive.store import Archive
 from backend.checkpoints.service import Checkpoints
 from backend.config.settings import SylkConfig, load_config
+from backend.engine.budget_work import install_budgets
 from backend.engine.checkpoint_work import install_checkpoints
 from backend.engine.config import EngineConfig
 from backend.engine.hook_work import HookWork

@@ -11,6 +11,7 @@ import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from backend.budgets import budget_dsl
 from backend.config.approvals import MODE_NAMES
 from backend.errors import CommandError
 from backend.guide.routing import mcp_dsl, model_dsl, session_dsl

@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from backend.budgets import budget_dsl
+from backend.budgets.budget_dsl import BudgetCommand
 from backend.config.approvals import MODE_NAMES
 from backend.errors import CommandError
 from backend.guide.routing import mcp_dsl, model_dsl
@@ -140,6 +142,7 @@ DslCommand = (
     | QaCommand
     | ModelCommand
     | McpCommand
+    | BudgetCommand
 )
 TOOL_CATEGORIES = ("linter", "formatter", "type_checker", "test_framework", "lsp")
 TOOLS_USAGE = (
@@ -181,6 +184,7 @@ HELP_TOPICS: dict[str, str] = {
     "skip-tests: skip the test run; stop: back to planning; run: check again",
     "model": model_dsl.HELP_TOPIC,
     "mcp": mcp_dsl.HELP_TOPIC,
+    "budget": budget_dsl.HELP_TOPIC,
     "tools": "Which linters, formatters, type checkers and test frameworks this project "
     "uses:\n  " + TOOLS_USAGE,
 }
@@ -202,7 +206,8 @@ HELP_TEXT = "\n".join(
         f"  {QA_USAGE}   session QA after a plan: where it stands, override, skip tests",
         model_dsl.HELP_LINE,
         mcp_dsl.HELP_LINE,
-        "  /help [session|task|agents|tools|plan|qa|model|mcp]",
+        budget_dsl.HELP_LINE,
+        "  /help [session|task|agents|tools|plan|qa|model|mcp|budget]",
         "Anything else is routed by the Guide to the agent best placed to answer.",
     ]
 )

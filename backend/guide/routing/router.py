@@ -11,6 +11,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
+from backend.budgets.budget_dsl import BudgetCommand
 from backend.bus.flow_log import FlowLog
 from backend.errors import CommandError
 from backend.guide.routing import dsl, patterns, phase_rules
