@@ -287,8 +287,7 @@ class IndexProgress(_Event):
 
 
 class FileConflict(_Event):
-    """Another live session changed a file this session changed too (``session_id`` is
-    the session warned; each conflict is published once for each of the two)."""
+    """Another live session changed a file ``session_id`` changed (sent to each of the two)."""
 
     kind: Literal["resources.conflict"] = "resources.conflict"
     path: str  # relative to the repository's root
