@@ -49,11 +49,16 @@ Handler = Callable[[SkillContext, BaseModel], Awaitable[Any]]
 
 
 def place_of(session_id: str, workspace: Path, session: Session | None) -> SessionPlace:
-    """A worktree session (``metadata["worktree"]``) is placed in its repository, relative
+    """A worktree session (``metadata["worktree"]``: ``repo_root`` (or ``repo``), ``path``,
+    ``base``) is placed in its repository, relative
     to its worktree; any other shares the tree it works in."""
     tree = session.metadata.get("worktree") if session is not None else None
     if isinstance(tree, dict):
-        repo, path, base = tree.get("repo"), tree.get("path"), tree.get("base")
+        repo, path, base = (
+            tree.get("repo_root", tree.get("repo")),
+            tree.get("path"),
+            tree.get("base"),
+        )
         if isinstance(repo, str) and isinstance(path, str) and isinstance(base, str):
             return SessionPlace(session_id, Path(repo).resolve(), Path(path).resolve(), base)
     root = workspace.resolve()
