@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from backend.approvals.policy import ApprovalMode
+from backend.config.approvals import ApprovalMode
 from backend.engine import EngineConfig
 from backend.engine.build import EngineParts, build
 from backend.events import EngineEvent, FileConflict, MessageAppended
