@@ -27,6 +27,7 @@ from backend.guide.commands import PipelineNotFoundError
 from backend.messages import Message, MessageType
 from backend.pipelines.checks import InspectionReport, TestReport
 from backend.pipelines.context import TERMINAL, PipelineState
+from backend.pipelines.handoff.chain import HANDOFF_VERBS, HandoffChains
 from backend.pipelines.pipeline import Pipeline
 from backend.pipelines.pipeline_checks import PipelineChecker
 from backend.roles import AGENT_ROLES
@@ -35,7 +36,7 @@ from backend.skills.envelopes import ErrorCode, SkillError
 from backend.skills.models import Handler, SkillContext
 from backend.team.task_view import pipeline_moved
 
-VERBS = ("prompt", "query", "interrupt", "ignore_inspector", "ignore_tester")
+VERBS = ("prompt", "query", "interrupt", "ignore_inspector", "ignore_tester", *HANDOFF_VERBS)
 FINISHED_KEPT = 8  # finished tasks a session keeps for /task ID query
 LINE_MAX = 200  # characters of one feedback line in a query's answer
 FEEDBACK_LINES = 3
@@ -137,6 +138,7 @@ class PipelineDesk:
         self._running: dict[str, dict[str, LiveTask]] = {}
         self._finished: dict[str, deque[LiveTask]] = {}
         self._quick: dict[str, int] = {}
+        self.handoffs: HandoffChains | None = None  # /task ID handoff|handoff_stop
 
     # -- the pipelines' side ---------------------------------------------------------
     def open(
@@ -217,6 +219,10 @@ class PipelineDesk:
             answer = await self._prompt(task, text)
         elif verb == "interrupt":
             answer = self._interrupt(task)
+        elif verb in HANDOFF_VERBS:
+            if self.handoffs is None:
+                raise TaskVerbError("this engine runs pipelines without handoffs")
+            answer = self.handoffs.command(task.session_id, task.task_id, verb, task.label)
         else:
             answer = self._ignore(task, verb.removeprefix("ignore_"))
         self._notice(task, answer)

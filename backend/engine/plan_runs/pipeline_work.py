@@ -22,6 +22,7 @@ from backend.agents.answering import pipeline_turn
 from backend.agents.tool_actions import EDIT_OPS, ToolAction, actions_from_payload
 from backend.checkpoints.task_ledger import TaskLedger, task_key, task_tag
 from backend.engine.plan_runs.dag_nodes import OUTPUT_MAX, AskAgent, Record, node_request, result_of
+from backend.engine.plan_runs.pipeline_handoffs import HANDED_OFF, PipelineHandoffs
 from backend.errors import ErrorKind, SylkError
 from backend.events import ChoiceOption, ChoiceQuestion, EngineNotice, EventStream
 from backend.guide.routing.decision import RouteDecision, Target
@@ -190,6 +191,8 @@ class PipelineWork:
         self.ledger: TaskLedger | None = None
         # The model's checks around the tools (compliance, tests written); None: tools only.
         self.model_checks: ModelCheckParts | None = None
+        # The engineer's handoff to a new pipeline at 95% of its context; None: never.
+        self.handoffs: PipelineHandoffs | None = None
 
     async def run(
         self,
@@ -262,7 +265,7 @@ class PipelineWork:
         held: list[LiveTask] = []  # the task exists once the pipeline does
 
         async def engineer(context: PipelineContext) -> EngineerResult:
-            text = with_feedback(request, context)
+            text = with_feedback(self._request_for(session_id, context, request), context)
             decision = RouteDecision(target=Target.ENGINEER, confidence=1.0, tier="dsl", text=text)
             with pipeline_turn(), task_tag(tag):  # a turn of this pipeline, not a new one
                 record = await ask(session_id, decision)
@@ -274,9 +277,13 @@ class PipelineWork:
             if denied := refused_edits(record):
                 refused.append(refusal_reason(denied))
                 raise EditsNotApprovedError(refused[-1])
-            return EngineerResult(
+            done = EngineerResult(
                 text=str(result.output or ""), modified_files=edited_files(record, workspace)
             )
+            return await self._hand_off_if_due(
+                ask, done, session_id=session_id, plan_id=plan_id, context=context,
+                record=record, request=request,
+            )  # fmt: skip
 
         async def decide(context: PipelineContext, reason: str) -> str:
             asked.append(reason)
@@ -313,7 +320,38 @@ class PipelineWork:
         finally:
             self.desk.close(task)
         failure = turn_failure[-1] if turn_failure else None
-        return PipelineRun(task, outcome, failure, bool(asked), bool(refused))
+        return await self._successor(ask, session_id, context.task_id, plan_id, tag) or PipelineRun(
+            task, outcome, failure, bool(asked), bool(refused)
+        )
+
+    def _request_for(self, session_id: str, context: PipelineContext, request: str) -> str:
+        """The engineer's request: after a failed handoff, the summary it goes on from."""
+        handoffs = self.handoffs
+        return handoffs.request_for(session_id, context.task_id, request) if handoffs else request
+
+    async def _hand_off_if_due(
+        self, ask: AskAgent, done: EngineerResult, *, session_id: str, plan_id: str | None,
+        context: PipelineContext, record: Record, request: str,
+    ) -> EngineerResult:  # fmt: skip
+        """At 95% of the engineer's context a new pipeline goes on (raises to end this one)."""
+        if self.handoffs is not None:
+            await self.handoffs.after_turn(
+                ask, session_id=session_id, plan_id=plan_id, context=context,
+                record=record, result=done, request=request,
+            )  # fmt: skip
+        return done
+
+    async def _successor(
+        self, ask: AskAgent, session_id: str, task_id: str, plan_id: str | None, tag: str | None
+    ) -> PipelineRun | None:
+        """The new pipeline's run when the one that just ended handed off, else None."""
+        if self.handoffs is None:
+            return None
+        if (successor := self.handoffs.take_successor(session_id, task_id, plan_id)) is None:
+            return None
+        return await self.run_pipeline(
+            ask, session_id, successor.context, successor.request, plan_id=plan_id, tag=tag
+        )
 
     @staticmethod
     def _notice(session_id: str, task: LiveTask, event: PipelineEvent) -> EngineNotice:
@@ -324,6 +362,7 @@ class PipelineWork:
         if detail:
             text += f": {detail[:NOTICE_DETAIL_MAX]}"
         bad = event.state in (PipelineState.FAILED, PipelineState.WAITING_FOR_USER)
+        bad = bad and not event.detail.startswith(HANDED_OFF)  # its task goes on
         level: Literal["info", "warning"] = "warning" if bad else "info"
         return EngineNotice(
             session_id=session_id, level=level, text=text, plan_id=task.plan_id, progress=not bad
@@ -345,6 +384,7 @@ def install_pipelines(parts: EngineParts) -> None:
     if not isinstance(work, PipelineWork):
         return
     work.desk.cancel_turns = parts.dispatcher.cancel
+    work.handoffs = PipelineHandoffs.install(parts, work.desk)
     ask = parts.answers.answer
 
     async def run_request(session_id: str, text: str, task_id: str | None) -> LiveTask:

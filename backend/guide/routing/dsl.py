@@ -31,17 +31,21 @@ from backend.guide.routing.mcp_dsl import McpCommand
 from backend.guide.routing.model_dsl import ModelCommand
 from backend.guide.routing.session_dsl import SessionCommand
 
-TaskVerb = Literal["prompt", "query", "interrupt", "ignore_inspector", "ignore_tester"]
+TaskVerb = Literal[
+    "prompt", "query", "interrupt", "ignore_inspector", "ignore_tester", "handoff", "handoff_stop"
+]
 TASK_VERBS: tuple[TaskVerb, ...] = (
     "prompt",
     "query",
     "interrupt",
     "ignore_inspector",
     "ignore_tester",
+    "handoff",
+    "handoff_stop",
 )
 TASK_USAGE = (
     "/task ID prompt TEXT  ·  /task ID query [TEXT]  ·  "
-    "/task ID interrupt|ignore_inspector|ignore_tester"
+    "/task ID interrupt|ignore_inspector|ignore_tester|handoff|handoff_stop"
 )
 MENTION_USAGE = "@AGENT MESSAGE, where AGENT is one of: " + ", ".join(
     sorted(t.value for t in AGENT_TARGETS)

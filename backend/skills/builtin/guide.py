@@ -49,7 +49,10 @@ class GuideWiring:
 
 class TaskParams(Params):
     pipeline_id: str = Field(min_length=1, description="pipeline id or its number")
-    action: Literal["prompt", "query", "interrupt", "ignore_inspector", "ignore_tester"]
+    action: Literal[
+        "prompt", "query", "interrupt", "ignore_inspector", "ignore_tester", "handoff",
+        "handoff_stop",
+    ]  # fmt: skip
     message: str | None = Field(default=None, description="for prompt and query")
 
 
