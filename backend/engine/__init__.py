@@ -256,6 +256,7 @@ class Engine:
             raise SessionNotActiveError(session.id, session.state.value, session.name)
         entry = await sessions.record_input(session_id, text, decision)
         if for_agent:
+            await self._parts.worktrees.ensure(session.id)  # made before its first turn
             return [entry, await self._parts.answers.answer(session_id, decision)]
         try:
             answer, tabular = await run_command(self, guide, session_id, decision)
@@ -369,6 +370,10 @@ class Engine:
         return self._parts.dispatcher.cancel(session_id)
 
     # -- checkpoints -----------------------------------------------------------
+    async def merge_session(self, ref: str | None = None, mode: str = "ff") -> str:
+        """``/session merge``: the session's branch into its base, or why it cannot."""
+        return await self._parts.worktrees.merge(ref, mode)
+
     async def undo(self, session_id: str) -> UndoOutcome:
         """``/undo``: revert the session's last agent turn that changed files.
 

@@ -36,6 +36,7 @@ from backend.engine.plan_runs.pipeline_work import PipelineWork
 from backend.engine.plan_runs.plan_work import plan_desk, plan_wiring
 from backend.engine.session_service import SessionService
 from backend.engine.team_work import install_team
+from backend.engine.worktree_work import WorktreeWork, install_worktrees
 from backend.errors import SessionNotFoundError
 from backend.events import EventStream
 from backend.guide.guide import Guide
@@ -102,6 +103,7 @@ class EngineParts:
     events: EventStream
     knowledge: KnowledgeServices
     sessions: SessionService
+    worktrees: WorktreeWork  # each session's git worktree and branch
     hook_work: HookWork
     gateway: Gateway
     read_guard: ReadGuard
@@ -297,6 +299,7 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
         events=events,
         knowledge=knowledge,
         sessions=sessions,
+        worktrees=install_worktrees(sessions, config.data_dir, settings),
         hook_work=hook_work,
         gateway=gateway,
         read_guard=read_guard,

@@ -34,6 +34,7 @@ from backend.sessions.phases import PhaseChange, SessionPhase
 
 Transcript = list[Message[dict[str, Any]]]
 Release = Callable[[str], Awaitable[None]]
+Prepare = Callable[[Session], Awaitable[Session]]
 
 
 class SessionService:
@@ -56,6 +57,8 @@ class SessionService:
         self._workspace = workspace
         self._promote = promote
         self._release: list[Release] = []
+        self._created: list[Prepare] = []  # a new session given its worktree
+        self._discarded: list[Release] = []  # before a close or delete: its worktree goes
         self._manager = SessionManager(archive.load_sessions())
         self._changes: list[SessionChange] = []
         self._manager.add_listener(self._changes.append)
@@ -63,6 +66,15 @@ class SessionService:
 
     def on_release(self, hook: Release) -> None:
         self._release.append(hook)
+
+    def on_create(self, hook: Prepare) -> None:
+        """``hook(session)`` runs on each new session once it is committed; returns it as
+        it now is (moved into its own worktree)."""
+        self._created.append(hook)
+
+    def on_discard(self, hook: Release) -> None:
+        """``hook(session_id)`` runs before a session is closed or deleted."""
+        self._discarded.append(hook)
 
     async def close_archive(self) -> None:
         """Close the archive once no session change is being written."""
@@ -177,7 +189,10 @@ class SessionService:
             session = self._manager.create(final, workspace=workspace)
             return self._manager.activate(session.id) if activate else session
 
-        return await self._run(op)
+        made = await self._run(op)
+        for hook in self._created:
+            made = await hook(made)
+        return made
 
     async def ensure_session(self) -> Session:
         """The foreground session; the newest open one, or a new one, if none is."""
@@ -226,6 +241,7 @@ class SessionService:
     async def close_session(self, ref: str) -> Session:
         target = self._manager.resolve(ref).id
         closed = await self._run(lambda: self._manager.close(target))
+        await self._discard(target)
         await self._released(target)
         return closed
 
@@ -239,6 +255,7 @@ class SessionService:
         ``delete`` change whose session is closed, so every list drops it."""
         target = self._manager.resolve(ref).id
         await self._released(target)
+        await self._discard(target)
         async with self._lock:
             before = self._manager.active_id
             await asyncio.to_thread(self._archive.delete_session, target)
@@ -257,6 +274,10 @@ class SessionService:
         for hook in self._release:
             await hook(session_id)
 
+    async def _discard(self, session_id: str) -> None:
+        for hook in self._discarded:
+            await hook(session_id)
+
     async def update_context(self, ref: str, update: Callable[[SessionContext], None]) -> None:
         target = self._manager.resolve(ref).id
 
@@ -270,6 +291,13 @@ class SessionService:
         """Keep ``value`` in the session's metadata under ``key``, committed then announced."""
         target = self._manager.resolve(ref).id
         return await self._run(lambda: self._manager.set_metadata(target, key, value))
+
+    async def set_workspace(
+        self, ref: str, workspace: str, branch: str | None, base: str | None
+    ) -> Session:
+        """Move the session into its own worktree (``SessionManager.set_workspace``)."""
+        target = self._manager.resolve(ref).id
+        return await self._run(lambda: self._manager.set_workspace(target, workspace, branch, base))
 
     async def set_phase(
         self, ref: str, phase: SessionPhase, reason: str, *, approval: str | None = None

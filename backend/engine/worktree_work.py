@@ -1,0 +1,167 @@
+"""Each session in its own git worktree: the engine's side of ``backend.worktrees``.
+
+A session made in a git repository (isolation on: ``[sessions] git_isolation``, or
+the session's own ``SessionConfig.enable_git_isolation``) moves at once into a new
+worktree on its own branch; its workspace becomes that worktree, so every agent op,
+the watcher, checkpoints and the code index follow it with no change of theirs. An
+archived session without one gets it before its next agent turn; one whose worktree
+was deleted by hand has it made again from its branch, and is told. Merging back is
+only ever asked for (``/session merge``); closing or deleting removes the worktree,
+keeping unmerged work on its branch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from backend.config.settings import SylkConfig
+from backend.engine.session_service import SessionService
+from backend.errors import CommandError
+from backend.knowledge.code.seed import seed_index_from
+from backend.sessions.models import Session
+from backend.worktrees import (
+    MERGE_MODES,
+    MergeMode,
+    NoRepositoryError,
+    NotIsolatedError,
+    SessionWorktrees,
+    WorktreeError,
+    merge_branch,
+)
+from backend.worktrees.session_view import (
+    METADATA_KEY,
+    isolation_line,
+    isolation_off_reason,
+    worktree_of,
+)
+
+log = logging.getLogger(__name__)
+
+
+class WorktreeWork:
+    """``enabled``: the config's default for sessions that do not say."""
+
+    def __init__(self, sessions: SessionService, data_dir: Path, *, enabled: bool) -> None:
+        self._sessions = sessions
+        self._data_dir = data_dir
+        self._trees = SessionWorktrees(data_dir / "worktrees")
+        self._enabled = enabled
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    def install(self) -> WorktreeWork:
+        self._sessions.on_create(self.isolate)
+        self._sessions.on_discard(self.discard)
+        return self
+
+    def _lock(self, session_id: str) -> asyncio.Lock:
+        return self._locks.setdefault(session_id, asyncio.Lock())
+
+    async def isolate(self, session: Session, *, isolation: bool | None = None) -> Session:
+        """Give a new session its worktree (or say, in its metadata, why it has none)."""
+        async with self._lock(session.id):
+            return await self._isolate(session, isolation)
+
+    async def _isolate(self, session: Session, isolation: bool | None) -> Session:
+        wanted = self._enabled if isolation is None else isolation
+        if not wanted:
+            return await self._off(session, "turned off for this session")
+        try:
+            info = await self._trees.create(Path(session.workspace), session.name, session.id)
+        except NoRepositoryError as exc:
+            return await self._off(session, exc.reason)
+        except WorktreeError as exc:
+            log.warning("no worktree for session %s: %s", session.id, exc)
+            return await self._off(session, f"git failed: {exc.message[:200]}")
+        await self._seed_index(Path(info.original_workspace), Path(info.workspace))
+        await self._sessions.set_workspace(session.id, info.workspace, info.branch, info.base)
+        return await self._sessions.set_metadata(
+            session.id, METADATA_KEY, info.model_dump(mode="json")
+        )
+
+    async def _off(self, session: Session, reason: str) -> Session:
+        return await self._sessions.set_metadata(session.id, METADATA_KEY, {"off": reason})
+
+    async def _seed_index(self, base: Path, new: Path) -> None:
+        """The worktree's code index from the base tree's: only what differs is parsed."""
+        try:
+            await asyncio.to_thread(seed_index_from, base, new, self._data_dir)
+        except Exception as exc:  # the index builds itself later; isolation goes on
+            log.warning("seeding the code index of %s failed: %s", new, exc)
+
+    async def ensure(self, session_id: str) -> str | None:
+        """Before an agent turn: the session's worktree there (re-made if deleted, with a
+        notice), or made now for a session archived before it had one."""
+        session = self._sessions.get(session_id)
+        if METADATA_KEY not in session.metadata:
+            await self.isolate(session, isolation=None)
+            return None
+        info = worktree_of(session)
+        if info is None:
+            return None
+        async with self._lock(session_id):
+            notice = await self._trees.reopen(info)
+        if notice is not None:
+            await self._sessions.notice(session_id, notice)
+        return notice
+
+    async def merge(self, ref: str | None, mode: str) -> str:
+        """``/session merge [ff|merge|squash]``: the session's branch into its base."""
+        session = self._sessions.resolve(ref) if ref else self._sessions.active_session()
+        if session is None:
+            raise NotIsolatedError("(none)", "no session is active")
+        info = worktree_of(session)
+        if info is None:
+            raise NotIsolatedError(session.name, isolation_off_reason(session) or "none")
+        chosen = _mode(mode)
+        async with self._lock(session.id):
+            await self._trees.reopen(info)
+            outcome = await merge_branch(self._trees, info, chosen, _label(session))
+        if outcome.commit is not None:
+            merged = info.model_copy(update={"merged": outcome.branch_tip})
+            await self._sessions.set_metadata(
+                session.id, METADATA_KEY, merged.model_dump(mode="json")
+            )
+        return outcome.text()
+
+    async def discard(self, session_id: str) -> None:
+        """On close or delete: the worktree goes; unmerged work stays on its branch."""
+        session = self._sessions.get(session_id)
+        info = worktree_of(session)
+        if info is None:
+            return
+        async with self._lock(session_id):
+            try:
+                said = await self._trees.remove(info, _label(session))
+            except WorktreeError as exc:
+                said = f"the worktree {info.path} could not be removed: {exc.message}"
+        self._locks.pop(session_id, None)
+        await self._sessions.notice(session_id, said)
+
+    def status_line(self, session_id: str) -> str:
+        return isolation_line(self._sessions.get(session_id))
+
+
+def _mode(mode: str) -> MergeMode:
+    for known in MERGE_MODES:
+        if mode == known:
+            return known
+    raise CommandError(f"unknown merge mode {mode!r}", help_hint="/session merge [ff|merge|squash]")
+
+
+def _label(session: Session) -> str:
+    return f"{session.name!r} ({session.short_id})"
+
+
+def install_worktrees(
+    sessions: SessionService, data_dir: Path, settings: SylkConfig
+) -> WorktreeWork:
+    """The engine's worktrees, hooked to session creation, close and delete."""
+    return WorktreeWork(sessions, data_dir, enabled=isolation_default(settings)).install()
+
+
+def isolation_default(settings: SylkConfig) -> bool:
+    """``[sessions] git_isolation`` (on unless the config turns it off)."""
+    sessions = getattr(settings, "sessions", None)  # the [sessions] table, once it is read
+    return bool(getattr(sessions, "git_isolation", True))
