@@ -104,6 +104,8 @@ def status_models(turns: TurnRunner, session: Session | None) -> str:
     lines = [head, "Models per role (/model to change):", *role_lines(turns, session)]
     if head.startswith("offline"):  # the advice answers give once per session, always here
         lines.append(how_to_configure(turns.settings.source))
+    if session is not None and (context := turns.context.status_line(session.id)):
+        lines.append(f"Context: {context}")  # each agent's, as last measured
     profiles = turns.server_profiles()
     if profiles:
         shown = ", ".join(f"{name}: {profile}" for name, profile in sorted(profiles.items()))
