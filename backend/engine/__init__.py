@@ -32,6 +32,7 @@ from backend.config.settings import SylkConfig
 from backend.engine.budget_work import budget_verb
 from backend.engine.build import EngineParts, build
 from backend.engine.config import EngineConfig
+from backend.engine.lifecycle.verbs import LifecycleVerbs
 from backend.engine.model_work import check_spec, model_command
 from backend.engine.plan_runs.pipeline_work import pipeline_desk
 from backend.engine.plan_runs.plan_work import plan_command
@@ -61,8 +62,9 @@ Transcript = list[Message[dict[str, Any]]]
 __all__ = ["Engine", "EngineConfig", "EngineParts", "Transcript"]
 
 
-class Engine:
-    """``events`` is the one public stream: every change, after it is committed."""
+class Engine(LifecycleVerbs):
+    """``events`` is the one public stream: every change, after it is committed; fail,
+    close, stats, snapshots and the idle timer come from ``lifecycle.LifecycleVerbs``."""
 
     def __init__(
         self,
@@ -82,6 +84,7 @@ class Engine:
 
     # -- lifecycle -----------------------------------------------------------
     async def aclose(self) -> None:
+        await self._close_lifecycle()
         await self._parts.aclose()
 
     async def __aenter__(self) -> Engine:
@@ -201,9 +204,6 @@ class Engine:
 
     async def complete_session(self, ref: str | None = None, summary: str | None = None) -> Session:
         return await self._sessions.complete_session(ref, summary)
-
-    async def close_session(self, ref: str) -> Session:
-        return await self._sessions.close_session(ref)
 
     async def rename_session(self, ref: str, name: str) -> Session:
         return await self._sessions.rename_session(ref, name)

@@ -11,7 +11,8 @@ from backend.errors import CommandError, ErrorKind, SylkError
 from backend.guide.guide import Guide
 from backend.guide.routing import dsl
 from backend.guide.routing.decision import RouteDecision, Target
-from backend.sessions.models import Session
+from backend.sessions.models import Session, SessionSnapshot
+from backend.sessions.stats import SessionStats, stats_text
 
 GREETING = (
     "I'm the Guide: I route what you type to the agent best placed to answer "
@@ -44,6 +45,14 @@ class SessionOps(Protocol):
     async def complete_session(
         self, ref: str | None = None, summary: str | None = None
     ) -> Session: ...
+    async def fail_session(self, ref: str | None, reason: str) -> Session: ...
+    async def close_session(self, ref: str) -> Session: ...
+    async def session_stats(self, ref: str) -> SessionStats: ...
+    async def snapshot_session(self, ref: str, label: str | None = None) -> SessionSnapshot: ...
+    async def restore_snapshot(
+        self, ref: str, snapshot: str, *, resume: bool = True
+    ) -> Session: ...
+    def snapshots_text(self, ref: str) -> str: ...
     def describe_sessions(self) -> str: ...
     def status_text(self, session_id: str) -> str: ...
     async def tools_command(self, session_id: str, args: dict[str, str]) -> str: ...
@@ -68,7 +77,8 @@ async def run_command(
 ) -> Answer:
     args = decision.command or {}
     if decision.target is Target.SESSION_MANAGER:
-        return await _session(ops, args), args.get("verb") == "list"
+        tabular = args.get("verb") in ("list", "stats", "snapshots")
+        return await _session(ops, args, session_id), tabular
     if decision.target is Target.PIPELINE:
         return await ops.task_command(session_id, {**args, "text": decision.text}), False
     verb = args.get("verb")
@@ -103,10 +113,12 @@ async def run_command(
     return GREETING + dsl.help_text(None), True
 
 
-async def _session(ops: SessionOps, args: dict[str, str]) -> str:
+async def _session(ops: SessionOps, args: dict[str, str], session_id: str) -> str:
     verb, ref = args.get("verb"), args.get("ref")
     if verb == "list":
         return ops.describe_sessions()
+    if verb in ("fail", "close", "stats", "snapshot", "snapshots", "restore"):
+        return await _lifecycle(ops, verb, args, ref or session_id, session_id)
     if verb == "new":
         made = await ops.create_session(args.get("name"))
         return f"created and switched to session {made.name!r} ({made.short_id})"
@@ -125,6 +137,27 @@ async def _session(ops: SessionOps, args: dict[str, str]) -> str:
         now = await ops.complete_session(ref)
         return f"completed session {now.name!r} ({now.short_id})"
     raise CommandError(f"unknown session verb {verb!r}", help_hint="/help session")
+
+
+async def _lifecycle(ops: SessionOps, verb: str, args: dict[str, str], ref: str, here: str) -> str:
+    """The lifecycle's remainder (``backend.engine.lifecycle``); without a session named,
+    the one the command was typed in."""
+    if verb == "fail":
+        now = await ops.fail_session(here, args.get("text") or "")
+        return f"session {now.name!r} ({now.short_id}) failed: {now.metadata.get('failure')}"
+    if verb == "close":
+        now = await ops.close_session(ref)
+        return f"closed session {now.name!r} ({now.short_id})"
+    if verb == "stats":
+        return stats_text(await ops.session_stats(ref))
+    if verb == "snapshot":
+        snap = await ops.snapshot_session(here, args.get("text"))
+        label = f" {snap.label!r}" if snap.label else ""
+        return f"snapshot {snap.id[:8]}{label} taken (/session restore {snap.id[:8]})"
+    if verb == "snapshots":
+        return ops.snapshots_text(here)
+    now = await ops.restore_snapshot(here, args.get("ref") or "")
+    return f"session {now.name!r} restored ({now.state.value}, phase {now.phase.value})"
 
 
 async def _dead_letters(guide: Guide, session_id: str, args: dict[str, str]) -> str:

@@ -105,8 +105,10 @@ def describe_sessions(sessions: Sequence[Session], active_id: str | None) -> str
     lines = []
     for n, s in enumerate(sessions, 1):
         mark = "*" if s.id == active_id else " "
+        failure = s.metadata.get("failure") if s.state.value == "failed" else None
+        why = f"  (failed: {failure})" if failure else ""  # backend.engine.lifecycle
         lines.append(
-            f"{mark}{n:>2}  {s.short_id}  {s.state.value:<9}  {s.phase.value:<10}  {s.name}"
+            f"{mark}{n:>2}  {s.short_id}  {s.state.value:<9}  {s.phase.value:<10}  {s.name}{why}"
         )
     return "\n".join(lines)
 

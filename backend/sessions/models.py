@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from backend.clock import utc_now
 from backend.messages import new_id
 from backend.sessions.phases import SessionPhase
+from backend.sessions.snapshots import WorkflowState
 
 
 class SessionState(StrEnum):
@@ -29,6 +30,8 @@ TRANSITIONS: dict[tuple[SessionState, str], SessionState] = {
     (SessionState.ACTIVE, "fail"): SessionState.FAILED,
     (SessionState.SUSPENDED, "resume"): SessionState.ACTIVE,
     (SessionState.SUSPENDED, "complete"): SessionState.COMPLETED,
+    # Beyond the seed: a background session's work (its DAG) can fail for good too.
+    (SessionState.SUSPENDED, "fail"): SessionState.FAILED,
 }
 
 
@@ -124,10 +127,13 @@ class Session(_Model):
 
 
 class SessionSnapshot(_Model):
-    """What is preserved of a session: itself (context included) at a moment."""
+    """What is preserved of a session: itself (context included) at a moment, and
+    (``version`` 2) its workflow state (``snapshots.WorkflowState``)."""
 
     id: str = Field(default_factory=new_id)
+    version: int = 1
     session: Session
     transcript_count: int = 0
     created_at: datetime = Field(default_factory=utc_now)
     label: str | None = None
+    workflow: WorkflowState | None = None

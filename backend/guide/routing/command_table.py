@@ -35,7 +35,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
         "/session",
         "/session " + "|".join(session_dsl.USAGE) + " ...",
-        "create, list, switch, suspend, resume or complete sessions",
+        "sessions: create, list, switch, suspend, resume, complete, fail, close,"
+        " stats, snapshot, restore",
     ),
     CommandSpec(
         "/task",

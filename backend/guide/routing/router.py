@@ -66,6 +66,8 @@ def dsl_decision(text: str) -> RouteDecision:
             args["ref"] = command.ref
         if command.name is not None:
             args["name"] = command.name
+        if command.text is not None:
+            args["text"] = command.text
         target = Target.GUIDE if command.verb == "help" else Target.SESSION_MANAGER
         return RouteDecision(
             target=target, confidence=1.0, tier="dsl", command=args, text=text, subject=None

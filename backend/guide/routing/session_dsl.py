@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 from backend.errors import CommandError
 
-Verb = Literal["new", "list", "switch", "suspend", "resume", "complete", "help"]
+Verb = Literal[
+    "new", "list", "switch", "suspend", "resume", "complete", "help",
+    "fail", "close", "stats", "snapshot", "snapshots", "restore",
+]  # fmt: skip
 
 USAGE: dict[str, str] = {
     "new": "/session new [NAME]",
@@ -22,6 +25,12 @@ USAGE: dict[str, str] = {
     "suspend": "/session suspend [ID|NAME|NUMBER]",
     "resume": "/session resume ID|NAME|NUMBER",
     "complete": "/session complete [ID|NAME|NUMBER]",
+    "fail": "/session fail [REASON]",
+    "close": "/session close [ID|NAME|NUMBER]",
+    "stats": "/session stats [ID|NAME|NUMBER]",
+    "snapshot": "/session snapshot [LABEL]",
+    "snapshots": "/session snapshots",
+    "restore": "/session restore SNAPSHOT",
 }
 
 HELP_TEXT = "\n".join(
@@ -39,6 +48,7 @@ class SessionCommand:
     verb: Verb
     ref: str | None = None
     name: str | None = None
+    text: str | None = None  # a failure's reason, a snapshot's label
 
 
 def is_command(text: str) -> bool:
@@ -67,11 +77,13 @@ def parse(text: str) -> SessionCommand:
         )
     if verb == "new":
         return SessionCommand("new", name=" ".join(args) or None)
-    if verb == "list":
+    if verb in ("fail", "snapshot"):  # the rest of the line: the reason, the label
+        return SessionCommand(cast(Verb, verb), text=" ".join(args) or None)
+    if verb in ("list", "snapshots"):
         if args:
-            raise CommandError("/session list takes no arguments", help_hint=USAGE["list"])
-        return SessionCommand("list")
-    if verb in ("switch", "resume") and len(args) != 1:
+            raise CommandError(f"/session {verb} takes no arguments", help_hint=USAGE[verb])
+        return SessionCommand(cast(Verb, verb))
+    if verb in ("switch", "resume", "restore") and len(args) != 1:
         raise CommandError(f"/session {verb} needs exactly one session", help_hint=USAGE[verb])
     if len(args) > 1:
         raise CommandError(f"/session {verb} takes one session at most", help_hint=USAGE[verb])
@@ -82,4 +94,6 @@ def parse(text: str) -> SessionCommand:
         return SessionCommand("resume", ref=ref)
     if verb == "suspend":
         return SessionCommand("suspend", ref=ref)
+    if verb in ("close", "stats", "restore"):
+        return SessionCommand(cast(Verb, verb), ref=ref)
     return SessionCommand("complete", ref=ref)

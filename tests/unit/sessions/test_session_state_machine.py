@@ -53,7 +53,9 @@ def test_only_the_seeds_transitions_are_legal(state: SessionState, op: str) -> N
 
 
 def test_transition_table_is_the_seeds() -> None:
+    """The seed's table, and one addition: a background session's work can fail too."""
     assert set(TRANSITIONS.items()) == {
+        ((S.SUSPENDED, "fail"), S.FAILED),
         ((S.CREATED, "activate"), S.ACTIVE),
         ((S.ACTIVE, "suspend"), S.SUSPENDED),
         ((S.ACTIVE, "complete"), S.COMPLETED),

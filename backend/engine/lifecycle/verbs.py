@@ -1,0 +1,103 @@
+"""The engine's lifecycle verbs: fail, close, stats, snapshot, restore, the idle timer.
+
+A base class of :class:`~backend.engine.Engine` (which keeps the parts in ``_parts``),
+so the facade stays one class and these stay in their own room.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from backend.archive.session_stats import session_stats
+from backend.archive.snapshot_rows import SnapshotRow
+from backend.engine.lifecycle.idle_timer import IdleTimer
+from backend.engine.lifecycle.snapshot_work import (
+    restore_snapshot,
+    running_work,
+    snapshots_of,
+    take_snapshot,
+)
+from backend.errors import CommandError
+from backend.sessions.models import Session, SessionSnapshot, SessionState
+from backend.sessions.phases import REASON_MAX, one_line
+from backend.sessions.snapshots import SessionRunningError
+from backend.sessions.stats import SessionStats
+
+if TYPE_CHECKING:
+    from backend.engine.build import EngineParts
+
+
+class LifecycleVerbs:
+    _parts: EngineParts
+    _idle: IdleTimer | None = None
+
+    @property
+    def idle_timer(self) -> IdleTimer:
+        """The timer that suspends idle sessions (``sweep`` looks once)."""
+        if self._idle is None:
+            self._idle = IdleTimer(self._parts)
+        return self._idle
+
+    def start_idle_timer(self) -> bool:
+        """Run the idle timer when a limit is configured (the config's, or a session's);
+        front ends call it once at start, with the loop running."""
+        timer, sessions = self.idle_timer, self._parts.sessions.list_sessions()
+        if timer.default is None and not any(s.config.auto_suspend_after for s in sessions):
+            return False
+        timer.start()
+        return True
+
+    async def fail_session(self, ref: str | None, reason: str) -> Session:
+        """The session failed for good: ``reason`` (one line, redacted) is kept in its
+        metadata, said in its transcript, and shown in the session list and /status."""
+        parts = self._parts
+        session = parts.sessions.resolve(ref) if ref else parts.sessions.active_session()
+        if session is None:
+            raise CommandError("no session is active", help_hint="name the session")
+        why = one_line(parts.redactor.text(reason), REASON_MAX) or "no reason given"
+        failed = await parts.sessions.fail_session(session.id, why)
+        await parts.sessions.notice(session.id, f"Session failed: {why}", failure=why)
+        return failed
+
+    async def close_session(self, ref: str) -> Session:
+        """Close the session for good (kept in the archive, gone from lists): refused
+        while a turn or DAG of it runs; the one in front is suspended first. Its agents
+        stop and its gateway state goes; ``SessionService.on_close`` hooks run."""
+        parts = self._parts
+        session = parts.sessions.resolve(ref)
+        running = running_work(parts, session.id)
+        if running is not None and session.closed_at is None:
+            raise SessionRunningError(session.name, running, "close")
+        if session.state is SessionState.ACTIVE and session.closed_at is None:
+            await parts.sessions.suspend_session(session.id)
+        return await parts.sessions.close_session(session.id)
+
+    async def session_stats(self, ref: str) -> SessionStats:
+        """What the session did: turns, messages, tokens, cost, tool calls, files, DAGs,
+        active time (one archive query per table)."""
+        return await session_stats(self._parts.archive, self._parts.sessions.resolve(ref))
+
+    async def snapshot_session(self, ref: str, label: str | None = None) -> SessionSnapshot:
+        """Store the session's whole workflow state (``snapshot_work``)."""
+        return await take_snapshot(self._parts, ref, label)
+
+    def session_snapshots(self, ref: str) -> list[SnapshotRow]:
+        """The session's snapshots, oldest first (their documents are not read)."""
+        return snapshots_of(self._parts, ref)
+
+    def snapshots_text(self, ref: str) -> str:
+        """``/session snapshots``: one line each, id, time, label."""
+        rows = self.session_snapshots(ref)
+        lines = [f"{r.short_id}  {r.created_at[:19]}  {r.label or ''}".rstrip() for r in rows]
+        return "\n".join(lines) or "no snapshots (/session snapshot [LABEL] takes one)"
+
+    async def restore_snapshot(self, ref: str, snapshot: str, *, resume: bool = True) -> Session:
+        """Bring the session back to ``snapshot`` (id, prefix or label); refused while it
+        runs. A DAG running at the snapshot runs again from there (now, if ``resume``)."""
+        restored, _ = await restore_snapshot(self._parts, ref, snapshot, resume=resume)
+        return restored
+
+    async def _close_lifecycle(self) -> None:
+        if self._idle is not None:
+            await asyncio.shield(self._idle.aclose())
