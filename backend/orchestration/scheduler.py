@@ -301,7 +301,7 @@ class DagScheduler:
         while True:
             attempt += 1
             if self._slots is not None:
-                await self._slots.acquire(self._owner)
+                await self._slots.acquire(self._owner, node)
             try:
                 started = self._clock()
                 record = NodeRecord(NodeStatus.RUNNING, attempt, digest=digest)
@@ -313,7 +313,7 @@ class DagScheduler:
                 elapsed = self._clock() - started
             finally:
                 if self._slots is not None:
-                    self._slots.release()
+                    self._slots.release(self._owner, node)
             total += elapsed
             if result.ok:
                 record = NodeRecord(NodeStatus.PASSED, attempt, result.output, None, total, digest)

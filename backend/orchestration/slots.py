@@ -7,6 +7,10 @@ DAG has many ready nodes would crowd out one with few; here waiters queue per ow
 (a session or DAG) and a freed slot goes to the next owner in turn, so every session
 with work progresses at the same pace. A slot is never lost: a waiter cancelled
 after it was granted passes the slot on.
+
+:class:`PoolSlots` gives a DAG its slots from the engine's one
+:class:`~backend.orchestration.worker_pool.WorkerPool` instead: every session's work
+under one bound, each session's limits, engineer nodes counted apart.
 """
 
 from __future__ import annotations
@@ -17,13 +21,19 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Protocol
 
+from backend.orchestration.worker_pool import Lane, Lease, WorkerPool
+from backend.plans import PlanNode
+
+ENGINEER_AGENTS = frozenset({"engineer"})
+
 
 class Slots(Protocol):
-    """A shared bound the scheduler takes a slot from for each attempt of a node."""
+    """A shared bound the scheduler takes a slot from for each attempt of a node (and
+    gives it back naming the same owner and node)."""
 
-    async def acquire(self, owner: str) -> None: ...
+    async def acquire(self, owner: str, node: PlanNode | None = None) -> None: ...
 
-    def release(self) -> None: ...
+    def release(self, owner: str | None = None, node: PlanNode | None = None) -> None: ...
 
 
 class FairSlots:
@@ -45,7 +55,7 @@ class FairSlots:
     def waiting(self) -> int:
         return sum(len(q) for q in self._waiters.values())
 
-    async def acquire(self, owner: str) -> None:
+    async def acquire(self, owner: str, node: PlanNode | None = None) -> None:
         """Wait for a slot for ``owner``; return holding it (give it back with release)."""
         if self._free > 0 and not self._turns:
             self._free -= 1
@@ -65,7 +75,7 @@ class FairSlots:
                 self._forget(owner, future)
             raise
 
-    def release(self) -> None:
+    def release(self, owner: str | None = None, node: PlanNode | None = None) -> None:
         """Give a slot back: to the next owner in turn that waits, else to the pool."""
         while self._turns:
             owner = self._turns.popleft()
@@ -100,3 +110,28 @@ class FairSlots:
         if not queue:
             del self._waiters[owner]
             self._turns.remove(owner)
+
+
+class PoolSlots:
+    """A DAG's node slots from the worker pool: ``owner`` is the session, each attempt a
+    job in ``lane`` (user: the user approved the plan), an engineer node's an engineer job."""
+
+    def __init__(self, pool: WorkerPool, lane: Lane = Lane.USER) -> None:
+        self.pool = pool
+        self.lane = lane
+        self._leases: dict[tuple[str, str], list[Lease]] = {}
+
+    async def acquire(self, owner: str, node: PlanNode | None = None) -> None:
+        engineer = node is not None and node.agent in ENGINEER_AGENTS
+        lease = await self.pool.acquire(owner, self.lane, engineer=engineer)
+        self._leases.setdefault((owner, node.id if node else ""), []).append(lease)
+
+    def release(self, owner: str | None = None, node: PlanNode | None = None) -> None:
+        key = (owner or "", node.id if node else "")
+        leases = self._leases.get(key)
+        if not leases:
+            raise RuntimeError(f"no slot is held for {key!r}")
+        lease = leases.pop()
+        if not leases:
+            del self._leases[key]
+        lease.release()
