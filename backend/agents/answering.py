@@ -187,6 +187,7 @@ class AnswerPipeline:
             window=context_window(self._turns.settings, choice.provider, choice.model),
             call=self._turns.summary_call(session_id, role, choice),
             model=choice.model,
+            handoff=_IN_PIPELINE.get(),  # a pipeline's engineer hands off instead
         )
 
     async def _ask_agent(

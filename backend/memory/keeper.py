@@ -20,6 +20,7 @@ from backend.knowledge.chronicle.chronicle import Chronicle
 from backend.knowledge.chronicle.models import MAX_CONTENT_CHARS, Category
 from backend.llm.types import ChatMessage
 from backend.memory.ledger import AgentMemory, ContextLedger
+from backend.memory.restore import restore
 from backend.memory.summaries import SummaryCall, render, write_summary
 from backend.memory.thresholds import MemoryPlan, plan_for
 from backend.memory.windows import ContextUse, estimate, input_tokens
@@ -81,45 +82,52 @@ class ContextKeeper:
         window: int,
         call: SummaryCall | None = None,
         model: str | None = None,
+        handoff: bool = False,
     ) -> list[ChatMessage]:
-        """``role``'s conversation for this turn, checkpointed and compacted as its plan says."""
+        """``role``'s conversation for this turn, checkpointed and compacted as its plan says.
+
+        ``handoff``: the turn is a pipeline's, whose handoff owns a role with a handoff plan
+        (the Engineer's, ``backend.pipelines.handoff``): it is measured, never compacted."""
         plan = plan_for(role)
         memory = self.ledger.get(session_id, role)
         async with memory.lock:
+            if not memory.restored:  # after a restart: the compaction the chronicle kept
+                memory.restored = True
+                await restore(self._chronicle, session_id, plan, memory)
             kept = _since(records, memory.through)
             history = self._build(kept, current, preface(memory))
             use = self.measure(memory, history, current, window)
             memory.use = use
+            if handoff and plan.handoff:
+                return history
             crossed = plan.crossed(use.fraction, frozenset(memory.done))
             compact = plan.compacts(use.fraction) and len(kept) > KEEP_RECENT
             if not crossed and not compact:
                 return history
             older = history[:-1]  # the request being answered is not summarised
             fields, written_by = await write_summary(plan, older, call=call, model=model)
+            extra: dict[str, Any] = {"level": max(crossed, default=None)}
+            if compact:
+                first = next((m.text for m in older if m.role == "user" and m.text), None)
+                extra |= {
+                    "compacted_through": kept[-KEEP_RECENT - 1].id,
+                    "prompt": memory.prompt or first,
+                }
             # A checkpoint, or a compaction's summary: either goes to the Archivalist; one
             # the archive refused is tried again next turn, and nothing is compacted away.
-            if not await self._record(
-                session_id,
-                plan=plan,
-                memory=memory,
-                use=use,
-                fields=fields,
-                written_by=written_by,
-                compacted=compact,
-            ):
+            text = render(role, fields, written_by)
+            data = {**fields, "written_by": written_by, "compacted": compact, **extra}
+            if not await self._record(session_id, plan, memory, use=use, text=text, data=data):
                 return history
             memory.done.update(crossed)
             if not compact:
                 return history
-            return self._compact(memory, kept, current, older, render(role, fields, written_by))
+            memory.through, memory.prompt = extra["compacted_through"], extra["prompt"]
+            return self._compact(memory, kept, current, text)
 
     def _compact(
-        self, memory: AgentMemory, kept: Records, current: str, older: list[ChatMessage], text: str
+        self, memory: AgentMemory, kept: Records, current: str, text: str
     ) -> list[ChatMessage]:
-        if memory.prompt is None:
-            first = next((m.text for m in older if m.role == "user" and m.text), None)
-            memory.prompt = first
-        memory.through = kept[-KEEP_RECENT - 1].id
         memory.summary = text
         memory.compactions += 1
         memory.done.clear()  # the thresholds count again from the compacted context
@@ -132,36 +140,34 @@ class ContextKeeper:
     async def _record(
         self,
         session_id: str,
-        *,
         plan: MemoryPlan,
         memory: AgentMemory,
+        *,
         use: ContextUse,
-        fields: dict[str, Any],
-        written_by: str,
-        compacted: bool,
+        text: str,
+        data: dict[str, Any],
     ) -> bool:
         """The checkpoint to the Archivalist, under the role's category, the seed's shape."""
-        memory.checkpoint_index += 1
-        data: dict[str, Any] = {
+        index = memory.checkpoint_index + 1
+        header = {
             "timestamp": utc_now().isoformat(),
             "session_id": session_id,
             "context_usage": round(use.fraction, 4),
-            "checkpoint_index": memory.checkpoint_index,
-            **fields,
-            "written_by": written_by,
-            "estimated_usage": use.estimated,
-            "compacted": compacted,
+            "checkpoint_index": index,
         }
-        what = "compaction" if compacted and not plan.checkpoints else plan.kind
-        title = f"{plan.role} {what} {memory.checkpoint_index} at {use.percent}% of context"
-        content = render(plan.role, fields, written_by)[:MAX_CONTENT_CHARS]
-        category = plan.category or Category.GENERAL
+        what = "compaction" if data["compacted"] and not plan.checkpoints else plan.kind
+        title = f"{plan.role} {what} {index} at {use.percent}% of context"
         try:
             await self._chronicle.store(
-                session_id, category, content, title=title, agent=plan.role, data=data
+                session_id,
+                plan.category or Category.GENERAL,
+                text[:MAX_CONTENT_CHARS],
+                title=title,
+                agent=plan.role,
+                data={**header, **data, "estimated_usage": use.estimated},
             )
         except SylkError as exc:
-            memory.checkpoint_index -= 1
             log.warning("the %s's checkpoint was not stored: %s", plan.role, exc)
             return False
+        memory.checkpoint_index = index
         return True

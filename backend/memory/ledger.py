@@ -27,6 +27,7 @@ class AgentMemory:
     through: str | None = None  # the last transcript message the summary stands in for
     summary: str | None = None
     prompt: str | None = None  # the task as the user asked it, kept verbatim
+    restored: bool = False  # read back from the chronicle once (after a restart)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 

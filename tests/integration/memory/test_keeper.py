@@ -144,3 +144,33 @@ async def test_a_summary_call_that_fails_falls_back_to_the_extract(
     entries = await _entries(engine_parts, "s1", Category.ACADEMIC_RESEARCH_PAPER)
     assert len(entries) == 1 and entries[0].data["written_by"] == "extract"
     assert entries[0].data["title"].startswith("request 0")
+
+
+async def test_a_pipelines_engineer_is_left_to_its_handoff(engine_parts: EngineParts) -> None:
+    keeper = _keeper(engine_parts)
+    records: Records = []
+    for n in range(4):
+        records += _exchange("s1", n, "Edited it.")
+    keeper.ledger.note_usage("s1", "engineer", Usage(input_tokens=97_000))
+    kept = await keeper.prepare("s1", "engineer", records, "go on", window=WINDOW, handoff=True)
+    assert len(kept) == 9  # measured, nothing compacted: the handoff owns the 95% line
+    assert keeper.ledger.status_line("s1") == "engineer 97% of 100k"
+    compacted = await keeper.prepare("s1", "engineer", records, "go on", window=WINDOW)
+    assert compacted[0].text.startswith(PROMPT_HEADER)  # outside a pipeline: the fallback
+    assert (await _entries(engine_parts, "s1", Category.GENERAL))[0].agent == "engineer"
+
+
+async def test_a_compaction_outlives_a_restart(engine_parts: EngineParts) -> None:
+    keeper = _keeper(engine_parts)
+    records, _ = await _walk(keeper, "librarian", [10_000, 30_000, 80_000, 0])
+    before = keeper.ledger.get("s1", "librarian")
+    assert before.compactions == 1 and before.through is not None
+
+    restarted = _keeper(engine_parts)  # a new ledger: only the chronicle remembers
+    history = await restarted.prepare("s1", "librarian", records, "after restart", window=WINDOW)
+    assert history[0].text.startswith(PROMPT_HEADER) and SUMMARY_HEADER in history[0].text
+    assert "request 0: check src/mod0.py" in history[0].text  # the task, verbatim
+    assert not any("(0)" in m.text for m in history)  # still compacted away
+    after = restarted.ledger.get("s1", "librarian")
+    assert after.through == before.through and after.checkpoint_index == 2
+    assert after.done == set()  # no checkpoint since the compaction

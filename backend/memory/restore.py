@@ -1,0 +1,44 @@
+"""An agent's compaction after a restart, read back from its newest compaction record.
+
+The ledger lives in memory; the chronicle keeps each compaction with the transcript
+message it stands in for (``compacted_through``) and the task's verbatim prompt, so the
+first turn after a restart sees the same compacted conversation, not the whole transcript.
+"""
+
+from __future__ import annotations
+
+from backend.knowledge.chronicle.chronicle import Chronicle
+from backend.knowledge.chronicle.models import Category, ChronicleQuery
+from backend.memory.ledger import AgentMemory
+from backend.memory.thresholds import MemoryPlan
+
+RESTORE_SCAN = 200  # the role's newest entries looked at for its last compaction
+
+
+async def restore(
+    chronicle: Chronicle, session_id: str, plan: MemoryPlan, memory: AgentMemory
+) -> None:
+    """Fill ``memory`` from ``plan.role``'s newest compaction in ``session_id``, if any."""
+    query = ChronicleQuery(
+        categories=[plan.category or Category.GENERAL], current_only=True, limit=RESTORE_SCAN
+    )
+    mine = [e for e in await chronicle.query(session_id, query) if e.agent == plan.role]
+    if not mine:
+        return
+    mine.sort(key=lambda e: e.created_at)
+    indexes = [e.data.get("checkpoint_index") for e in mine]
+    memory.checkpoint_index = max((i for i in indexes if isinstance(i, int)), default=0)
+    compactions = [e for e in mine if isinstance(e.data.get("compacted_through"), str)]
+    if not compactions:
+        return
+    last = compactions[-1]
+    memory.through = str(last.data["compacted_through"])
+    memory.summary = last.content
+    prompt = last.data.get("prompt")
+    memory.prompt = prompt if isinstance(prompt, str) and prompt else None
+    memory.compactions = len(compactions)
+    # Checkpoints written since that compaction still count as done.
+    later = [e.data.get("level") for e in mine[mine.index(last) + 1 :]]
+    reached = max((x for x in later if isinstance(x, float)), default=None)
+    if reached is not None:
+        memory.done = {level for level in plan.checkpoints if level <= reached}
