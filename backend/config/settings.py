@@ -21,6 +21,7 @@ from backend.config.budgets import BudgetLimits
 from backend.config.context import ContextSettings
 from backend.config.mcp_server_auth import McpServerAuthSettings
 from backend.config.mcp_servers import McpSettings
+from backend.config.scheduling import SchedulingSettings
 from backend.config.session_limits import SessionSettings
 from backend.errors import SylkError
 from backend.roles import AGENT_ROLES
@@ -164,6 +165,8 @@ class SylkConfig(_Model):
     context: ContextSettings = Field(default_factory=ContextSettings)
     # Token and cost limits per session and per pipeline (backend.budgets); none: unlimited.
     budgets: BudgetLimits = Field(default_factory=BudgetLimits)
+    # How many jobs run at once across all sessions (backend.orchestration.worker_pool).
+    scheduling: SchedulingSettings = Field(default_factory=SchedulingSettings)
     # [sessions] auto_suspend_after_s, idle_check_s: idle sessions suspended (engine.lifecycle).
     sessions: SessionSettings = Field(default_factory=SessionSettings)
     # Extra fragment folders for the Academic's library (sub-folders are categories).
