@@ -80,10 +80,10 @@ def snapshots_of(parts: EngineParts, ref: str) -> list[SnapshotRow]:
 
 def running_work(parts: EngineParts, session_id: str) -> str | None:
     """What of the session runs now (a turn, a DAG), in words; None when nothing does."""
-    if parts.dispatcher.running(session_id):
-        return "an agent turn"
     plan = parts.dags.running(session_id)
-    return f"the DAG of plan {plan}" if plan else None
+    if plan is not None:
+        return f"the DAG of plan {plan}"
+    return "an agent turn" if parts.dispatcher.running(session_id) else None
 
 
 async def restore_snapshot(

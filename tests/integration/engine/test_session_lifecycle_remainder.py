@@ -4,8 +4,10 @@ idle timer driven by a fake wall clock instead of waiting."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,13 +16,14 @@ from backend.config.settings import SylkConfig
 from backend.engine import Engine, EngineConfig
 from backend.engine.build import build
 from backend.errors import ErrorKind, InvalidTransitionError
+from backend.messages import Message
 from backend.sessions.models import SessionState
 from tests.integration.plans.conftest import scripted
 from tests.support.clocks import FakeWall
 
 
-def texts(messages: list[object]) -> list[str]:
-    return [str(m.payload.get("text", "")) for m in messages]  # type: ignore[attr-defined]
+def texts(messages: Sequence[Message[dict[str, Any]]]) -> list[str]:
+    return [str(m.payload.get("text", "")) for m in messages]
 
 
 async def test_fail_keeps_the_reason_and_shows_it_in_transcript_list_and_status(
