@@ -175,6 +175,9 @@ class TurnRunner:
         client = self.client(choice.provider)
 
         async def call(request: ChatRequest) -> ChatResult:
+            check = self.before_model_call  # the budget holds a summary call as any other
+            if check is not None and (held := await check(session_id, TASK_TAG.get())):
+                return ChatResult(provider=choice.provider, model=choice.model, error=held)
             result = await client.run(request)
             row = {
                 "session_id": session_id,

@@ -136,3 +136,31 @@ async def test_the_librarian_checkpoints_at_25_50_75_and_compacts_at_75(
         assert "librarian" in status and "of 100k" in status
     finally:
         await engine.aclose()
+
+
+async def test_a_held_summary_call_is_an_extract_and_costs_nothing(
+    data_dir: Path, workspace: Path
+) -> None:
+    answers = [
+        {"text": "Answer 1: app/main.py starts it.", "usage": _usage(30_000)},
+        {"text": "Answer 2: nothing more.", "usage": _usage(31_000)},
+    ]
+    engine, parts, recording = await _engine(data_dir, workspace, {"turns": answers})
+    checks: list[str | None] = []
+
+    async def budget(session_id: str, pipeline: str | None) -> str | None:
+        checks.append(pipeline)
+        return "the session's token budget is reached" if len(checks) == 2 else None
+
+    parts.turns.before_model_call = budget
+    try:
+        session = await engine.ensure_session()
+        await _ask(engine, session.id, "@librarian Task: map the app's modules, please.")
+        await _ask(engine, session.id, "@librarian Question 2: anything else?")
+        entries = await _entries(parts, session.id, Category.LIBRARIAN_CHECKPOINT)
+        assert len(entries) == 1 and entries[0].data["written_by"] == "extract"
+        assert entries[0].data["key_paths"] == ["app/main.py"]
+        assert len(checks) == 3 and len(recording.requests) == 2  # the summary never called
+        assert engine.usage(session.id).calls == 2
+    finally:
+        await engine.aclose()
