@@ -36,6 +36,7 @@ from backend.engine.plan_runs.pipeline_work import PipelineWork
 from backend.engine.plan_runs.plan_work import plan_desk, plan_wiring
 from backend.engine.session_service import SessionService
 from backend.engine.team_work import install_team
+from backend.engine.worker_lanes import build_worker_pool, worker_block
 from backend.engine.worktree_work import WorktreeWork, install_worktrees
 from backend.errors import SessionNotFoundError
 from backend.events import EventStream
@@ -53,6 +54,7 @@ from backend.llm.accounting import summarise
 from backend.mcp.client.as_skills import attach_skills
 from backend.mcp.client.hub import McpHub
 from backend.messages import Message
+from backend.orchestration import PoolSlots, WorkerPool
 from backend.plans.desk import PlanDesk
 from backend.questions import QuestionBoard
 from backend.redaction import Redactor
@@ -120,6 +122,7 @@ class EngineParts:
     plans: PlanDesk
     dags: DagWork
     resources: ResourceManager  # file locks and conflict warnings between sessions
+    workers: WorkerPool  # one bound on every session's work (backend.engine.worker_lanes)
     talk: PhaseTalk | None = None  # set by install_team: plan talk by phase
     closed: bool = field(default=False)
 
@@ -142,7 +145,7 @@ class EngineParts:
     def status_text(self, session_id: str) -> str:
         """``/status`` for ``session_id``."""
         workspace = Path(self.sessions.get(session_id).workspace)
-        return render_status(
+        text = render_status(
             self.guide,
             session_id,
             self.describe_sessions(),
@@ -156,6 +159,7 @@ class EngineParts:
             phase=self.sessions.get(session_id).phase,
             mcp_servers=self.mcp.status_lines(),
         ) + self.resources.status_block(session_id)
+        return text + worker_block(self.workers, session_id)
 
     def describe_sessions(self) -> str:
         return describe_sessions(self.sessions.list_sessions(), self.sessions.active_id)
@@ -274,6 +278,7 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
         settle=hook_work.settle,
         config_source=settings.source,
     )
+    workers = build_worker_pool(settings.scheduling, sessions)
     dags = DagWork(
         sessions=sessions,
         desk=plans,
@@ -282,6 +287,7 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
         cancel_turns=dispatcher.cancel,
         state_path=config.data_dir / "dags.db",
         run_on_approval=config.run_approved_plans,
+        slots=PoolSlots(workers),  # node attempts share the engine's workers
         pipelines=PipelineWork(  # engineer nodes: engineer -> inspector -> tester
             events=events,
             questions=questions,
@@ -316,6 +322,7 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
         plans=plans,
         dags=dags,
         resources=install_resources(gateway, sessions, events),
+        workers=workers,
     )
     install_team(parts)  # the team ops' real handlers
     install_budgets(parts)  # token and cost limits checked before every model call
