@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from backend.knowledge.code.py_scan import from_targets, py_targets, scan
+
 LANG_BY_EXT = {
     ".py": "python", ".pyi": "python",
     ".js": "javascript", ".jsx": "javascript", ".mjs": "javascript", ".cjs": "javascript",
@@ -76,6 +78,21 @@ def _sig(lines: list[str], line: int) -> str:
 
 
 def _python(path: str, text: str) -> Extracted:
+    scanned = scan(text)
+    if scanned is None:
+        return _python_ast(path, text)
+    lines, package = text.splitlines(), posixpath.dirname(path)
+    out = Extracted([Symbol(n, k, ln, e, p, _sig(lines, ln)) for k, n, ln, e, p in scanned[0]])
+    for module, line, level, names in scanned[1]:
+        targets = (
+            py_targets("", module) if names is None else from_targets(package, level, module, names)
+        )
+        if targets is not None:
+            out.imports.append(Import("." * level + module, line, targets))
+    return out
+
+
+def _python_ast(path: str, text: str) -> Extracted:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -89,19 +106,12 @@ def _python(path: str, text: str) -> Extracted:
     for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                out.imports.append(Import(alias.name, node.lineno, _py_targets("", alias.name)))
+                out.imports.append(Import(alias.name, node.lineno, py_targets("", alias.name)))
         elif isinstance(node, ast.ImportFrom):
-            base = ""
-            if node.level:
-                parts = package.split("/") if package else []
-                up = node.level - 1
-                if up > len(parts):
-                    continue
-                base = "/".join(parts[: len(parts) - up])
+            names = [a.name for a in node.names]
             mod = node.module or ""
-            targets = list(_py_targets(base, mod))
-            targets += [t for a in node.names for t in _py_targets(base, f"{mod}.{a.name}")]
-            out.imports.append(Import("." * node.level + mod, node.lineno, tuple(targets)))
+            if (targets := from_targets(package, node.level, mod, names)) is not None:
+                out.imports.append(Import("." * node.level + mod, node.lineno, targets))
     return out
 
 
@@ -114,14 +124,6 @@ def _statements(body: list[Any]) -> Iterator[ast.AST]:
             block = getattr(node, name, None)
             if isinstance(block, list):
                 yield from _statements(block)
-
-
-def _py_targets(base: str, module: str) -> tuple[str, ...]:
-    rel = "/".join(p for p in module.split(".") if p)
-    stem = posixpath.join(base, rel) if base else rel
-    if not stem:
-        return ()
-    return (f"{stem}.py", f"{stem}/__init__.py", f"{stem}.pyi")
 
 
 def _py_body(body: list[ast.stmt], parent: str | None, lines: list[str], out: list[Symbol]) -> None:
