@@ -33,6 +33,7 @@ from sylk_tui import repl as repl_cli
 from sylk_tui.commands import checkpoints as checkpoint_cli
 from sylk_tui.commands import mcp as mcp_cli
 from sylk_tui.commands import plan as plan_cli
+from sylk_tui.commands import session_lifecycle as lifecycle_cli
 from sylk_tui.commands import session_models as session_models_cli
 from sylk_tui.commands import sessions_io
 from sylk_tui.commands.run_output import (
@@ -145,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     route.add_argument("text", nargs="+", metavar="TEXT", help="the request")
 
     checkpoint_cli.add_parsers(verbs, _common)
+    lifecycle_cli.add_parsers(verbs, _common)
     mcp_cli.add_parser(commands, _common)
     plan_cli.add_parser(commands)
     repl_cli.add_parser(commands, _common)
@@ -332,6 +334,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "import": sessions_io.run_import,
         "undo": lambda a: checkpoint_cli.run(a, _engine),
         "diff": lambda a: checkpoint_cli.run(a, _engine),
+        **{verb: lambda a: lifecycle_cli.run(a, _engine) for verb in lifecycle_cli.VERBS},
     }
     try:
         if args.command == "sessions":
