@@ -38,6 +38,7 @@ from backend.engine.plan_runs.pipeline_work import pipeline_desk
 from backend.engine.plan_runs.plan_work import plan_command
 from backend.engine.status_facts import StatusFacts, status_facts
 from backend.engine.team_work import session_qa
+from backend.engine.worker_lanes import user_job
 from backend.errors import CommandError, SessionNotActiveError, SylkError
 from backend.events import EventStream, QuestionAsked
 from backend.guide.commands import run_command
@@ -257,7 +258,8 @@ class Engine(LifecycleVerbs):
         entry = await sessions.record_input(session_id, text, decision)
         if for_agent:
             await self._parts.worktrees.ensure(session.id)  # made before its first turn
-            return [entry, await self._parts.answers.answer(session_id, decision)]
+            async with user_job(self._parts.workers, session_id, decision.target):  # user lane
+                return [entry, await self._parts.answers.answer(session_id, decision)]
         try:
             answer, tabular = await run_command(self, guide, session_id, decision)
         except SylkError as exc:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from backend.engine.plan_runs.pipeline_work import PipelineWork, install_pipelines, pipeline_desk
 from backend.engine.plan_runs.task_rollback import install_task_rollback
 from backend.engine.quality_work import install_quality_ops
+from backend.engine.worker_lanes import PooledQaChecks
 from backend.errors import SylkError
 from backend.events import EngineEvent, PlanChanged
 from backend.guide.routing.decision import RouteDecision, Target
@@ -27,7 +28,6 @@ from backend.team.fix_plans import FixPlanner, create_fix_handler, fix_plan_id
 from backend.team.messages import AgentMessages, install_messages
 from backend.team.model_checks import ModelCheckParts
 from backend.team.phase_talk import PhaseTalk, Record, install_phase_talk
-from backend.team.qa_checks import QaChecks
 from backend.team.session_qa import SessionQa
 from backend.team.wiring import install_handler
 
@@ -169,7 +169,8 @@ def install_session_qa(parts: EngineParts) -> SessionQa:
     )  # fmt: skip
     qa = SessionQa(
         sessions=parts.sessions, checkpoints=parts.checkpoints,
-        checks=QaChecks(parts.knowledge.tools, parts.config.confinement), planner=planner,
+        checks=PooledQaChecks(parts.knowledge.tools, parts.config.confinement,
+                              workers=parts.workers), planner=planner,  # background lane
         desk=parts.plans, chronicle=parts.knowledge.chronicle, questions=parts.questions,
         add_listener=parts.events.add_listener, dags=parts.dags, pipeline_notes=pipeline_notes,
     )  # fmt: skip

@@ -11,13 +11,15 @@ jobs), and the session QA's inspection and test runs (lane background,
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from backend.config.scheduling import SchedulingSettings
 from backend.errors import SylkError
-from backend.orchestration import Lane, SessionLimits, WorkerPool
+from backend.orchestration import Lane, Lease, SessionLimits, WorkerPool
+from backend.orchestration.slots import ENGINEER_AGENTS
 from backend.orchestration.worker_pool import LimitsOf
 from backend.pipelines.checks import InspectionReport, TestReport
 from backend.sessions.models import Session
@@ -78,3 +80,8 @@ def worker_lines(pool: WorkerPool, session_id: str) -> list[str]:
 def worker_block(pool: WorkerPool, session_id: str) -> str:
     """The block ``/status`` ends with: ``Workers: workers 3/8 busy, ...``."""
     return "\n\nWorkers:\n" + "\n".join(f"  {line}" for line in worker_lines(pool, session_id))
+
+
+def user_job(pool: WorkerPool, session_id: str, target: str) -> AbstractAsyncContextManager[Lease]:
+    """A user's request for an agent as a user job (for the Engineer: an engineer job)."""
+    return pool.hold(session_id, Lane.USER, engineer=target in ENGINEER_AGENTS)
