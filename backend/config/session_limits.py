@@ -16,3 +16,6 @@ class SessionSettings(BaseModel):
 
     auto_suspend_after_s: float | None = Field(default=None, gt=0)
     idle_check_s: float = Field(default=30.0, gt=0, le=3600)
+    # Each session in a git repository works in its own worktree and branch
+    # (backend.worktrees); a session's own SessionConfig.enable_git_isolation wins.
+    git_isolation: bool = True

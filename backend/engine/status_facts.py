@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from backend.errors import SylkError
 from backend.llm.accounting import UsageSummary, summarise
 from backend.mcp.client.models import ServerState
+from backend.worktrees.session_view import isolation_line
 
 if TYPE_CHECKING:
     from backend.engine.build import EngineParts
@@ -47,6 +48,8 @@ class StatusFacts:
     mcp_down: tuple[str, ...]
     by_session: Mapping[str, UsageSummary]
     """Every session's usage (those with none left out), from the same read as ``all_usage``."""
+    isolation: str = ""
+    """``worktree: BRANCH (from BASE)`` or ``isolation: none (why)`` (``backend.worktrees``)."""
 
     @property
     def offline(self) -> bool:
@@ -102,4 +105,5 @@ def status_facts(parts: EngineParts, session_id: str) -> StatusFacts:
         mcp_total=len(counted),
         mcp_down=tuple(s.name for s in counted if s.state is ServerState.DOWN),
         by_session={sid: summarise(sid, own) for sid, own in grouped.items()},
+        isolation=isolation_line(session),
     )

@@ -163,5 +163,4 @@ def install_worktrees(
 
 def isolation_default(settings: SylkConfig) -> bool:
     """``[sessions] git_isolation`` (on unless the config turns it off)."""
-    sessions = getattr(settings, "sessions", None)  # the [sessions] table, once it is read
-    return bool(getattr(sessions, "git_isolation", True))
+    return settings.sessions.git_isolation

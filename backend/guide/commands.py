@@ -13,6 +13,7 @@ from backend.guide.routing import dsl
 from backend.guide.routing.decision import RouteDecision, Target
 from backend.sessions.models import Session, SessionSnapshot
 from backend.sessions.stats import SessionStats, stats_text
+from backend.worktrees.session_view import merge_hint
 
 GREETING = (
     "I'm the Guide: I route what you type to the agent best placed to answer "
@@ -47,6 +48,7 @@ class SessionOps(Protocol):
     ) -> Session: ...
     async def fail_session(self, ref: str | None, reason: str) -> Session: ...
     async def close_session(self, ref: str) -> Session: ...
+    async def merge_session(self, ref: str | None = None, mode: str = "ff") -> str: ...
     async def session_stats(self, ref: str) -> SessionStats: ...
     async def snapshot_session(self, ref: str, label: str | None = None) -> SessionSnapshot: ...
     async def restore_snapshot(
@@ -119,6 +121,8 @@ async def _session(ops: SessionOps, args: dict[str, str], session_id: str) -> st
         return ops.describe_sessions()
     if verb in ("fail", "close", "stats", "snapshot", "snapshots", "restore"):
         return await _lifecycle(ops, verb, args, ref or session_id, session_id)
+    if verb == "merge":  # never done silently: only when asked
+        return await ops.merge_session(ref or session_id, args.get("text") or "ff")
     if verb == "new":
         made = await ops.create_session(args.get("name"))
         return f"created and switched to session {made.name!r} ({made.short_id})"
@@ -135,7 +139,8 @@ async def _session(ops: SessionOps, args: dict[str, str], session_id: str) -> st
         return f"suspended session {now.name!r} ({now.short_id})"
     if verb == "complete":
         now = await ops.complete_session(ref)
-        return f"completed session {now.name!r} ({now.short_id})"
+        hint = merge_hint(now)
+        return f"completed session {now.name!r} ({now.short_id})" + (f"; {hint}" if hint else "")
     raise CommandError(f"unknown session verb {verb!r}", help_hint="/help session")
 
 

@@ -13,6 +13,7 @@ from backend.llm.accounting import UsageSummary
 from backend.llm.selection import ModelChoice
 from backend.sessions.models import Session
 from backend.sessions.phases import SessionPhase, describe_next
+from backend.worktrees.session_view import isolation_line
 
 
 def _ms(us: float | None) -> str:
@@ -110,6 +111,9 @@ def describe_sessions(sessions: Sequence[Session], active_id: str | None) -> str
         lines.append(
             f"{mark}{n:>2}  {s.short_id}  {s.state.value:<9}  {s.phase.value:<10}  {s.name}{why}"
         )
+    active = [s for s in sessions if s.id == active_id]
+    if active:  # its branch, or why it works in the workspace itself
+        lines.append(isolation_line(active[0]))
     return "\n".join(lines)
 
 

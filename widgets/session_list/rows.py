@@ -142,6 +142,11 @@ def second_line(session: Session, look: RowLook, style: StyleOf) -> list[Segment
     segments.append(Segment(session.state.value, style(state_class(session.state))))
     if look.usage is not None:
         segments += [Segment(" · "), Segment(look.usage.text(), style("session-list--dim"))]
+    if session.branch_name:  # its own worktree (backend.worktrees)
+        segments += [
+            Segment(" · "),
+            Segment(f"⎇ {session.branch_name}", style("session-list--dim")),
+        ]
     return segments
 
 

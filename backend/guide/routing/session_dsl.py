@@ -13,9 +13,11 @@ from typing import Literal, cast
 
 from backend.errors import CommandError
 
+MERGE_MODES = ("ff", "merge", "squash")
+
 Verb = Literal[
     "new", "list", "switch", "suspend", "resume", "complete", "help",
-    "fail", "close", "stats", "snapshot", "snapshots", "restore",
+    "fail", "close", "stats", "snapshot", "snapshots", "restore", "merge",
 ]  # fmt: skip
 
 USAGE: dict[str, str] = {
@@ -31,6 +33,7 @@ USAGE: dict[str, str] = {
     "snapshot": "/session snapshot [LABEL]",
     "snapshots": "/session snapshots",
     "restore": "/session restore SNAPSHOT",
+    "merge": "/session merge [ff|merge|squash] [ID|NAME|NUMBER]",
 }
 
 HELP_TEXT = "\n".join(
@@ -77,6 +80,11 @@ def parse(text: str) -> SessionCommand:
         )
     if verb == "new":
         return SessionCommand("new", name=" ".join(args) or None)
+    if verb == "merge":  # the session's branch into its base (backend.worktrees)
+        mode = args.pop(0).lower() if args and args[0].lower() in MERGE_MODES else "ff"
+        if len(args) > 1:
+            raise CommandError("/session merge takes one session at most", help_hint=USAGE[verb])
+        return SessionCommand("merge", ref=args[0] if args else None, text=mode)
     if verb in ("fail", "snapshot"):  # the rest of the line: the reason, the label
         return SessionCommand(cast(Verb, verb), text=" ".join(args) or None)
     if verb in ("list", "snapshots"):
