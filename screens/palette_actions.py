@@ -36,6 +36,7 @@ PALETTE_ACTIONS: tuple[PaletteAction, ...] = (
     PaletteAction("Resume session", "Bring the session on screen to the front", "resume_session"),
     PaletteAction("Complete session", "Mark the session on screen as done", "complete_session"),
     PaletteAction("Rename session", "Give the session on screen a new name", "rename_session"),
+    PaletteAction("Close session", "Close the session on screen (asks first)", "close_session"),
     PaletteAction("Delete session", "Delete the session on screen (asks first)", "delete_session"),
     PaletteAction("Toggle the session list", "Hide or show the sidebar", "toggle_sidebar"),
     PaletteAction("Filter sessions", "Narrow the session list by name", "filter_sessions"),

@@ -1,5 +1,5 @@
-"""The main screen's session keys that ask first or change the layout: complete and
-delete (each confirmed), rename, the list's filter, and the sidebar shown or hidden.
+"""The main screen's session keys that ask first or change the layout: complete, close
+and delete (each confirmed), rename, the list's filter, and the sidebar shown or hidden.
 
 ``SessionManageScreen`` is the main screen's base: it holds these actions and the
 pieces that follow the state for the list and the status bar (``attach_session_manage``),
@@ -17,7 +17,7 @@ from backend.sessions.models import Session
 from screens.confirm import ConfirmScreen
 from screens.rename_session import RenameSessionScreen
 from screens.session_marks import SessionMarks
-from screens.state.intents import SessionAction
+from screens.state.intents import SendLine, SessionAction
 from screens.state.store import UiState
 from widgets.session_list import RowUsage, SessionList
 from widgets.status_bar import StatusBar, total_tokens
@@ -76,6 +76,25 @@ class SessionManageScreen(Screen[None]):
             f"Complete {session.name!r}?",
             "It is done for good: it stays readable, but takes no more requests.",
             yes="Complete",
+        )
+        self.app.push_screen(question, answered)
+
+    def action_close_session(self) -> None:
+        """Close the session for good (``/session close``), after the user confirms."""
+        session = self._target()
+        if session is None:
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._deleted_at = self.state.number(session.id)
+                self.post_message(SendLine(session.id, f"/session close {session.id}"))
+
+        question = ConfirmScreen(
+            f"Close {session.name!r}?",
+            "It leaves the list and its agents stop; the archive keeps it. Refused while "
+            "it answers or runs a plan.",
+            yes="Close",
         )
         self.app.push_screen(question, answered)
 
