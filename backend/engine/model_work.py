@@ -30,9 +30,11 @@ from backend.agents.session_models import (
 )
 from backend.errors import CommandError, SylkError
 from backend.guide.routing.model_dsl import MODEL_USAGE
-from backend.guide.routing.model_tier import ModelClassifier
+from backend.guide.routing.model_tier import ModelClassifier, RoutingClient
 from backend.llm.offline import how_to_configure
 from backend.llm.selection import choose_model
+from backend.memory.metered import MeteredClient
+from backend.memory.windows import context_window
 from backend.roles import AGENT_ROLES
 from backend.sessions.models import Session
 
@@ -68,8 +70,12 @@ def guide_classifier(
     client = ModelClient(
         shared.provider, policy=RetryPolicy(max_attempts=1), breakers=shared.breakers
     )
+    routing: RoutingClient = client
+    if session is not None:  # its calls show as the guide's context in /status
+        window = context_window(turns.settings, choice.provider, choice.model)
+        routing = MeteredClient(client, turns.context, session.id, "guide", window)
     return ModelClassifier(
-        client,
+        routing,
         choice.model,
         max_tokens=bounds.model_tier_max_tokens,
         deadline_s=bounds.model_tier_deadline_s,

@@ -164,3 +164,23 @@ async def test_a_held_summary_call_is_an_extract_and_costs_nothing(
         assert engine.usage(session.id).calls == 2
     finally:
         await engine.aclose()
+
+
+async def test_the_guides_routing_calls_show_as_its_context_in_status(
+    data_dir: Path, workspace: Path
+) -> None:
+    route = {"target": "librarian", "intent": "GENERAL", "subject": "widgets", "confidence": 0.9}
+    script = {
+        "turns": [
+            {"tool_calls": [{"name": "route", "arguments": route}], "usage": _usage(24_000)},
+            {"text": "Widgets live in app/widgets.py.", "usage": _usage(1_000)},
+        ]
+    }
+    engine, _, recording = await _engine(data_dir, workspace, script)
+    try:
+        session = await engine.ensure_session()
+        await engine.submit(session.id, "widgets?")  # the patterns are unsure: the model tier
+        assert recording.requests[0].tool_choice == "route"
+        assert "guide 24% of 100k" in engine.status_text(session.id)
+    finally:
+        await engine.aclose()
