@@ -359,11 +359,6 @@ class Engine(LifecycleVerbs):
         """Until the plan's running DAG ends; its outcome (None if none was running)."""
         return await self._parts.dags.wait(self._sessions.get(session_id).id, plan_id)
 
-    async def resume_dags(self) -> list[tuple[str, str]]:
-        """Run again the DAGs that were running when Sylk stopped (passed nodes are not
-        run again); (session id, plan id) of each. Front ends call it once at start."""
-        return await self._parts.dags.resume_dags()
-
     def turn_running(self, session_id: str) -> bool:
         return self._parts.dispatcher.running(session_id)
 

@@ -64,6 +64,10 @@ class IdleTimer:
             done.append(session_id)
         return done
 
+    @property
+    def started(self) -> bool:
+        return self._task is not None and not self._task.done()
+
     def start(self) -> None:
         """Look every ``idle_check_s`` from now on (once; needs a running loop)."""
         if self._task is None:

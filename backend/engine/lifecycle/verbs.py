@@ -48,6 +48,13 @@ class LifecycleVerbs:
         timer.start()
         return True
 
+    async def resume_dags(self) -> list[tuple[str, str]]:
+        """Run again the DAGs that were running when Sylk stopped (passed nodes are not
+        run again); (session id, plan id) of each. Front ends call it once at start, so
+        the idle timer starts here too (when a limit is configured)."""
+        self.start_idle_timer()
+        return await self._parts.dags.resume_dags()
+
     async def fail_session(self, ref: str | None, reason: str) -> Session:
         """The session failed for good: ``reason`` (one line, redacted) is kept in its
         metadata, said in its transcript, and shown in the session list and /status."""

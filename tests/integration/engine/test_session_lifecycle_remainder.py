@@ -136,8 +136,9 @@ async def test_the_idle_timer_suspends_an_idle_session_only_once_its_time_is_up(
         assert engine.get_session(session.id).state is SessionState.SUSPENDED
         assert "Suspended after idling" in texts(await engine.transcript(session.id))[-1]
         assert await timer.sweep() == []  # suspended already: not again
-        # the timer starts only when a limit is configured, and closes with the engine
-        assert engine.start_idle_timer() is True
+        # a front end's start (resume_dags) starts the timer when a limit is configured
+        assert await engine.resume_dags() == []
+        assert timer.started
     finally:
         await engine.aclose()
 
@@ -166,7 +167,8 @@ async def test_a_session_limit_overrides_the_config_and_none_means_never(
     timer.clock = FakeWall(engine.get_session(session.id).last_active_at + timedelta(days=9))
     assert timer.default is None
     assert await timer.sweep() == []
-    assert engine.start_idle_timer() is False
+    await engine.resume_dags()
+    assert not timer.started
 
 
 def test_a_bad_sessions_table_is_a_config_error() -> None:
