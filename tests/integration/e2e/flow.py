@@ -86,6 +86,13 @@ def example_repo(into: Path) -> Path:
     return repo
 
 
+def work_tree(repo: Path, data_dir: Path) -> Path:
+    """Where the session's edits land: a session in a git repository works in its own
+    worktree under the data dir (``backend.worktrees``); the repository is untouched."""
+    trees = list((data_dir / "worktrees").glob("*/*"))
+    return min(trees, key=lambda tree: tree.stat().st_ctime) if trees else repo
+
+
 def changed_files(repo: Path) -> list[str]:
     """What git says the plan changed (tracked files), the caches left out."""
     return sorted(line[3:] for line in git(repo, "status", "--porcelain").splitlines()

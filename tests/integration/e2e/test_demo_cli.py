@@ -28,6 +28,7 @@ from tests.integration.e2e.flow import (
     assert_changed_once,
     example_repo,
     tools_path,
+    work_tree,
 )
 
 HANG = 120.0  # a hang guard only
@@ -95,7 +96,7 @@ def test_the_demo_runs_the_plan_and_prints_its_progression(repo: Path, tmp_path:
         "running (loop 3)": "the tests failed: tests/test_cli.py:8: test_says_hello: "
         "AssertionError: assert 'Hello, ada!\\n' == 'hello, ada\\n' (and 1 more)",
     }
-    assert_changed_once(repo)
+    assert_changed_once(work_tree(repo, tmp_path / "data"))
     assert lines[-6:] == [
         "phase: execution -> inspection (plan verbose-flag: every task passed; its work goes "
         "to inspection)",
@@ -133,7 +134,7 @@ def test_without_yes_the_plan_waits_and_the_run_says_how_to_approve_it(
         then.stderr
     )
     assert then.returncode == 0, then.stderr
-    assert (repo / "greet" / "cli.py").read_text() == CLI_AFTER
+    assert (work_tree(repo, data) / "greet" / "cli.py").read_text() == CLI_AFTER
 
 
 def at_a_terminal(repo: Path, data: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -158,7 +159,7 @@ def test_at_a_terminal_without_yes_the_run_asks_and_a_yes_runs_the_plan(
              f"plan {PLAN_ID} v1: approved", f"Plan {PLAN_ID}: every task passed")  # fmt: skip
     assert not any("waits for your approval" in line for line in lines)
     assert lines[-1] == "the plan completed" and done.returncode == 0, done.stderr
-    assert_changed_once(repo)
+    assert_changed_once(work_tree(repo, tmp_path / "data"))
 
 
 def test_a_plan_whose_edits_are_refused_fails_and_does_not_exit_0(

@@ -43,6 +43,7 @@ from tests.integration.e2e.flow import (
     example_repo,
     project_checks_pass,
     tools_path,
+    work_tree,
 )
 from tests.support.polling import finishes, until
 
@@ -97,8 +98,8 @@ async def test_a_request_runs_as_a_plan_whose_pipeline_fixes_what_ruff_and_pytes
         await engine.aclose()
 
     # What is on disk: each change once, and the project's own checks pass on it.
-    assert_changed_once(repo)
-    project_checks_pass(repo)
+    assert_changed_once(work_tree(repo, data_dir))
+    project_checks_pass(work_tree(repo, data_dir))
 
 
 def assert_event_stream(events: list[EngineEvent], review: QuestionAsked) -> None:

@@ -40,6 +40,7 @@ from tests.integration.e2e.flow import (
     example_repo,
     project_checks_pass,
     tools_path,
+    work_tree,
 )
 from tests.support.child_process import ChildProcess
 from tests.support.scripted import execute
@@ -121,15 +122,16 @@ async def test_a_plan_killed_mid_pipeline_resumes_without_running_or_editing_twi
     first.wait_for("node t1 passed", "node e2 passed", "task e1 running 2")
     first.kill()
     assert node_rows(data) == {"t1": ("passed", 1), "e2": ("passed", 1), "e1": ("running", 1)}
-    half_done = (repo / "greet" / "cli.py").read_text()
+    tree = work_tree(repo, data)  # the session's own worktree (backend.worktrees)
+    half_done = (tree / "greet" / "cli.py").read_text()
     assert "import os\n" in half_done  # e1's first loop wrote; its fix never came
-    assert (repo / "README.md").read_text().count(README_LINE) == 1
-    assert (repo / "greet" / "__init__.py").read_text() == INIT_AFTER  # inserted, then killed
+    assert (tree / "README.md").read_text().count(README_LINE) == 1
+    assert (tree / "greet" / "__init__.py").read_text() == INIT_AFTER  # inserted, then killed
 
     bystander = sylk_run(data, repo, "/plan")
     assert bystander.returncode == 0, bystander.stderr
     assert node_rows(data)["e1"] == ("running", 1)  # sylk run resumed nothing
-    assert (repo / "greet" / "cli.py").read_text() == half_done
+    assert (tree / "greet" / "cli.py").read_text() == half_done
 
     second = Child("resume", data, repo, inserting_script(tmp_path, stall=False))
     second.finish()
@@ -143,11 +145,11 @@ async def test_a_plan_killed_mid_pipeline_resumes_without_running_or_editing_twi
     assert [x for x in ran if x.startswith("task e1")][-1] == "task e1 completed 3"
     assert node_rows(data) == {"t1": ("passed", 1), "e2": ("passed", 1), "e1": ("passed", 1)}
 
-    assert (repo / "greet" / "__init__.py").read_text() == INIT_AFTER  # once, not twice
-    assert (repo / "greet" / "cli.py").read_text() == CLI_AFTER
-    assert (repo / "README.md").read_text().count(README_LINE) == 1
-    assert changed_files(repo) == ["README.md", "greet/__init__.py", "greet/cli.py"]
-    project_checks_pass(repo)
+    assert (tree / "greet" / "__init__.py").read_text() == INIT_AFTER  # once, not twice
+    assert (tree / "greet" / "cli.py").read_text() == CLI_AFTER
+    assert (tree / "README.md").read_text().count(README_LINE) == 1
+    assert changed_files(tree) == ["README.md", "greet/__init__.py", "greet/cli.py"]
+    project_checks_pass(tree)
     edits, rolled = await edits_by_file(data, repo)
     assert edits == Counter({
         ("edit", "README.md"): 1,  # e2 ran once, before the kill
