@@ -24,6 +24,8 @@ from backend.llm.types import ChatRequest, StreamEvent
 from backend.memory.keeper import PROMPT_HEADER, SUMMARY_HEADER
 from backend.memory.summaries import CHECKPOINT_MARK
 from backend.messages import MessageType
+from tests.stubs.llm_script import Reply
+from tests.stubs.llm_stub import LLMStub
 
 WINDOW = 100_000
 LIBRARIAN_SUMMARY = {
@@ -182,5 +184,28 @@ async def test_the_guides_routing_calls_show_as_its_context_in_status(
         await engine.submit(session.id, "widgets?")  # the patterns are unsure: the model tier
         assert recording.requests[0].tool_choice == "route"
         assert "guide 24% of 100k" in engine.status_text(session.id)
+    finally:
+        await engine.aclose()
+
+
+async def test_with_no_usage_reported_the_context_is_an_estimate(
+    llm_stub: LLMStub, data_dir: Path, workspace: Path
+) -> None:
+    """A local server that sends no usage chunk: the client counts, marked estimated."""
+    for text in ("First answer.", "Second answer."):
+        llm_stub.push([Reply(text=[text], include_usage=False)])
+    env = {"OPENAI_API_KEY": "sk-test-0123456789", "OPENAI_BASE_URL": llm_stub.openai_base_url}
+    settings = load_config(None, env=env)
+    config = EngineConfig(data_dir=data_dir, workspace=workspace, provider="openai")
+    parts = build(config, settings)
+    engine = Engine.from_parts(parts)
+    try:
+        session = await engine.ensure_session()
+        await _ask(engine, session.id, "@librarian Task: list the modules.")
+        await _ask(engine, session.id, "@librarian And the tests?")
+        use = parts.turns.context.get(session.id, "librarian").use
+        assert use is not None and use.estimated and 0 < use.tokens < 10_000
+        assert use.window == 400_000  # the gpt-5 family's default window
+        assert "librarian ~0% of 400k" in engine.status_text(session.id)
     finally:
         await engine.aclose()
