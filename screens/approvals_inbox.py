@@ -9,8 +9,8 @@ to modify a plan or explain it; Enter opens its own dialog (a choice is picked
 there); ``g`` goes to its session; Escape closes. Answers leave as ``AnswerQuestion``
 intents; a question answered or withdrawn elsewhere leaves the list as it goes.
 
-``InboxBadge`` counts what waits, wherever the screen holding it puts it (the main
-screen: one line above the footer, only while something waits).
+``widgets.inbox_badge.InboxBadge`` counts what waits (the main screen: one line above
+the footer, only while something waits).
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
-from textual.reactive import reactive
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 from textual.widgets.option_list import Option
@@ -332,38 +331,3 @@ class ApprovalsInbox(ModalScreen[None]):
         if pending is not None:
             value = answers.deny(text) if kind == "deny" else f"{kind}:{text}"
             self._answer(pending, value)
-
-
-def badge_text(count: int, key: str = "F2") -> str:
-    what = "question waits" if count == 1 else "questions wait"
-    return f"⚑ {count} {what} on you · {key} opens the inbox"
-
-
-class InboxBadge(Static):
-    """Counts what waits on the user, for the screen that holds it (which sets ``count``);
-    "⚑ 2 questions wait on you · F2 opens the inbox", taking no room while nothing waits."""
-
-    DEFAULT_CSS = """
-    InboxBadge {
-        height: 1;
-        width: 1fr;
-        padding: 0 1;
-        background: $warning-muted;
-        color: $text;
-        text-style: bold;
-        display: none;
-    }
-    InboxBadge.-waiting {
-        display: block;
-    }
-    """
-
-    count: reactive[int] = reactive(0)
-
-    def __init__(self, *, key: str = "F2", id: str | None = None) -> None:
-        super().__init__("", id=id, markup=False)
-        self.key = key
-
-    def watch_count(self, count: int) -> None:
-        self.set_class(count > 0, "-waiting")
-        self.update(badge_text(count, self.key) if count else "")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -20,18 +20,15 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from backend.sessions.models import Session, SessionState
-from screens.approvals_inbox import ApprovalsInbox, InboxBadge
+from backend.session_states import SessionState
 from screens.main_bindings import MAIN_BINDINGS, OPTION_DIGIT_KEYS
 from screens.new_session import NewSessionScreen
-from screens.plans.dag_view import DagViewScreen
 from screens.session_commands import SessionCommands
 from screens.session_manage import SessionManageScreen
 from screens.state.intents import LoadOlder, NewSession, SendLine, SessionAction, SessionVerb
 from screens.state.pending import PendingChanged
 from screens.state.store import (
     DraftChanged,
-    EngineMessage,
     LineSettled,
     OlderShown,
     Shown,
@@ -40,9 +37,14 @@ from screens.state.store import (
 from widgets.composer import Composer
 from widgets.composer.completion import CompletionSources
 from widgets.composer.history import sent_lines
+from widgets.inbox_badge import InboxBadge
 from widgets.session_list import SessionList
 from widgets.status_bar import StatusBar
 from widgets.transcript import Transcript
+
+if TYPE_CHECKING:  # the engine's models (pydantic) load after the first frame
+    from backend.sessions.models import Session
+    from screens.state.store import EngineMessage
 
 ACTIVITY_REFRESH_SECONDS = 30.0
 """How often the list's "5m ago" column is redrawn."""
@@ -160,6 +162,8 @@ class MainScreen(SessionManageScreen):
 
     def action_open_inbox(self) -> None:
         """What waits on the user, from every session (see ``screens.approvals_inbox``)."""
+        from screens.approvals_inbox import ApprovalsInbox  # loads when first opened
+
         if not isinstance(self.app.screen, ApprovalsInbox):
             self.app.push_screen(ApprovalsInbox(self.state, tz=self._tz))
 
@@ -260,6 +264,8 @@ class MainScreen(SessionManageScreen):
     def action_dag_view(self) -> None:
         session = self.state.sessions.get(self.state.viewed_id or "")
         if session is not None:
+            from screens.plans.dag_view import DagViewScreen  # loads when first opened
+
             view = DagViewScreen(self.state.plans, session.id, session_name=session.name)
             self.app.push_screen(view)
 

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 from textual import events
 from textual.screen import Screen
 
-from backend.sessions.models import Session
 from screens.confirm import ConfirmScreen
 from screens.rename_session import RenameSessionScreen
 from screens.session_marks import SessionMarks
@@ -24,6 +23,7 @@ from widgets.status_bar import StatusBar, total_tokens
 
 if TYPE_CHECKING:  # the engine loads after the first frame
     from backend.engine.status_facts import StatusFacts
+    from backend.sessions.models import Session
 
 NARROW_COLUMNS = 100
 """Below this many columns the sidebar hides by itself (and shows again when wider)."""

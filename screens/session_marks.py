@@ -8,13 +8,19 @@ one row, so hundreds of sessions cost nothing while they are quiet.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.dom import DOMNode
 
-from backend.messages import MessageType
-from backend.sessions.models import Session, SessionState
+from backend.message_types import MessageType
+from backend.session_states import SessionState
 from screens.state.pending import PendingChanged
-from screens.state.store import DraftChanged, EngineMessage, Shown, UiState
+from screens.state.store import DraftChanged, Shown, UiState
 from widgets.session_list import SessionList, activity_of
+
+if TYPE_CHECKING:  # the engine's models (pydantic) load after the first frame
+    from backend.sessions.models import Session
+    from screens.state.store import EngineMessage
 
 UNREAD_SKIPS = frozenset({MessageType.USER_INPUT})
 """What the user typed is never unread."""

@@ -1,7 +1,7 @@
 """SylkApp: the Textual shell around one Engine, and its bridge to the UI.
 
 The app is the only part of the UI that talks to the engine. Engine events become
-Textual messages (``sylk_tui.engine_messages``), which the app applies to the UI
+Textual messages (``sylk_tui.engine_link.messages``), which the app applies to the UI
 state (``screens.state.store.UiState``); screens subscribe to the state for what they
 show. Screens own their keys and post intents (``screens.state.intents``), which the
 app carries out once through its ``EngineBridge``; a refused call becomes a
@@ -23,14 +23,13 @@ from textual.worker import Worker, WorkerState
 
 from backend.clock import utc_now
 from backend.errors import SylkError
-from backend.events import EngineEvent
 from screens.main_screen import MainScreen
 from screens.state.intents import AnswerQuestion, LoadOlder, NewSession, SendLine, SessionAction
 from screens.state.plan_view import PlanTraffic
 from screens.state.store import TRANSCRIPT_LIMIT, UiState
 from sylk_tui.app_actions import FrontActions
-from sylk_tui.engine_bridge import EngineBridge
-from sylk_tui.engine_messages import (
+from sylk_tui.engine_link.bridge import EngineBridge
+from sylk_tui.engine_link.messages import (
     AgentStepped,
     ChoiceRequested,
     EngineNoticePosted,
@@ -54,6 +53,7 @@ from themes import APP_STYLESHEET
 
 if TYPE_CHECKING:  # built by the caller, or lazily (see EngineBridge): not imported here
     from backend.engine import Engine
+    from backend.events import EngineEvent
 
 LOADING_NOTICE_DELAY = 0.15
 """Seconds a transcript read may take before "Loading…" replaces the previous one."""

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import difflib
 import re
+import tomllib
 import unicodedata
 from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
 
 from textual.binding import Binding
 from textual.dom import DOMNode
@@ -96,3 +99,22 @@ def unknown_ids_warning(keymap: Mapping[str, object], known: set[str]) -> str | 
         close = difflib.get_close_matches(name, sorted(known), n=1)
         named.append(f"{name} (did you mean {close[0]}?)" if close else name)
     return f"[keymap] names no binding: {', '.join(named)}. F1 lists every key's id."
+
+
+def keymap_table(config_file: Path | None) -> dict[str, Any]:
+    """The config file's ``[keymap]`` (or ``[keys]``) table as written, read with tomllib
+    and no settings model, so the TUI's first frame waits for nothing more. A file that
+    does not parse gives no keys here; the settings check after the first frame says
+    what is wrong with it."""
+    if config_file is None:
+        return {}
+    try:
+        with config_file.open("rb") as handle:
+            raw = tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return {}
+    for name in ("keymap", "keys"):  # as the settings model reads it: keymap first
+        table = raw.get(name)
+        if isinstance(table, dict):
+            return table
+    return {}

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from textual.notifications import Notification
 
 from screens.state.plan_view import PlanBoard, PlanTraffic, ReadPlan, TaskVerb
-from sylk_tui.engine_messages import DagMoved, EngineNoticePosted, PipelineChanged
+from sylk_tui.engine_link.messages import DagMoved, EngineNoticePosted, PipelineChanged
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from backend.archive.plan_book import StoredPlan
     from backend.events import DagStatusChanged
-    from sylk_tui.engine_bridge import EngineBridge
+    from sylk_tui.engine_link.bridge import EngineBridge
 
 PLAN_TOASTS_MAX = 2
 """Plan toasts shown at once (one per plan); a third withdraws the oldest."""

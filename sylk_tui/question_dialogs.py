@@ -21,14 +21,16 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 
 from backend.clock import utc_now
-from screens.approvals_inbox import ApprovalsInbox, QuestionDialog, dialog_for
 from screens.state.pending import PendingQuestion, PendingQuestions
-from sylk_tui.engine_messages import ChoiceRequested
+from sylk_tui.engine_link.messages import ChoiceRequested
+
+if TYPE_CHECKING:  # the dialogs load with the first question, after the first frame
+    from screens.approvals_inbox import QuestionDialog
 
 
 class QuestionDialogs:
@@ -75,6 +77,8 @@ class QuestionDialogs:
     def _pops(self, pending: PendingQuestion) -> bool:
         """Whether the question covers the screen now: it is the on-screen session's
         and the inbox (which lists it already) is not open."""
+        from screens.approvals_inbox import ApprovalsInbox
+
         if isinstance(self._app.screen, ApprovalsInbox):
             return False
         return self._on_screen(pending.session_id)
@@ -88,6 +92,8 @@ class QuestionDialogs:
                 continue  # its session left the screen: it waits in the inbox
             # An approval (edit, command, outside tool) gets its own modal: y/a/n/d/Esc;
             # a plan review its own: y/m/w/Esc.
+            from screens.approvals_inbox import dialog_for
+
             dialog = dialog_for(pending.question)
             self._open = (pending, dialog)
 

@@ -13,26 +13,9 @@ The mode names and what they mean live here, below every part that reads them
 
 from __future__ import annotations
 
-from enum import StrEnum
-
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-
-class ApprovalMode(StrEnum):
-    """What an agent may do without asking, from most to least careful (Codex's modes).
-
-    ``read-only``: edits and commands are refused. ``ask``: both ask. ``auto-edit``:
-    edits inside the workspace go ahead, commands ask. ``auto``: everything inside the
-    sandbox goes ahead (a command asks anyway when no sandbox confines it).
-    """
-
-    READ_ONLY = "read-only"
-    ASK = "ask"
-    AUTO_EDIT = "auto-edit"
-    AUTO = "auto"
-
-
-MODE_NAMES = tuple(mode.value for mode in ApprovalMode)
+from backend.config.choices import MODE_NAMES, ApprovalMode
 
 
 class ApprovalSettings(BaseModel):

@@ -26,7 +26,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-DEFAULT_TOKEN = "default"
+from backend.config.choices import DEFAULT_TOKEN
+
 SCOPE_LEVELS = ("domain", "route", "resource")
 
 TokenName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]{0,39}$")]

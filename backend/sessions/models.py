@@ -3,24 +3,15 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from backend.clock import utc_now
 from backend.messages import new_id
+from backend.session_states import SessionState as SessionState  # noqa: PLC0414 (re-exported)
 from backend.sessions.phases import SessionPhase
 from backend.sessions.snapshots import WorkflowState
-
-
-class SessionState(StrEnum):
-    CREATED = "created"
-    ACTIVE = "active"
-    SUSPENDED = "suspended"
-    COMPLETED = "completed"
-    FAILED = "failed"
-
 
 # The seed's lifecycle, and nothing else: (from, operation) -> to.
 TRANSITIONS: dict[tuple[SessionState, str], SessionState] = {

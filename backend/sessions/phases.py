@@ -19,26 +19,16 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from datetime import datetime
-from enum import StrEnum
 from types import MappingProxyType
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from backend.clock import utc_now
 from backend.errors import ErrorKind, SylkError
+from backend.session_states import SessionPhase as SessionPhase  # noqa: PLC0414 (re-exported)
 
 REASON_MAX = 300
 APPROVAL_MAX = 120
-
-
-class SessionPhase(StrEnum):
-    IDLE = "idle"
-    RESEARCH = "research"
-    PLANNING = "planning"
-    EXECUTION = "execution"
-    INSPECTION = "inspection"
-    TESTING = "testing"
-    COMPLETE = "complete"
 
 
 P = SessionPhase

@@ -20,21 +20,18 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from backend.agents.tool_actions import (
-    ToolAction,
-    add_output,
-    begin_action,
-    finish_action,
-    stopped,
-    stored_actions,
-)
-from backend.messages import Message, MessageType
+from backend.message_types import MessageType
+
+if TYPE_CHECKING:  # the engine's models (pydantic) load with the first step, after the frame
+    from backend.agents.tool_actions import ToolAction
+    from backend.messages import Message
+
+    EngineMessage = Message[dict[str, Any]]
 
 REASONING_KEPT = 4096  # characters of each model call's reasoning the draft keeps (its end)
 TURN_ENDS = frozenset({"final", "truncated", "interrupted", "step_limit", "cancelled", "error"})
-EngineMessage = Message[dict[str, Any]]
 
 
 @dataclass
@@ -69,6 +66,8 @@ class AnswerDrafts:
         if kind in TURN_ENDS:
             draft = self._drafts.get(session_id)
             if draft is not None:
+                from backend.agents.tool_actions import stopped
+
                 self._ended.add(session_id)
                 draft.actions = {k: stopped(a) for k, a in draft.actions.items()}
             return
@@ -96,6 +95,8 @@ class AnswerDrafts:
 
     @staticmethod
     def _tool_step(draft: _Draft, kind: str, data: Mapping[str, Any]) -> None:
+        from backend.agents.tool_actions import add_output, begin_action, finish_action
+
         call_id = str(data.get("id", ""))
         if kind == "tool_call":
             arguments = data.get("arguments")
@@ -132,6 +133,9 @@ class AnswerDrafts:
         draft = self._drafts.get(session_id or "")
         if draft is None or session_id is None:
             return None
+        from backend.agents.tool_actions import stored_actions
+        from backend.messages import Message
+
         tail = "" if session_id in self._ended else f" … ({draft.doing})" if draft.doing else " …"
         payload: dict[str, Any] = {"text": (draft.text + tail).lstrip()}
         if draft.actions:
@@ -139,7 +143,7 @@ class AnswerDrafts:
         if draft.reasoning:
             payload["reasoning"] = draft.reasoning
             payload["thinking"] = session_id not in self._ended
-        return EngineMessage(
+        return Message(
             id=f"draft-{session_id}",
             session_id=session_id,
             source=draft.role,

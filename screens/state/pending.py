@@ -14,12 +14,13 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from textual.dom import DOMNode
 from textual.signal import Signal
 
-from backend.events import ChoiceQuestion
+if TYPE_CHECKING:  # the engine's models (pydantic) load after the first frame
+    from backend.events import ChoiceQuestion
 
 QuestionKind = Literal["approval", "plan", "choice"]
 

@@ -14,13 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.dom import DOMNode
 from textual.message import Message
 from textual.signal import Signal
 
-from backend.events import DagStatusChanged, PipelineMoved
+if TYPE_CHECKING:  # the engine's models (pydantic) load after the first frame
+    from backend.events import DagStatusChanged, PipelineMoved
 
 ENDED = frozenset({"passed", "failed", "skipped", "cancelled"})
 STEP = {"pending": 0, "running": 1, "retrying": 2}  # an end is 3

@@ -11,20 +11,23 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.dom import DOMNode
 from textual.signal import Signal
 
-from backend.messages import Message, MessageType
-from backend.sessions.models import Session
+from backend.message_types import MessageType
 from screens.state.answer_drafts import AnswerDrafts
 from screens.state.pending import PendingQuestions
 from screens.state.plan_view import PlanBoard
 from screens.state.status_board import StatusBoard
 from screens.state.transcript_cache import TranscriptCache
 
-EngineMessage = Message[dict[str, Any]]
+if TYPE_CHECKING:  # the engine's models (pydantic) load after the first frame
+    from backend.messages import Message
+    from backend.sessions.models import Session
+
+    EngineMessage = Message[dict[str, Any]]
 
 TRANSCRIPT_LIMIT = 200
 """Messages of a session's transcript read and shown when it comes on screen."""

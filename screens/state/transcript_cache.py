@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from backend.messages import Message
+if TYPE_CHECKING:  # the engine's models (pydantic) load after the first frame
+    from backend.messages import Message
 
-EngineMessage = Message[dict[str, Any]]
+    EngineMessage = Message[dict[str, Any]]
 TOTAL_MESSAGES = 2_400
 """Messages all cached tails hold together by default: twelve sessions' 200-message tails,
 or more sessions with shorter ones."""

@@ -15,8 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from backend.config.approvals import MODE_NAMES
-from backend.config.mcp_server_auth import DEFAULT_TOKEN
+from backend.config.choices import DEFAULT_TOKEN, MODE_NAMES
 
 if TYPE_CHECKING:
     from backend.config.settings import SylkConfig

@@ -35,24 +35,15 @@ from backend.events import AgentStep, StepKind
 from backend.messages import MessageType
 from backend.redaction import Redactor, StreamRedactor
 from sylk_tui import paths
+from sylk_tui.commands.exit_codes import (
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    EXIT_NOT_SAVED,
+    EXIT_TRUNCATED,
+)
 
 if TYPE_CHECKING:  # the engine's modules load when a command needs an engine
     from backend.engine import Engine
-
-EXIT_ERROR, EXIT_NOT_SAVED, EXIT_TRUNCATED, EXIT_INTERRUPTED = 1, 4, 6, 130
-EXIT_CODES = """exit status:
-  0    the request was answered (and saved)
-  1    an error (a bad session name, a provider failure, ...)
-  2    bad arguments or settings
-  3    no model is configured: the offline answer was printed
-  4    the archive could not be written (a full disk, a read-only data dir): an
-       answer printed was not saved
-  5    a plan was proposed but did not complete: it waits for approval, its DAG
-       failed or was cancelled, the session stopped short of the complete phase,
-       or it completed without edits or commands the approval policy refused
-  6    the answer was cut at the model's output limit (max_tokens): what came
-       was printed and saved, ending with "(truncated)"
-  130  interrupted"""
 
 
 STREAMED_TEXT: frozenset[StepKind] = frozenset({"text_delta", "reasoning_delta"})

@@ -38,11 +38,11 @@ from backend.events import (
 from backend.messages import MessageType
 from backend.redaction import Redactor
 from backend.sessions.phases import SessionPhase
+from sylk_tui.commands.exit_codes import EXIT_PLAN_INCOMPLETE
 
 if TYPE_CHECKING:
     from backend.engine import Engine
 
-EXIT_PLAN_INCOMPLETE = 5
 Confirm = Callable[[str], Awaitable[bool]]
 PLAN_STATUS_SAID = {
     "awaiting_approval": "proposed, awaiting approval",

@@ -18,12 +18,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from backend.sessions.models import Session
 from sylk_tui import paths
-from sylk_tui.export.session_export import FORMATS, SessionFormat
+from sylk_tui.export.formats import FORMATS, SessionFormat
 
 if TYPE_CHECKING:
     from backend.engine import Engine
+    from backend.sessions.models import Session
 
 Common = Callable[..., None]
 MakeEngine = Callable[[argparse.Namespace], "Engine"]

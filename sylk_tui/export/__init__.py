@@ -8,33 +8,36 @@
 - ``pages``: Markdown as a self-contained HTML page or a terminal-rendered SVG.
 - ``scrubbing``: what keeps secrets out of every format.
 - ``app_export``: the TUI's ``/export`` (loads Textual: only the app imports it).
+
+The helpers below import their format when called: the app imports ``app_export``
+before its first frame, and the engine's models load only when a session is exported.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from backend.messages import Message
-from backend.sessions.models import Session
-from sylk_tui.export.document import EXPORT_VERSION, dumps, header
-from sylk_tui.export.markdown import action_markdown, reasoning_markdown, to_markdown
+if TYPE_CHECKING:
+    from backend.messages import Message
+    from backend.sessions.models import Session
 
 ExportFormat = Literal["md", "json"]
-
-__all__ = [
-    "EXPORT_VERSION",
-    "action_markdown",
-    "reasoning_markdown",
-    "render",
-    "to_json",
-    "to_markdown",
-]
+Transcript = list["Message[dict[str, Any]]"]
 
 
-def to_json(session: Session, transcript: list[Message[dict[str, Any]]]) -> str:
+def to_markdown(session: Session, transcript: Transcript) -> str:
+    """The transcript as Markdown (``markdown.to_markdown``)."""
+    from sylk_tui.export.markdown import to_markdown as markdown
+
+    return markdown(session, transcript)
+
+
+def to_json(session: Session, transcript: Transcript) -> str:
     """The session and its messages as JSON (the whole session: ``export_session``)."""
+    from sylk_tui.export.document import dumps, header
+
     return dumps(header(session, transcript))
 
 
-def render(session: Session, transcript: list[Message[dict[str, Any]]], fmt: ExportFormat) -> str:
+def render(session: Session, transcript: Transcript, fmt: ExportFormat) -> str:
     return to_markdown(session, transcript) if fmt == "md" else to_json(session, transcript)

@@ -24,8 +24,8 @@ from backend.errors import ErrorKind, SylkError
 
 if TYPE_CHECKING:
     from screens.state.store import UiState
-    from sylk_tui.engine_bridge import EngineBridge
-    from sylk_tui.export.session_export import SessionFormat
+    from sylk_tui.engine_link.bridge import EngineBridge
+    from sylk_tui.export.formats import SessionFormat
 
 EXPORT_FORMATS = ("md", "json", "html", "svg")
 USAGE = "/export md|json|html|svg [FILE]"

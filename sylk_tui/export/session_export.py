@@ -9,11 +9,12 @@ then its plans and usage) and, from that Markdown, as an HTML page or an SVG.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any
 
 from backend.messages import Message
 from backend.sessions.models import Session
 from sylk_tui.export.document import dumps, whole_session
+from sylk_tui.export.formats import SessionFormat
 from sylk_tui.export.markdown import to_markdown
 from sylk_tui.export.pages import html_page, terminal_svg
 from sylk_tui.export.plan_markdown import plan_markdown, usage_markdown
@@ -21,9 +22,6 @@ from sylk_tui.export.scrubbing import Scrubber
 
 if TYPE_CHECKING:
     from backend.engine import Engine
-
-SessionFormat = Literal["md", "json", "html", "svg"]
-FORMATS: tuple[str, ...] = get_args(SessionFormat)
 
 
 def full_markdown(

@@ -17,13 +17,13 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from backend.config.settings import SylkConfig, load_config
 from sylk_tui import paths
 
 if TYPE_CHECKING:
+    from backend.config.settings import SylkConfig
     from backend.engine import Engine
 
-BuildEngine = Callable[[argparse.Namespace, SylkConfig], "Engine"]
+BuildEngine = Callable[[argparse.Namespace, "SylkConfig"], "Engine"]
 AddCommon = Callable[..., None]
 
 
@@ -42,6 +42,8 @@ def add_parser(commands: argparse._SubParsersAction, common: AddCommon) -> None:
 
 
 def run(args: argparse.Namespace, build_engine: BuildEngine) -> int:
+    from backend.config.settings import load_config
+
     settings = load_config(paths.config_file())
     return asyncio.run(_run(args, build_engine(args, settings)))
 

@@ -18,12 +18,13 @@ from backend.engine.build import EngineParts, build
 from backend.skills.envelopes import Envelope
 from backend.skills.models import SkillContext
 from screens.approval import ApprovalScreen
-from screens.approvals_inbox import ApprovalsInbox, InboxBadge
+from screens.approvals_inbox import ApprovalsInbox
 from screens.choice import ChoiceScreen
 from screens.main_screen import MainScreen
 from sylk_tui.app import SylkApp
 from tests.integration.plans.conftest import plan_doc
 from tests.tui.support import settle, wait_for
+from widgets.inbox_badge import InboxBadge
 
 SIZE = (120, 40)
 SHELL = "engineer.shell.run"

@@ -17,13 +17,14 @@ from backend.engine import Engine, EngineConfig
 from backend.engine.build import EngineParts, build
 from backend.skills.envelopes import Envelope
 from backend.skills.models import SkillContext
-from screens.approvals_inbox import ApprovalsInbox, InboxBadge
+from screens.approvals_inbox import ApprovalsInbox
 from screens.main_screen import MainScreen
 from screens.plans.plan_review import PlanReviewScreen
 from sylk_tui.app import SylkApp
 from tests.integration.plans.conftest import plan_doc
 from tests.support.polling import until
 from tests.tui.support import settle, wait_for
+from widgets.inbox_badge import InboxBadge
 
 SIZE = (120, 40)
 

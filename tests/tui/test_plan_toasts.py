@@ -18,7 +18,7 @@ import pytest
 
 from backend.engine import Engine
 from sylk_tui.app import SylkApp
-from sylk_tui.engine_messages import EngineNoticePosted
+from sylk_tui.engine_link.messages import EngineNoticePosted
 from tests.integration.orchestration.plan_runs import architect_proposes, node, plan, script
 from tests.integration.plans.conftest import parts
 from tests.support.scripted import execute, read_then_edit

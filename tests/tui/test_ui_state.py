@@ -21,15 +21,15 @@ from backend.events import (
 from backend.messages import Message, MessageType
 from backend.sessions.models import Session, SessionState
 from screens.state.store import UiState
-from sylk_tui.engine_messages import (
-    EVENT_MESSAGES,
+from sylk_tui.engine_link.event_table import EVENT_MESSAGES
+from sylk_tui.engine_link.messages import (
     AgentStepped,
     ForegroundChanged,
     IndexChanged,
     QuestionClosed,
     engine_message,
 )
-from sylk_tui.switch_queue import SwitchQueue
+from sylk_tui.engine_link.switch_queue import SwitchQueue
 
 NOW = datetime(2026, 3, 14, 15, 0, tzinfo=UTC)
 

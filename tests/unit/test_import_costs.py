@@ -17,8 +17,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 OPTIONAL = frozenset({"mcp", "mcp_types", "openai", "anthropic", "numpy", "uvicorn", "starlette"})
 """Loaded only by ``sylk mcp serve``, a configured vendor's provider or semantic search."""
-ENGINE = frozenset({"backend.engine", "sqlalchemy", "sqlmodel", "watchdog"})
-"""Loaded by the TUI only after its first frame (the engine is built in a worker)."""
+ENGINE = frozenset({"backend.engine", "sqlalchemy", "sqlmodel", "watchdog", "pydantic"})
+"""Loaded by the TUI only after its first frame (the engine is built in a worker): the
+engine's models and the settings model (pydantic) too, a third of the first frame."""
 ORM = frozenset({"sqlmodel", "sqlalchemy.orm"})
 """The archive is read and written with SQLAlchemy Core alone; the ORM is a third of
 SQLAlchemy's import and nothing needs it."""

@@ -8,9 +8,12 @@ back keeps what was being typed, and walking past the newest line brings it back
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from backend.messages import Message, MessageType
+from backend.message_types import MessageType
+
+if TYPE_CHECKING:  # the engine's models (pydantic) load after the first frame
+    from backend.messages import Message
 
 HISTORY_LIMIT = 500
 """Lines kept per session (the oldest go first)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.style import Style
 from textual import events
@@ -21,9 +21,11 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from backend.sessions.models import Session
 from widgets.session_list.activity import Activity
 from widgets.session_list.rows import ROW_HEIGHT, RowLook, RowUsage, first_line, second_line
+
+if TYPE_CHECKING:  # the engine's models (pydantic) load after the first frame
+    from backend.sessions.models import Session
 
 Clock = Callable[[], datetime]
 

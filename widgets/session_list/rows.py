@@ -6,14 +6,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 
-from backend.sessions.models import Session, SessionState
-from backend.sessions.phases import SessionPhase
+from backend.session_states import SessionPhase, SessionState
 from widgets.session_list.activity import ACTIVITY_MARKS, Activity
+
+if TYPE_CHECKING:  # the engine's models (pydantic) load after the first frame
+    from backend.sessions.models import Session
 
 ROW_HEIGHT = 2
 """Lines per session."""

@@ -16,16 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from datetime import date, tzinfo
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rich.cells import cell_len, chop_cells
 from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
-from backend.agents.tool_actions import ToolAction, answer_pieces, terminal_text
-from backend.guide.routing.decision import describe_route
-from backend.messages import Message, MessageType, message_text
+from backend.message_types import MessageType
 from widgets.line_wrap import wrap_columns, wrap_plain
 from widgets.transcript.diff_view import diff_lines
 from widgets.transcript.markdown_reflow import list_indent, reflow_markdown
@@ -38,7 +36,11 @@ LABEL_WIDTH = 9  # "you", "sylk", "architect"
 GUTTER = TIME_WIDTH + 1 + LABEL_WIDTH + 1
 MIN_BODY = 8
 
-EngineMessage = Message[dict[str, Any]]
+if TYPE_CHECKING:  # the engine's models (pydantic) load with the first message drawn
+    from backend.agents.tool_actions import ToolAction
+    from backend.messages import Message
+
+    EngineMessage = Message[dict[str, Any]]
 StyleOf = Callable[[str], Style]
 
 MARKERS = {
@@ -90,6 +92,8 @@ def route_line(message: EngineMessage) -> str | None:
     route = payload.get("route") if isinstance(payload, dict) else None
     if message_kind(message) != "user" or not isinstance(route, dict):
         return None
+    from backend.guide.routing.decision import describe_route
+
     return describe_route(route)
 
 
@@ -104,6 +108,8 @@ def answer_marker(message: EngineMessage) -> str | None:
 
 def answer_text(message: EngineMessage) -> str:
     """The message's text, without the marker the engine appended to a cut answer."""
+    from backend.messages import message_text
+
     text = message_text(message)
     marker = answer_marker(message)
     if marker is not None and text.rstrip().endswith(marker):
@@ -130,6 +136,9 @@ def _preformatted(message: EngineMessage) -> bool:
 
 def body_lines(message: EngineMessage, width: int, text: str | None = None) -> list[str]:
     """``text`` (by default the message's) wrapped as the message's kind wants it."""
+    from backend.agents.tool_actions import terminal_text
+    from backend.messages import message_text
+
     # What an agent or a tool wrote may carry escape sequences: they are dropped, not sent.
     text = terminal_text(message_text(message) if text is None else text).expandtabs(4)
     if _preformatted(message):
@@ -150,6 +159,9 @@ def body_rows(
     markdown: MarkdownRenderer | None = None,
 ) -> list[Line]:
     """The message's body as screen lines ``width`` cells wide: text and tool blocks."""
+    from backend.agents.tool_actions import answer_pieces, terminal_text
+    from backend.messages import message_text
+
     body_style = style(f"transcript--{message_kind(message)}")
 
     def text_rows(text: str) -> list[Line]:
@@ -207,6 +219,8 @@ def estimate_height(
     view: ActionView | None = None,
 ) -> int:
     """About the lines ``render_block`` makes (word breaks may add a few)."""
+    from backend.messages import message_text
+
     body = max(MIN_BODY, width - GUTTER)
     lines = sum(max(1, -(-cell_len(line) // body)) for line in message_text(message).split("\n"))
     if view is not None:

@@ -15,15 +15,18 @@ thinks and folded once it answered.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
+from typing import TYPE_CHECKING
 
 from rich.style import Style
 from textual.cache import LRUCache
 from textual.strip import Strip
 
-from backend.agents.tool_actions import ToolAction, actions_from_payload
-from widgets.transcript.blocks import EngineMessage
 from widgets.transcript.reasoning_block import is_reasoning, reasoning_action, reasoning_expanded
 from widgets.transcript.tool_blocks import default_expanded
+
+if TYPE_CHECKING:  # the engine's models (pydantic) load with the first message drawn
+    from backend.agents.tool_actions import ToolAction
+    from widgets.transcript.blocks import EngineMessage
 
 Block = tuple[str, int]
 """A tool block: its message's id and its index among the message's actions."""
@@ -42,6 +45,8 @@ class ActionFolds:
     def actions(self, message: EngineMessage) -> list[ToolAction]:
         actions = self._parsed.get(message.id)
         if actions is None:
+            from backend.agents.tool_actions import actions_from_payload
+
             payload = message.payload
             actions = actions_from_payload(payload) if isinstance(payload, dict) else []
             reasoning = reasoning_action(payload) if isinstance(payload, dict) else None

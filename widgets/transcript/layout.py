@@ -24,6 +24,7 @@ from collections.abc import Hashable, Iterable
 from datetime import tzinfo
 from functools import partial
 from itertools import accumulate
+from typing import TYPE_CHECKING
 
 from rich.segment import Segment
 from rich.style import Style
@@ -33,15 +34,12 @@ from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from widgets.transcript.blocks import (
-    EngineMessage,
-    StripReuse,
-    block_key,
-    estimate_height,
-    render_block,
-)
+from widgets.transcript.blocks import StripReuse, block_key, estimate_height, render_block
 from widgets.transcript.folds import ActionFolds
 from widgets.transcript.markdown_render import MarkdownRenderer
+
+if TYPE_CHECKING:  # the engine's models (pydantic) load with the first message drawn
+    from widgets.transcript.blocks import EngineMessage
 
 CHUNK = 100
 """Older messages wrapped per step once the newest are on screen."""

@@ -14,13 +14,14 @@ it as on a tool call; only its drawing is its own.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.cells import cell_len, chop_cells
 from rich.segment import Segment
 from rich.style import Style
 
-from backend.agents.tool_actions import ToolAction, terminal_text
+if TYPE_CHECKING:  # the engine's models (pydantic) load with the first message drawn
+    from backend.agents.tool_actions import ToolAction
 from widgets.line_wrap import wrap_plain
 from widgets.transcript.tool_blocks import BODY_INDENT, FOLDED, OPEN, Line, StyleOf
 
@@ -37,6 +38,8 @@ REASONING_CSS = """
 
 def reasoning_action(payload: Mapping[str, Any]) -> ToolAction | None:
     """The message's reasoning as a block (``None``: it has none)."""
+    from backend.agents.tool_actions import ToolAction, terminal_text
+
     reasoning = payload.get("reasoning")
     if not isinstance(reasoning, str):
         return None

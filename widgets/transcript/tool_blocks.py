@@ -12,13 +12,16 @@ user folded or unfolded.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rich.cells import cell_len, chop_cells
 from rich.segment import Segment
 from rich.style import Style
 
-from backend.agents.tool_actions import ToolAction
 from widgets.transcript.diff_view import diff_lines
+
+if TYPE_CHECKING:  # the engine's models (pydantic) load with the first message drawn
+    from backend.agents.tool_actions import ToolAction
 
 OPEN, FOLDED = "▾ ", "▸ "
 BODY_INDENT = 2

@@ -11,8 +11,12 @@ is on the oldest messages the transcript waits to trim until it moves on.
 
 from __future__ import annotations
 
-from widgets.transcript.blocks import EngineMessage
+from typing import TYPE_CHECKING
+
 from widgets.transcript.layout import TranscriptLayout
+
+if TYPE_CHECKING:  # the engine's models (pydantic) load with the first message drawn
+    from widgets.transcript.blocks import EngineMessage
 
 KEPT_MESSAGES = 1_000
 """Messages the transcript holds after a trim."""

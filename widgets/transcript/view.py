@@ -12,13 +12,13 @@ or the newest answer when none is selected.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.binding import Binding, BindingType
 from textual.geometry import Region
 from textual.message import Message
 
-from widgets.transcript.blocks import EngineMessage, answer_text, message_kind
+from widgets.transcript.blocks import answer_text, message_kind
 from widgets.transcript.diff_view import DIFF_CLASSES
 from widgets.transcript.folds import Block, block_order, header_offset
 from widgets.transcript.layout import CHUNK, WRAP_OLDER_DELAY
@@ -31,6 +31,9 @@ from widgets.transcript.reasoning_block import (
 )
 from widgets.transcript.tool_blocks import TOOL_CLASSES, TOOL_CSS, action_text
 from widgets.transcript.trim import TrimmedLayout
+
+if TYPE_CHECKING:  # the engine's models (pydantic) load with the first message drawn
+    from widgets.transcript.blocks import EngineMessage
 
 __all__ = ["CHUNK", "WRAP_OLDER_DELAY", "Transcript"]
 

@@ -14,10 +14,11 @@ import pytest
 from backend.config.settings import load_config
 from backend.engine import Engine, EngineConfig
 from backend.engine.build import build
-from sylk_tui import export
 from sylk_tui.export.document import EXPORT_VERSION
+from sylk_tui.export.formats import FORMATS
+from sylk_tui.export.markdown import to_markdown
 from sylk_tui.export.scrubbing import Scrubber
-from sylk_tui.export.session_export import FORMATS, export_session
+from sylk_tui.export.session_export import export_session
 from tests.integration.cli.export_session_fixture import (
     BEARER,
     PLANTED,
@@ -43,7 +44,7 @@ async def test_every_format_carries_the_session_and_not_one_secret(
     monkeypatch.setenv("MY_SERVICE_TOKEN", planted.env["MY_SERVICE_TOKEN"])
     engine = _engine(planted.data_dir, planted.workspace, planted.env)
     try:
-        raw = export.to_markdown(planted.session, await engine.transcript(planted.session.id))
+        raw = to_markdown(planted.session, await engine.transcript(planted.session.id))
         out = {
             fmt: await export_session(engine, planted.session, fmt, data_dir=planted.data_dir)  # type: ignore[arg-type]
             for fmt in FORMATS

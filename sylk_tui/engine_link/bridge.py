@@ -23,12 +23,17 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from textual.app import App
 
-from sylk_tui.engine_messages import OlderLoaded, SessionsLoaded, SubmitSettled, TranscriptLoaded
-from sylk_tui.switch_queue import SwitchQueue
+from sylk_tui.engine_link.messages import (
+    OlderLoaded,
+    SessionsLoaded,
+    SubmitSettled,
+    TranscriptLoaded,
+)
+from sylk_tui.engine_link.switch_queue import SwitchQueue
 
 if TYPE_CHECKING:
     from backend.engine import Engine
-    from sylk_tui.engine_messages import Transcript
+    from sylk_tui.engine_link.messages import Transcript
 
 HEAP_SETTLE_S = 1.0
 """Seconds after the sessions are on screen before the start-up heap is frozen."""
