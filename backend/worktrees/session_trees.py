@@ -60,12 +60,15 @@ class SessionWorktrees:
             branch=session_branch(name, session_id[:8]),
             base=repo.branch,
         )
-        await self._add(repo, info, new_branch=True)
+        # A branch left by an earlier worktree of this session is taken up, not clobbered.
+        await self._add(repo, info, new_branch=not await self.has_branch(info, info.branch))
         return info
 
     async def _add(self, repo: Repository, info: WorktreeInfo, *, new_branch: bool) -> None:
         path = Path(info.path)
         await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True, mode=0o700)
+        if await _is_there(info.admin_dir):  # registered, its folder gone: stale
+            await git(repo.git_dir, repo.root, ["worktree", "prune"])
         args = ["worktree", "add", "--quiet"]
         if new_branch:
             args += ["-b", info.branch, "--", str(path), info.ref(info.base)]

@@ -143,3 +143,19 @@ async def test_the_config_turns_isolation_off(repo: Path, data_dir: Path) -> Non
         )
     finally:
         await engine.aclose()
+
+
+async def test_a_session_archived_before_isolation_gets_its_worktree_at_its_next_turn(
+    engine: Engine, repo: Path
+) -> None:
+    sessions = engine._parts.sessions
+    made = await engine.create_session("old")
+    # As an archive written before worktrees holds it: in the repository, no metadata
+    # (its branch, left behind, is taken up again).
+    shutil.rmtree(Path(made.workspace).parent)
+    await sessions.set_workspace(made.id, str(repo / "pkg"), None, None)
+    await sessions.set_metadata(made.id, "worktree", None)
+    await engine._parts.worktrees.ensure(made.id)  # what Engine.submit does before a turn
+    now = engine.get_session(made.id)
+    assert now.branch_name is not None and Path(now.workspace).name == "pkg"
+    assert Path(now.workspace) != repo / "pkg" and (Path(now.workspace) / "mod.py").exists()
