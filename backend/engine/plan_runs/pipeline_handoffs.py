@@ -165,11 +165,12 @@ class PipelineHandoffs:
         if not reason:
             return
         chain.requested = False
+        chain.original_prompt = chain.original_prompt or request  # later ones: handoff texts
         state = context.model_copy(deep=True)  # with this turn, as the next check would see
         state.add_files(result)
         state.engineer_texts.append(result.text)
         handoff = bundle(
-            state, request, session_id=session_id, old_pipeline_id=chain.current,
+            state, chain.original_prompt, session_id=session_id, old_pipeline_id=chain.current,
             index=chain.index + 1, reason=reason, dag_id=plan_id or "",
             fraction=use.fraction if use is not None else None,
         )  # fmt: skip

@@ -54,6 +54,7 @@ class HandoffChain:
     failures: list[str] = field(default_factory=list)  # each failed attempt, why
     fallbacks: int = 0  # summarise-and-compact instead of a handoff
     summary: str = ""  # the latest fallback's summary: what the engineer goes on from
+    original_prompt: str = ""  # the task's first request, verbatim down the chain
 
     @property
     def current(self) -> str:
