@@ -185,3 +185,27 @@ async def test_a_label_is_one_line_and_bounded(engine: Engine) -> None:
     assert snap.label == "two lines"
     said = await engine.submit(session.id, "/session snapshot " + "x" * 81)
     assert "at most 80 characters" in said[-1].payload["text"]
+
+
+async def test_restore_runs_a_dag_that_was_running_on_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data_dir: Path, workspace: Path
+) -> None:
+    doc = plan(node("t1", "librarian"), node("t2", "tester", "t1"), node("t3", "librarian", "t2"))
+    script(tmp_path / "first.json", monkeypatch, [
+        *architect_proposes(doc), {"expect": "do t1", "text": "Found it."},
+        {"expect": "do t2", "text": HANG_TEXT},
+    ], delay=0.05)  # fmt: skip
+    sid = await snapshot_mid_dag(data_dir, workspace)
+    script(tmp_path / "second.json", monkeypatch, [
+        {"expect": "do t2", "text": "Checked."}, {"expect": "do t3", "text": "Done."},
+    ])  # fmt: skip
+    second = Run(data_dir, workspace)
+    try:
+        said = await say(second.engine, sid, "/session restore 'before t2'")
+        assert "restored" in said["text"], said
+        outcome = await second.engine.wait_dag(sid, "p1")
+        assert outcome is not None and outcome.status is DagStatus.PASSED, outcome
+        assert outcome.outputs == {"t1": "Found it.", "t2": "Checked.", "t3": "Done."}
+        assert all(e.resumed for e in second.dag_events() if e.node_id == "t1")
+    finally:
+        await second.engine.aclose()
