@@ -22,6 +22,7 @@ from screens.local_commands import local_action, unknown_command
 from sylk_tui.keymap import KeymapEntryError, binding_ids, unknown_ids_warning, usable_keymap
 from sylk_tui.themes import ThemeChoice, UnknownThemeError, next_theme
 from themes import DEFAULT_THEME, THEMES, register_themes
+from widgets.composer import Composer
 
 
 class FrontActions(App[None]):
@@ -77,8 +78,15 @@ class FrontActions(App[None]):
         self.push_screen(HelpScreen(classes, self._keymap))
 
     def action_help_unless_typing(self) -> None:
-        """``?``: the help screen, unless the focused box holds text (then ``?`` is typed)."""
+        """``?``: the help screen, unless the focused box holds text (then ``?`` is typed).
+
+        The composer decides for itself, in its own queue: keys typed just before the
+        ``?`` (a paste without bracketed paste, ``tmux send-keys``) may not have reached
+        it yet when this priority binding runs, so its text would still read empty.
+        """
         focused = self.focused
+        if isinstance(focused, Composer):
+            raise SkipAction()
         typed = getattr(focused, "text", None) or getattr(focused, "value", None)
         if typed:
             raise SkipAction()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.console import Group
 from rich.table import Table
+from textual import events
 from textual.dom import DOMNode
 from textual.widgets import Input, Static
 
@@ -71,6 +72,24 @@ async def test_question_mark_opens_help_only_in_an_empty_composer(engine: Engine
         await pilot.press("question_mark")
         await pilot.pause()
         _help(app)
+
+
+async def test_a_question_mark_typed_in_one_burst_with_its_line_is_typed(engine: Engine) -> None:
+    """Keys that arrive in one read ("is it?" from a paste without bracketed paste, or
+    tmux send-keys) are queued before the composer has them: the ? is still typed."""
+    await engine.create_session("first")
+    app = SylkApp(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        composer = main_screen(app).composer
+        composer.focus()
+        await pilot.pause()
+        for key, character in [("i", "i"), ("s", "s"), ("question_mark", "?")]:
+            app.post_message(events.Key(key, character))  # all queued before any runs
+        await pilot.pause()
+        await pilot.pause()
+        assert composer.text == "is?"
+        assert not isinstance(app.screen, HelpScreen)
 
 
 async def test_slash_help_opens_the_screen_and_help_topic_asks_the_guide(engine: Engine) -> None:

@@ -146,12 +146,15 @@ class Composer(TextArea):
         self.move_cursor(self.document.end)
 
     def check_consume_key(self, key: str, character: str | None = None) -> bool:
-        if key == "question_mark" and not self.text:  # ? in an empty composer: help
-            return False
         return key not in self.reserved_keys and super().check_consume_key(key, character)
 
     async def _on_key(self, event: events.Key) -> None:
         self._last_key = monotonic()
+        if event.key == "question_mark" and not self.text:  # ? in an empty composer: help
+            event.prevent_default()
+            event.stop()
+            await self.run_action("app.help")
+            return
         before = self.text
         await super()._on_key(event)
         if self.menu_open and self.text != before:  # the menu narrows (or closes) as you type
