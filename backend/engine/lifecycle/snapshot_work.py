@@ -97,7 +97,8 @@ async def restore_snapshot(
     if running is not None:
         raise SessionRunningError(session.name, running, "restore")
     workflow = snapshot.workflow or WorkflowState()
-    records = _node_records(snapshot.id, workflow)  # checked whole before anything is written
+    # Checked whole before anything is written; a DAG of another session is refused.
+    records = _node_records(snapshot.id, session.id, workflow)
     for dag in workflow.dags:
         now = await parts.dags.store.load(dag.dag_id)
         for node_id in now.keys() - records[dag.dag_id].keys():
@@ -200,9 +201,13 @@ def _routes(transcript: list[Any]) -> list[GuideRoute]:
 
 
 # -- restore -----------------------------------------------------------------------------
-def _node_records(snapshot_id: str, workflow: WorkflowState) -> dict[str, dict[str, NodeRecord]]:
+def _node_records(
+    snapshot_id: str, session_id: str, workflow: WorkflowState
+) -> dict[str, dict[str, NodeRecord]]:
     records: dict[str, dict[str, NodeRecord]] = {}
     for dag in workflow.dags:
+        if not dag.dag_id.startswith(f"{session_id}/{dag.plan_id}/"):
+            raise SnapshotUnreadableError(snapshot_id, f"DAG {dag.dag_id!r} is not this session's")
         try:
             records[dag.dag_id] = {
                 n: NodeRecord(

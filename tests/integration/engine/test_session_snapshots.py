@@ -160,6 +160,7 @@ async def test_bad_snapshot_ids_and_documents_are_typed_errors(
     garbled = await engine.snapshot_session(session.id, "garbled")
     newer = await engine.snapshot_session(session.id, "newer")
     wrong = await engine.snapshot_session(session.id, "wrong shape")
+    foreign = await engine.snapshot_session(session.id, "foreign")
     listed = (await engine.submit(session.id, "/session snapshots"))[-1].payload["text"]
     assert "garbled" in listed and "newer" in listed
     with sqlite3.connect(engine.archive.path) as db:  # type: ignore[attr-defined]
@@ -169,14 +170,19 @@ async def test_bad_snapshot_ids_and_documents_are_typed_errors(
         bad = json.loads(wrong.model_dump_json())
         bad["workflow"]["dags"] = [{"plan_id": "p"}]
         db.execute("UPDATE snapshots SET data = ? WHERE id = ?", (json.dumps(bad), wrong.id))
-    for label, why in (("garbled", "not JSON"), ("newer", "version 99 is newer"),
-                       ("wrong shape", "do not parse")):  # fmt: skip
+        other = json.loads(foreign.model_dump_json())  # another session's DAG: never written
+        other["workflow"]["dags"] = [{"plan_id": "p1", "dag_id": "other/p1/v1", "status": "running",
+                                      "nodes": {"t1": {"status": "pending"}}}]  # fmt: skip
+        db.execute("UPDATE snapshots SET data = ? WHERE id = ?", (json.dumps(other), foreign.id))
+    refusals = (("garbled", "not JSON"), ("newer", "version 99 is newer"),
+                ("wrong shape", "do not parse"), ("foreign", "not this session's"))  # fmt: skip
+    for label, why in refusals:
         with pytest.raises(SnapshotUnreadableError) as unreadable:
             await engine.restore_snapshot(session.id, label)
         assert why in str(unreadable.value), str(unreadable.value)
     said = await engine.submit(session.id, "/session restore garbled")
     assert "cannot be read: its document is not JSON" in said[-1].payload["text"]
-    assert len(engine.session_snapshots(session.id)) == 3  # nothing deleted
+    assert len(engine.session_snapshots(session.id)) == 4  # nothing deleted
 
 
 async def test_a_label_is_one_line_and_bounded(engine: Engine) -> None:
