@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -23,21 +22,22 @@ from backend.approvals.gate import ApprovalGate
 from backend.approvals.session_approvals import METADATA_KEY, ApprovalBook
 from backend.approvals.user_commands import ApprovalCommands
 from backend.archive.store import Archive
-from backend.checkpoints.service import Checkpoints
 from backend.config.settings import SylkConfig, load_config
 from backend.engine.budget_work import install_budgets
 from backend.engine.checkpoint_work import install_checkpoints
 from backend.engine.config import EngineConfig
 from backend.engine.hook_work import HookWork
 from backend.engine.knowledge_services import KnowledgeServices
-from backend.engine.model_work import guide_classifier, status_models
+from backend.engine.model_work import guide_classifier
+from backend.engine.parts import EngineParts as EngineParts  # noqa: PLC0414 (re-exported)
+from backend.engine.parts import ToolServers
 from backend.engine.plan_runs.dag_work import DagWork, install_orchestration
 from backend.engine.plan_runs.pipeline_work import PipelineWork
 from backend.engine.plan_runs.plan_work import plan_desk, plan_wiring
 from backend.engine.session_service import SessionService
 from backend.engine.team_work import install_team
-from backend.engine.worker_lanes import build_worker_pool, worker_block
-from backend.engine.worktree_work import WorktreeWork, install_worktrees
+from backend.engine.worker_lanes import build_worker_pool
+from backend.engine.worktree_work import install_worktrees
 from backend.errors import SessionNotFoundError
 from backend.events import EventStream
 from backend.guide.guide import Guide
@@ -45,27 +45,21 @@ from backend.guide.routing.decision import RouteDecision, Target
 from backend.guide.routing.patterns import classify as classify_text
 from backend.guide.routing.router import Router
 from backend.guide.status import (
-    cache_lines,
-    describe_sessions,
     health_notice,
-    render_status,
 )
-from backend.llm.accounting import summarise
-from backend.mcp.client.as_skills import attach_skills
 from backend.mcp.client.hub import McpHub
 from backend.messages import Message
-from backend.orchestration import PoolSlots, WorkerPool
-from backend.plans.desk import PlanDesk
+from backend.orchestration import PoolSlots
 from backend.questions import QuestionBoard
 from backend.redaction import Redactor
-from backend.resources.resource_manager import ResourceManager, install_resources
+from backend.resources.resource_manager import install_resources
 from backend.sandbox import sandbox_support
 from backend.skills.builtin.architect import PlanWiring
 from backend.skills.builtin.catalog import build_gateway
 from backend.skills.builtin.guide import GuideWiring
 from backend.skills.builtin.sessions import session_skills
 from backend.skills.gateway.gateway import Gateway
-from backend.skills.gateway.read_guard import ReadGuard, install_read_guard
+from backend.skills.gateway.read_guard import install_read_guard
 from backend.skills.hooks.agents import consultation_logging
 from backend.skills.hooks.builtin import (
     file_tracking,
@@ -73,96 +67,9 @@ from backend.skills.hooks.builtin import (
     route_cache_hooks,
     session_context_injection,
 )
-from backend.skills.search.embedding import describe_search, semantic_stage
-from backend.team.phase_talk import PhaseTalk
+from backend.skills.search.embedding import semantic_stage
 
 log = logging.getLogger("sylk.tools")
-
-
-@dataclass
-class ToolServers:
-    """The configured MCP servers, started once; their tools join as hidden ops
-    (and again after a server restarts)."""
-
-    hub: McpHub
-    gateway: Gateway
-    started: bool = False
-
-    async def start(self) -> None:
-        if self.started:
-            return
-        self.started = True
-        await self.hub.start()
-        attach_skills(self.hub, self.gateway.registry)
-
-
-@dataclass
-class EngineParts:
-    config: EngineConfig
-    settings: SylkConfig
-    redactor: Redactor
-    archive: Archive
-    events: EventStream
-    knowledge: KnowledgeServices
-    sessions: SessionService
-    worktrees: WorktreeWork  # each session's git worktree and branch
-    hook_work: HookWork
-    gateway: Gateway
-    read_guard: ReadGuard
-    librarian_answers: LibrarianAnswers
-    mcp: McpHub
-    tool_servers: ToolServers
-    turns: TurnRunner
-    guide: Guide
-    dispatcher: AgentDispatcher
-    questions: QuestionBoard
-    answers: AnswerPipeline
-    checkpoints: Checkpoints
-    approvals: ApprovalCommands
-    plans: PlanDesk
-    dags: DagWork
-    resources: ResourceManager  # file locks and conflict warnings between sessions
-    workers: WorkerPool  # one bound on every session's work (backend.engine.worker_lanes)
-    talk: PhaseTalk | None = None  # set by install_team: plan talk by phase
-    closed: bool = field(default=False)
-
-    async def aclose(self) -> None:
-        """Close every part, the archive (under the session lock) and the stream last."""
-        if self.closed:
-            return
-        self.closed = True
-        self.questions.withdraw_all()
-        await self.dags.aclose()  # runs stop here and resume at the next start
-        await self.hook_work.aclose()
-        await self.dispatcher.aclose()
-        await self.guide.aclose()
-        await self.turns.aclose()
-        await self.mcp.aclose()
-        await self.knowledge.aclose()
-        await self.sessions.close_archive()
-        self.events.close()
-
-    def status_text(self, session_id: str) -> str:
-        """``/status`` for ``session_id``."""
-        workspace = Path(self.sessions.get(session_id).workspace)
-        text = render_status(
-            self.guide,
-            session_id,
-            self.describe_sessions(),
-            summarise(session_id, self.archive.usage_by_agent(session_id)),
-            status_models(self.turns, self.sessions.get(session_id)),
-            search_line=describe_search(
-                self.gateway.index.embedding, self.settings.search.semantic
-            ),
-            caches=cache_lines(self.knowledge.cache_stats(workspace)),
-            approvals=self.approvals.status_lines(session_id),
-            phase=self.sessions.get(session_id).phase,
-            mcp_servers=self.mcp.status_lines(),
-        ) + self.resources.status_block(session_id)
-        return text + worker_block(self.workers, session_id)
-
-    def describe_sessions(self) -> str:
-        return describe_sessions(self.sessions.list_sessions(), self.sessions.active_id)
 
 
 def build(config: EngineConfig, settings: SylkConfig | None = None) -> EngineParts:
