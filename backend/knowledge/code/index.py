@@ -20,19 +20,28 @@ from __future__ import annotations
 
 import hashlib
 import os
+import pickle
 import posixpath
 import sqlite3
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from backend.knowledge.code.index_db import norm_name
+from backend.knowledge.code.index_db import (
+    create_secondary_indexes,
+    drop_secondary_indexes,
+    norm_name,
+)
 from backend.knowledge.code.index_queries import IndexQueries
 from backend.knowledge.code.symbols import LANG_BY_EXT, extract
 from backend.knowledge.watch.ignore import IgnorePolicy
 
 MAX_FILE_BYTES = 1024 * 1024
+PARALLEL_MIN_FILES = 256  # fewer files to read are parsed in this thread
+_CHUNK = 32
 BATCH_SECONDS = 0.2
 _SNIFF_BYTES = 8192
 
@@ -51,6 +60,117 @@ def _binary(head: bytes) -> bool:
     return b"\x00" in head
 
 
+SymbolRow = tuple[str, str, str, int, int | None, str | None, str, str]
+ImportRow = tuple[str, int, tuple[str, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """One file read, hashed and (unless its hash is ``prev_hash``) parsed into rows."""
+
+    size: int
+    mtime: int
+    digest: str
+    lang: str | None = None
+    text: str | None = None  # None: same content as indexed, nothing to write
+    symbols: tuple[SymbolRow, ...] = ()
+    imports: tuple[ImportRow, ...] = ()
+
+
+def prepare(root: str, rel: str, prev_hash: str | None) -> Prepared | None:
+    """Read ``rel`` under ``root`` and parse it; None: gone, too big, or not text.
+
+    A plain function of plain values, so a worker process can run it.
+    """
+    full = os.path.join(root, rel)
+    try:
+        st = os.stat(full)
+        if st.st_size > MAX_FILE_BYTES:
+            return None
+        with open(full, "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    if _binary(raw[:_SNIFF_BYTES]):
+        return None
+    digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
+    if digest == prev_hash:
+        return Prepared(st.st_size, st.st_mtime_ns, digest)
+    text = raw.decode("utf-8", errors="replace")
+    lang = LANG_BY_EXT.get(posixpath.splitext(rel)[1].lower())
+    found = extract(lang, rel, text)
+    symbols = tuple(
+        (s.name, s.kind, rel, s.line, s.end_line, s.parent, s.signature, norm_name(s.name))
+        for s in found.symbols
+    )
+    imports = tuple((i.module, i.line, i.targets) for i in found.imports)
+    return Prepared(st.st_size, st.st_mtime_ns, digest, lang, text, symbols, imports)
+
+
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])
+_SERVE = "from backend.knowledge.code.index import serve_prepare; serve_prepare()"
+
+
+def _prepare_chunk(root: str, chunk: list[tuple[str, str | None]]) -> list[Prepared | None]:
+    return [prepare(root, rel, prev_hash) for rel, prev_hash in chunk]
+
+
+def default_workers() -> int:
+    """Worker processes for a big build: the cores this process may use, at most 2."""
+    return min(2, len(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else 1
+
+
+def prepared_in_workers(
+    root: str, batch: list[tuple[str, str | None]], workers: int
+) -> Iterator[Prepared | None]:
+    """:func:`prepare` of each of ``batch``, in order, by ``workers`` child processes.
+
+    Plain ``python -I`` children running :func:`serve_prepare` (not a multiprocessing
+    pool, which re-imports the parent's main module in each child). Each child reads
+    all its chunks (round-robin) before it answers, so no pipe can fill both ways; a
+    child that dies leaves the rest to this thread.
+    """
+    chunks = [batch[k : k + _CHUNK] for k in range(0, len(batch), _CHUNK)]
+    code = f"import sys; sys.path.insert(0, {_PACKAGE_ROOT!r}); {_SERVE}"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-I", "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        for _ in range(min(workers, len(chunks)))
+    ]
+    done = 0
+    try:
+        for k, proc in enumerate(procs):
+            assert proc.stdin is not None
+            with proc.stdin:
+                pickle.dump((root, chunks[k :: len(procs)]), proc.stdin)
+        for k, chunk in enumerate(chunks):
+            out = procs[k % len(procs)].stdout
+            assert out is not None
+            prepared: list[Prepared | None] = pickle.load(out)
+            if len(prepared) != len(chunk):
+                raise EOFError("a worker answered another chunk")
+            done += len(chunk)
+            yield from prepared
+    except (OSError, EOFError, pickle.UnpicklingError):
+        for rel, prev_hash in batch[done:]:
+            yield prepare(root, rel, prev_hash)
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
+
+
+def serve_prepare() -> None:
+    """A worker of :func:`prepared_in_workers`: its chunks in, their files prepared out."""
+    root, chunks = pickle.load(sys.stdin.buffer)
+    for chunk in chunks:
+        pickle.dump(_prepare_chunk(root, chunk), sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+
+
 class CodeIndex(IndexQueries):
     """Files, symbols, imports and full text of the workspace at ``root``."""
 
@@ -60,8 +180,10 @@ class CodeIndex(IndexQueries):
         db_path: Path,
         policy: IgnorePolicy | None = None,
         protected: Iterable[Path] = (),
+        workers: int | None = None,
     ) -> None:
         resolved = root.resolve()
+        self.workers = default_workers() if workers is None else workers
         self.policy = policy if policy is not None else IgnorePolicy(resolved, protected=protected)
         super().__init__(resolved, db_path)
 
@@ -75,8 +197,10 @@ class CodeIndex(IndexQueries):
     def build(self, progress: Callable[[int, int], None] | None = None) -> BuildStats:
         """Index the whole workspace; unchanged files (same size and mtime) are skipped.
 
-        Blocking: run it in a thread. Commits every
-        ``BATCH_SECONDS`` so concurrent queries see the files indexed so far.
+        Blocking: run it in a thread. Commits every ``BATCH_SECONDS`` so concurrent
+        queries see the files indexed so far. Many files to read go to worker
+        processes (:func:`prepared_in_workers`) while this thread writes; an empty
+        index gets its secondary indexes after the rows, not row by row.
         """
         started = time.perf_counter()
         with self._transaction() as conn:
@@ -84,13 +208,19 @@ class CodeIndex(IndexQueries):
             known = {
                 row[1]: row for row in conn.execute("SELECT id, path, size, mtime, hash FROM files")
             }
-            reindexed: list[str] = []
-            last_commit = time.perf_counter()
+            todo: list[tuple[str, tuple[object, ...] | None, int]] = []
             for done, (rel, st) in enumerate(walked, 1):
                 prev = known.pop(rel, None)
-                if prev and (prev[2], prev[3]) == (st.st_size, st.st_mtime_ns):
-                    continue
-                if self._index_file(conn, rel, prev):
+                if not prev or (prev[2], prev[3]) != (st.st_size, st.st_mtime_ns):
+                    todo.append((rel, prev, done))
+            fresh = not known and len(todo) >= PARALLEL_MIN_FILES
+            if fresh:
+                drop_secondary_indexes(conn)
+            batch = [(rel, str(prev[4]) if prev else None) for rel, prev, _ in todo]
+            reindexed: list[str] = []
+            last_commit = time.perf_counter()
+            for (rel, prev, done), ready in zip(todo, self._prepared(batch), strict=True):
+                if self._write(conn, rel, prev, ready):
                     reindexed.append(rel)
                 if time.perf_counter() - last_commit > BATCH_SECONDS:
                     conn.execute("COMMIT")  # let readers see the files indexed so far
@@ -100,10 +230,18 @@ class CodeIndex(IndexQueries):
                     last_commit = time.perf_counter()
             for rel in known:
                 self._delete(conn, rel)
+            if fresh:
+                create_secondary_indexes(conn)
         if progress:
             progress(len(walked), len(walked))
         seconds = time.perf_counter() - started
         return BuildStats(len(walked), len(reindexed), len(known), seconds, tuple(reindexed))
+
+    def _prepared(self, batch: list[tuple[str, str | None]]) -> Iterator[Prepared | None]:
+        root = str(self.root)
+        if len(batch) < PARALLEL_MIN_FILES or self.workers < 1:
+            return (prepare(root, rel, prev_hash) for rel, prev_hash in batch)
+        return prepared_in_workers(root, batch, self.workers)
 
     def update_files(self, paths: Iterable[str | Path]) -> int:
         """Re-index ``paths`` whose content hash changed; drop gone or ignored ones.
@@ -171,25 +309,26 @@ class CodeIndex(IndexQueries):
     def _index_file(
         self, conn: sqlite3.Connection, rel: str, prev: tuple[object, ...] | None
     ) -> int:
-        full = self.root / rel
-        try:
-            st = full.stat()
-            raw = full.read_bytes() if st.st_size <= MAX_FILE_BYTES else None
-        except OSError:
-            raw = None
-        if raw is None or _binary(raw[:_SNIFF_BYTES]):
+        prev_hash = str(prev[4]) if prev is not None else None
+        return self._write(conn, rel, prev, prepare(str(self.root), rel, prev_hash))
+
+    def _write(
+        self,
+        conn: sqlite3.Connection,
+        rel: str,
+        prev: tuple[object, ...] | None,
+        ready: Prepared | None,
+    ) -> int:
+        """Store what :func:`prepare` made of ``rel``; 1 if its rows changed."""
+        if ready is None:
             return self._delete(conn, rel)
-        digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
-        if prev is not None and prev[4] == digest:
+        if ready.text is None or (prev is not None and prev[4] == ready.digest):
             conn.execute(
                 "UPDATE files SET size = ?, mtime = ? WHERE path = ?",
-                (st.st_size, st.st_mtime_ns, rel),
+                (ready.size, ready.mtime, rel),
             )
             return 0
-        text = raw.decode("utf-8", errors="replace")
-        lang = LANG_BY_EXT.get(posixpath.splitext(rel)[1].lower())
-        found = extract(lang, rel, text)
-        values = (st.st_size, st.st_mtime_ns, digest, lang, posixpath.dirname(rel), rel)
+        values = (ready.size, ready.mtime, ready.digest, ready.lang, posixpath.dirname(rel), rel)
         if prev is not None:
             self._delete(conn, rel, keep_file=True)
             conn.execute(
@@ -202,22 +341,18 @@ class CodeIndex(IndexQueries):
                 values,
             )
             file_id = cur.lastrowid
-        conn.execute("INSERT INTO contents(rowid, body) VALUES (?, ?)", (file_id, text))
+        conn.execute("INSERT INTO contents(rowid, body) VALUES (?, ?)", (file_id, ready.text))
         conn.executemany(
             "INSERT INTO symbols(name, kind, path, line, end_line, parent, signature, norm) "
             "VALUES (?,?,?,?,?,?,?,?)",
-            [
-                (s.name, s.kind, rel, s.line, s.end_line, s.parent, s.signature, norm_name(s.name))
-                for s in found.symbols
-            ],
+            ready.symbols,
         )
-        for imp in found.imports:
+        for module, line, targets in ready.imports:
             cur = conn.execute(
-                "INSERT INTO imports(path, module, line) VALUES (?,?,?)",
-                (rel, imp.module, imp.line),
+                "INSERT INTO imports(path, module, line) VALUES (?,?,?)", (rel, module, line)
             )
             conn.executemany(
                 "INSERT INTO import_targets(import_id, path, target) VALUES (?,?,?)",
-                [(cur.lastrowid, rel, t) for t in imp.targets],
+                [(cur.lastrowid, rel, t) for t in targets],
             )
         return 1

@@ -34,21 +34,22 @@ def _brackets(depth: int) -> str:
 _BRK = _brackets(7)
 _LOGICAL = re.compile(
     r"(?:[ \t]*+(?:#[^\n]*+)?\n)*+"
-    r"([ \t]*+)"
-    rf"((?:[^\n'\"#\\()\[\]{{}}]++|{_STR}|\\\n|\\.|{_BRK})++)"
-    r"(?:#[^\n]*+)?(?:\n|\Z)",
+    r"([ \t]*+)(?=([A-Za-z_]\w*+|))"
+    rf"((?:[^\n'\"#\\()\[\]{{}} \t]++|[ \t]++(?=[^\s#])|{_STR}|\\\n|\\.|{_BRK})++)"
+    r"[ \t]*+(?:#[^\n]*+)?(?:\n|\Z)",
     re.S,
 )
 _TAIL = re.compile(r"(?:[ \t]*+(?:#[^\n]*+)?(?:\n|\Z))*+\Z")
 _TOP = re.compile(rf"{_STR}|{_BRK}|[;:=]|[^;:='\"()\[\]{{}}]++|.", re.S)
 _HEAD = re.compile(r"(async[ \t]+)?(def|class)[ \t]+([A-Za-z_]\w*)")
-_WORD = re.compile(r"[A-Za-z_]\w*")
 _UPPER = re.compile(r"[A-Z][A-Z0-9_]*")
 _COMMENT = re.compile(r"#[^\n]*")
 _NAME_ONLY = re.compile(r"\(*\s*([A-Za-z_]\w*)\s*\)*")
 _COMPOUND = frozenset(
     {"if", "elif", "else", "try", "except", "finally", "for", "while", "with", "async"}
 )
+_DEFS = frozenset({"def", "class", "async"})
+_KEYWORDS = _COMPOUND | _DEFS | {"match", "case"}
 _MODULE_BLOCKS = frozenset({"if", "elif", "try", "except"})
 
 # (kind, name, line, end_line, parent) and (module, line, level, names)
@@ -60,10 +61,6 @@ _MOD = object()  # the context of module-level statements (also inside if/try th
 def _top_split(body: str) -> list[tuple[str, int]]:
     """``body`` cut at top-level ``;``, ``:`` and ``=``: (piece or separator, offset)."""
     return [(m.group(), m.start()) for m in _TOP.finditer(body)]
-
-
-def _width(indent: str) -> int:
-    return len(indent.expandtabs(8)) if "\t" in indent else len(indent)
 
 
 def _statements(body: str) -> list[tuple[str, int]]:
@@ -146,50 +143,82 @@ def scan(text: str) -> tuple[list[RawSymbol], list[RawImport]] | None:
     ends: dict[int, int] = {}
     line, pos, prev_end, n = 1, 0, 0, len(text)
     last_kw: dict[int, str] = {}
+    match, count, tabs = _LOGICAL.match, text.count, "\t" in text
     while pos < n:
-        m = _LOGICAL.match(text, pos)
+        m = match(text, pos)
         if m is None:
             if _TAIL.match(text, pos) is None:
                 return None
             break
-        start = line + text.count("\n", pos, m.start(2))
-        body = m.group(2).rstrip()
-        end = start + body.count("\n")
-        ind = _width(m.group(1))
+        indent, word, body = m.group(1, 2, 3)
+        end = line + count("\n", pos, m.end(3))
+        ind = len(indent.expandtabs(8)) if tabs else len(indent)
         while stack and stack[-1][0] >= ind:
             b_ind, _, slot, kw = stack.pop()
             if slot >= 0:
                 ends[slot] = prev_end
             last_kw[b_ind] = kw
         ctx = stack[-1][1] if stack else _MOD
-        word_m = _WORD.match(body)
-        word = word_m.group() if word_m else ""
-        block = body.endswith(":")
-        if word in ("def", "class", "async") and (head := _HEAD.match(body)):
-            child, slot = _definition(head, ctx, start, end, symbols)
-            if block:
-                stack.append((ind, child, slot, head[2]))
-            else:
-                _simple(body, start, None, imports, symbols, inline=True)
-        elif word in _COMPOUND or (word in ("match", "case") and block):
-            kw, child_ctx = _header(word, last_kw.get(ind), ctx)
-            if block:
-                stack.append((ind, child_ctx, -1, kw))
-            else:
-                _simple(body, start, child_ctx, imports, symbols, inline=True)
-            last_kw[ind] = kw
+        if word in _KEYWORDS:
+            start = line + count("\n", pos, m.start(3))
+            _keyword_line(
+                word,
+                body,
+                ind,
+                ctx,
+                (start, end),
+                stack=stack,
+                last_kw=last_kw,
+                out=(symbols, imports),
+            )
         else:
-            _simple(body, start, ctx, imports, symbols, inline=False)
-            if block:  # a header of a block the index does not follow (lambda-free)
+            if ctx is _MOD or "import" in body:
+                start = line + count("\n", pos, m.start(3))
+                _simple(body, start, ctx, imports, symbols, inline=False)
+            if body[-1] == ":":  # a header of a block the index does not follow
                 stack.append((ind, None, -1, word))
         prev_end = end
-        line = end + (1 if m.group().endswith("\n") else 0)
+        line = end + 1
         pos = m.end()
     while stack:
         _, _, slot, _ = stack.pop()
         if slot >= 0:
             ends[slot] = prev_end
     return _fill(symbols, ends), imports
+
+
+def _keyword_line(
+    word: str,
+    body: str,
+    ind: int,
+    ctx: object,
+    lines: tuple[int, int],
+    *,
+    stack: list[tuple[int, object, int, str]],
+    last_kw: dict[int, str],
+    out: tuple[list[RawSymbol], list[RawImport]],
+) -> None:
+    """A logical line opening with a keyword: a definition, a compound header (its
+    block pushed on ``stack``, or its body on the same line), or a plain statement."""
+    start, end = lines
+    symbols, imports = out
+    block = body[-1] == ":"
+    head = _HEAD.match(body) if word in _DEFS else None
+    if head is not None:
+        child, slot = _definition(head, ctx, start, end, symbols)
+        if block:
+            stack.append((ind, child, slot, head[2]))
+        else:
+            _simple(body, start, None, imports, symbols, inline=True)
+    elif word in _COMPOUND or block:
+        kw, child_ctx = _header(word, last_kw.get(ind), ctx)
+        if block:
+            stack.append((ind, child_ctx, -1, kw))
+        else:
+            _simple(body, start, child_ctx, imports, symbols, inline=True)
+        last_kw[ind] = kw
+    else:
+        _simple(body, start, ctx, imports, symbols, inline=False)
 
 
 def _definition(

@@ -7,7 +7,6 @@ an index built from scratch on the same worktree.
 from __future__ import annotations
 
 import os
-import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 
 from backend.knowledge.code import CodeIndex, seed_index_from
 from backend.knowledge.code.live import index_path_for
+from tests.support.code_index import snapshot
 
 GIT_ENV = {
     "PATH": os.environ["PATH"],
@@ -35,30 +35,6 @@ def git(cwd: Path, *args: str) -> None:
         check=True,
         capture_output=True,
     )
-
-
-def snapshot(db: Path) -> dict[str, list[tuple[object, ...]]]:
-    """Everything the index answers from, without row ids."""
-    with sqlite3.connect(db) as conn:
-        return {
-            "files": conn.execute(
-                "SELECT path, size, hash, lang, dir FROM files ORDER BY path"
-            ).fetchall(),
-            "symbols": conn.execute(
-                "SELECT name, kind, path, line, end_line, parent, signature, norm FROM symbols "
-                "ORDER BY path, line, name"
-            ).fetchall(),
-            "imports": conn.execute(
-                "SELECT path, module, line FROM imports ORDER BY path, line, module"
-            ).fetchall(),
-            "targets": conn.execute(
-                "SELECT i.path, i.module, i.line, t.target FROM import_targets t "
-                "JOIN imports i ON i.id = t.import_id ORDER BY 1, 3, 2, 4"
-            ).fetchall(),
-            "contents": conn.execute(
-                "SELECT f.path, c.body FROM contents c JOIN files f ON f.id = c.rowid ORDER BY 1"
-            ).fetchall(),
-        }
 
 
 @pytest.fixture
