@@ -40,7 +40,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     ),
     CommandSpec(
         "/task",
-        "/task ID prompt|query|interrupt|ignore_inspector|ignore_tester [TEXT]",
+        "/task ID prompt|query|interrupt|ignore_inspector|ignore_tester|handoff[_stop] [TEXT]",
         "steer a running pipeline",
     ),
     CommandSpec(
