@@ -199,6 +199,7 @@ class TurnRunner:
         return call
 
     async def aclose(self) -> None:
+        await self.context.aclose()  # checkpoints still being written, before the clients go
         for provider in self._providers.values():
             await provider.aclose()
         self._providers.clear()

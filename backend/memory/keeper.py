@@ -6,6 +6,9 @@ else the estimate), writes the role's checkpoint to the chronicle when a thresho
 :class:`~backend.memory.thresholds.MemoryPlan` is crossed, and at the plan's compaction
 level replaces the older turns with the summary, keeping the task's verbatim prompt and
 the latest exchanges. Several levels crossed at once give one checkpoint (the highest).
+A checkpoint alone is written beside the turn (the user does not wait for the summary
+call; the ledger tracks it and closing waits for it); a compaction waits for its summary,
+since the turn's conversation is made of it.
 """
 
 from __future__ import annotations
@@ -105,25 +108,48 @@ class ContextKeeper:
             if not crossed and not compact:
                 return history
             older = history[:-1]  # the request being answered is not summarised
+            if not compact:  # a checkpoint alone is written while the turn goes on
+                memory.done.update(crossed)
+                checkpoint = self._checkpoint(
+                    session_id, plan, memory, use=use, older=older, call=call, model=model,
+                    crossed=crossed, index=memory.reserve(),
+                )  # fmt: skip
+                self.ledger.track(checkpoint)
+                return history
             fields, written_by = await write_summary(plan, older, call=call, model=model)
-            extra: dict[str, Any] = {"level": max(crossed, default=None)}
-            if compact:
-                first = next((m.text for m in older if m.role == "user" and m.text), None)
-                extra |= {
-                    "compacted_through": kept[-KEEP_RECENT - 1].id,
-                    "prompt": memory.prompt or first,
-                }
-            # A checkpoint, or a compaction's summary: either goes to the Archivalist; one
-            # the archive refused is tried again next turn, and nothing is compacted away.
+            first = next((m.text for m in older if m.role == "user" and m.text), None)
+            through, prompt = kept[-KEEP_RECENT - 1].id, memory.prompt or first
+            # The compaction's summary goes to the Archivalist first: one the archive
+            # refused is tried again next turn, and nothing is compacted away.
             text = render(role, fields, written_by)
-            data = {**fields, "written_by": written_by, "compacted": compact, **extra}
-            if not await self._record(session_id, plan, memory, use=use, text=text, data=data):
+            data = {**fields, "written_by": written_by, "compacted": True,
+                    "level": max(crossed, default=None), "compacted_through": through,
+                    "prompt": prompt}  # fmt: skip
+            index = memory.reserve()
+            if not await self._record(session_id, plan, index, use=use, text=text, data=data):
                 return history
-            memory.done.update(crossed)
-            if not compact:
-                return history
-            memory.through, memory.prompt = extra["compacted_through"], extra["prompt"]
+            memory.through, memory.prompt = through, prompt
             return self._compact(memory, kept, current, text)
+
+    async def _checkpoint(
+        self,
+        session_id: str,
+        plan: MemoryPlan,
+        memory: AgentMemory,
+        *,
+        use: ContextUse,
+        older: list[ChatMessage],
+        call: SummaryCall | None,
+        model: str | None,
+        crossed: tuple[float, ...],
+        index: int,
+    ) -> None:
+        """A checkpoint written beside the turn (its number reserved when it was due)."""
+        fields, written_by = await write_summary(plan, older, call=call, model=model)
+        text = render(plan.role, fields, written_by)
+        data = {**fields, "written_by": written_by, "compacted": False, "level": max(crossed)}
+        if not await self._record(session_id, plan, index, use=use, text=text, data=data):
+            memory.done.difference_update(crossed)  # due again at the next turn
 
     def _compact(
         self, memory: AgentMemory, kept: Records, current: str, text: str
@@ -141,14 +167,13 @@ class ContextKeeper:
         self,
         session_id: str,
         plan: MemoryPlan,
-        memory: AgentMemory,
+        index: int,
         *,
         use: ContextUse,
         text: str,
         data: dict[str, Any],
     ) -> bool:
         """The checkpoint to the Archivalist, under the role's category, the seed's shape."""
-        index = memory.checkpoint_index + 1
         header = {
             "timestamp": utc_now().isoformat(),
             "session_id": session_id,
@@ -169,5 +194,4 @@ class ContextKeeper:
         except SylkError as exc:
             log.warning("the %s's checkpoint was not stored: %s", plan.role, exc)
             return False
-        memory.checkpoint_index = index
         return True

@@ -9,10 +9,16 @@ up to a transcript message, and the task's verbatim prompt).
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
+from typing import Any
 
 from backend.llm.types import Usage
 from backend.memory.windows import ContextUse
+
+log = logging.getLogger("sylk.memory")
+CLOSE_WAIT_S = 10.0  # how long closing waits for checkpoints still being written
 
 
 @dataclass
@@ -30,12 +36,19 @@ class AgentMemory:
     restored: bool = False  # read back from the chronicle once (after a restart)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
+    def reserve(self) -> int:
+        """The next checkpoint's number, taken when it falls due (numbers follow the
+        context's growth even when checkpoints are written side by side)."""
+        self.checkpoint_index += 1
+        return self.checkpoint_index
+
 
 class ContextLedger:
     """Every agent's :class:`AgentMemory`, by session and role."""
 
     def __init__(self) -> None:
         self._agents: dict[tuple[str, str], AgentMemory] = {}
+        self._pending: set[asyncio.Task[None]] = set()  # checkpoints being written
 
     def get(self, session_id: str, role: str) -> AgentMemory:
         return self._agents.setdefault((session_id, role), AgentMemory())
@@ -58,6 +71,31 @@ class ContextLedger:
         if not uses:
             return None
         return " · ".join(f"{role} {use.describe()}" for role, use in uses.items())
+
+    def track(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` (a checkpoint) beside the turn; :meth:`aclose` waits for it."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._pending.add(task)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self._pending.discard(task)
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            log.error("a checkpoint failed", exc_info=exc)
+
+    async def settle(self) -> None:
+        """Wait until every checkpoint being written is stored (or failed)."""
+        while self._pending:
+            await asyncio.gather(*self._pending, return_exceptions=True)
+
+    async def aclose(self, timeout_s: float = CLOSE_WAIT_S) -> None:
+        """Let the checkpoints being written finish, for up to ``timeout_s``; then stop them."""
+        if not self._pending:
+            return
+        _, late = await asyncio.wait(set(self._pending), timeout=timeout_s)
+        for task in late:
+            task.cancel()
+        await asyncio.gather(*late, return_exceptions=True)
 
     def forget(self, session_id: str) -> None:
         """Drop a session's entries (it was deleted)."""

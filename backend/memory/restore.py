@@ -25,9 +25,10 @@ async def restore(
     mine = [e for e in await chronicle.query(session_id, query) if e.agent == plan.role]
     if not mine:
         return
-    mine.sort(key=lambda e: e.created_at)
-    indexes = [e.data.get("checkpoint_index") for e in mine]
-    memory.checkpoint_index = max((i for i in indexes if isinstance(i, int)), default=0)
+    # In the order they fell due (a checkpoint written beside a turn may be stored after
+    # the compaction that followed it).
+    mine.sort(key=lambda e: _index(e.data.get("checkpoint_index")))
+    memory.checkpoint_index = max(0, _index(mine[-1].data.get("checkpoint_index")))
     compactions = [e for e in mine if isinstance(e.data.get("compacted_through"), str)]
     if not compactions:
         return
@@ -42,3 +43,7 @@ async def restore(
     reached = max((x for x in later if isinstance(x, float)), default=None)
     if reached is not None:
         memory.done = {level for level in plan.checkpoints if level <= reached}
+
+
+def _index(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else -1

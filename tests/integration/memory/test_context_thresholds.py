@@ -107,6 +107,7 @@ async def test_the_librarian_checkpoints_at_25_50_75_and_compacts_at_75(
         for n in range(2, 6):
             await _ask(engine, session.id, f"@librarian Question {n}: what else do you see now?")
 
+        await parts.turns.context.settle()  # checkpoints are written beside the turns
         entries = await _entries(parts, session.id, Category.LIBRARIAN_CHECKPOINT)
         assert [e.data["checkpoint_index"] for e in entries] == [1, 2, 3]
         usages = [e.data["context_usage"] for e in entries]
@@ -143,27 +144,27 @@ async def test_the_librarian_checkpoints_at_25_50_75_and_compacts_at_75(
 async def test_a_held_summary_call_is_an_extract_and_costs_nothing(
     data_dir: Path, workspace: Path
 ) -> None:
-    answers = [
-        {"text": "Answer 1: app/main.py starts it.", "usage": _usage(30_000)},
-        {"text": "Answer 2: nothing more.", "usage": _usage(31_000)},
-    ]
+    answers = [{"text": "Answer 1: app/main.py starts it.", "usage": _usage(30_000)}]
     engine, parts, recording = await _engine(data_dir, workspace, {"turns": answers})
     checks: list[str | None] = []
 
     async def budget(session_id: str, pipeline: str | None) -> str | None:
+        """The budget is reached after the first call: every later one is held."""
         checks.append(pipeline)
-        return "the session's token budget is reached" if len(checks) == 2 else None
+        return "the session's token budget is reached" if len(checks) > 1 else None
 
     parts.turns.before_model_call = budget
     try:
         session = await engine.ensure_session()
         await _ask(engine, session.id, "@librarian Task: map the app's modules, please.")
-        await _ask(engine, session.id, "@librarian Question 2: anything else?")
+        held = (await engine.submit(session.id, "@librarian Question 2: anything else?"))[-1]
+        assert "budget is reached" in str(held.payload)
+        await parts.turns.context.settle()
         entries = await _entries(parts, session.id, Category.LIBRARIAN_CHECKPOINT)
         assert len(entries) == 1 and entries[0].data["written_by"] == "extract"
         assert entries[0].data["key_paths"] == ["app/main.py"]
-        assert len(checks) == 3 and len(recording.requests) == 2  # the summary never called
-        assert engine.usage(session.id).calls == 2
+        assert len(checks) == 3 and len(recording.requests) == 1  # the summary never called
+        assert engine.usage(session.id).calls == 1
     finally:
         await engine.aclose()
 

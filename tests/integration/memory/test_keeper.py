@@ -54,6 +54,7 @@ async def _walk(
         seen.append([m.text for m in history])
         records += _exchange("s1", n, f"{answer} ({n})")
         keeper.ledger.note_usage("s1", role, Usage(input_tokens=count))
+    await keeper.ledger.settle()  # checkpoints are written beside the turns
     return records, seen
 
 
@@ -140,6 +141,7 @@ async def test_a_summary_call_that_fails_falls_back_to_the_extract(
         records += _exchange("s1", n, "Read the file.")
     keeper.ledger.note_usage("s1", "academic", Usage(input_tokens=90_000))
     await keeper.prepare("s1", "academic", records, "go on", window=WINDOW, call=call, model="m")
+    await keeper.ledger.settle()
     assert len(asked) == 1 and asked[0].options.max_tokens <= 2048  # one bounded call
     entries = await _entries(engine_parts, "s1", Category.ACADEMIC_RESEARCH_PAPER)
     assert len(entries) == 1 and entries[0].data["written_by"] == "extract"
