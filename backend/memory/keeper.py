@@ -96,7 +96,10 @@ class ContextKeeper:
         async with memory.lock:
             if not memory.restored:  # after a restart: the compaction the chronicle kept
                 memory.restored = True
-                await restore(self._chronicle, session_id, plan, memory)
+                try:
+                    await restore(self._chronicle, session_id, plan, memory)
+                except SylkError as exc:  # an unreadable archive costs the compaction, not the turn
+                    log.warning("the %s's compaction was not read back: %s", role, exc)
             kept = _since(records, memory.through)
             history = self._build(kept, current, preface(memory))
             use = self.measure(memory, history, current, window)
