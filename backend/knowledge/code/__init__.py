@@ -20,7 +20,24 @@
 - ``answers``: the answers that need no model, as markdown.
 """
 
-from backend.knowledge.code.index import BuildStats, CodeIndex
-from backend.knowledge.code.seed import SeedStats, seed_index_from
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from backend.knowledge.code.index import BuildStats, CodeIndex
+    from backend.knowledge.code.seed import SeedStats, seed_index_from
 
 __all__ = ["BuildStats", "CodeIndex", "SeedStats", "seed_index_from"]
+
+
+def __getattr__(name: str) -> Any:
+    """The exports, imported on first use: a build's worker processes import the index
+    alone, without the live index (asyncio, the watcher) that seeding brings in."""
+    if name in ("BuildStats", "CodeIndex"):
+        from backend.knowledge.code import index
+
+        return getattr(index, name)
+    if name in ("SeedStats", "seed_index_from"):
+        from backend.knowledge.code import seed
+
+        return getattr(seed, name)
+    raise AttributeError(name)

@@ -41,6 +41,7 @@ from backend.knowledge.watch.ignore import IgnorePolicy
 
 MAX_FILE_BYTES = 1024 * 1024
 PARALLEL_MIN_FILES = 256  # fewer files to read are parsed in this thread
+PARALLEL_MIN_BYTES = 8 * 1024 * 1024  # and fewer bytes: a worker costs ~0.1 s to start
 _CHUNK = 32
 BATCH_SECONDS = 0.2
 _SNIFF_BYTES = 8192
@@ -209,17 +210,20 @@ class CodeIndex(IndexQueries):
                 row[1]: row for row in conn.execute("SELECT id, path, size, mtime, hash FROM files")
             }
             todo: list[tuple[str, tuple[object, ...] | None, int]] = []
+            todo_bytes = 0
             for done, (rel, st) in enumerate(walked, 1):
                 prev = known.pop(rel, None)
                 if not prev or (prev[2], prev[3]) != (st.st_size, st.st_mtime_ns):
                     todo.append((rel, prev, done))
+                    todo_bytes += st.st_size
             fresh = not known and len(todo) >= PARALLEL_MIN_FILES
             if fresh:
                 drop_secondary_indexes(conn)
             batch = [(rel, str(prev[4]) if prev else None) for rel, prev, _ in todo]
             reindexed: list[str] = []
             last_commit = time.perf_counter()
-            for (rel, prev, done), ready in zip(todo, self._prepared(batch), strict=True):
+            prepared = self._prepared(batch, todo_bytes)
+            for (rel, prev, done), ready in zip(todo, prepared, strict=True):
                 if self._write(conn, rel, prev, ready):
                     reindexed.append(rel)
                 if time.perf_counter() - last_commit > BATCH_SECONDS:
@@ -237,9 +241,12 @@ class CodeIndex(IndexQueries):
         seconds = time.perf_counter() - started
         return BuildStats(len(walked), len(reindexed), len(known), seconds, tuple(reindexed))
 
-    def _prepared(self, batch: list[tuple[str, str | None]]) -> Iterator[Prepared | None]:
+    def _prepared(
+        self, batch: list[tuple[str, str | None]], nbytes: int
+    ) -> Iterator[Prepared | None]:
         root = str(self.root)
-        if len(batch) < PARALLEL_MIN_FILES or self.workers < 1:
+        small = len(batch) < PARALLEL_MIN_FILES or nbytes < PARALLEL_MIN_BYTES
+        if small or self.workers < 1:
             return (prepare(root, rel, prev_hash) for rel, prev_hash in batch)
         return prepared_in_workers(root, batch, self.workers)
 

@@ -6,8 +6,8 @@ splits the text into logical lines with one regular expression (strings, comment
 brackets and backslash continuations consumed inside the regex engine), then follows
 block structure by indentation: the same symbols, lines, end lines and imports as
 the AST walk in :mod:`~backend.knowledge.code.symbols` on valid code. What it cannot
-follow (brackets nested deeper than it unrolls, ``except*``, a lone ``\\r``, form
-feeds, unbalanced brackets) returns None and the caller parses with :mod:`ast`.
+follow (brackets nested deeper than it unrolls, ``except*``, a ``\\r``, a form
+feed, unbalanced brackets) returns None and the caller parses with :mod:`ast`.
 A file with a syntax error yields what its lines show, where the AST gave nothing.
 """
 
@@ -39,9 +39,34 @@ _LOGICAL = re.compile(
     r"[ \t]*+(?:#[^\n]*+)?(?:\n|\Z)",
     re.S,
 )
+_BODY_LINE = (
+    rf"(?:[^\n'\"#\\()\[\]{{}} \t]++|[ \t]++(?=[^\s#])|{_STR}|\\\n|\\.|{_BRK})++"
+    r"[ \t]*+(?:#[^\n]*+)?(?:\n|\Z)"
+)
+_DEEPER: dict[int, re.Pattern[str]] = {}
+
+
+def _skip_block(text: str, pos: int, indent: int) -> int:
+    """Where the logical lines indented deeper than ``indent`` from ``pos`` end, in one
+    regex match; 0 when there are none, or when one is an ``import`` (which must be
+    seen wherever it is)."""
+    deeper = _DEEPER.get(indent)
+    if deeper is None:
+        deeper = _DEEPER[indent] = re.compile(
+            rf"(?:(?:[ \t]*+(?:#[^\n]*+)?\n)*+ {{{indent + 1},}}+(?=[^\s#]){_BODY_LINE})*+",
+            re.S,
+        )
+    found = deeper.match(text, pos)  # never None: the pattern matches the empty string
+    end = found.end() if found else pos
+    if end == pos or text.find("import", pos, end) != -1:
+        return 0
+    return end
+
+
 _TAIL = re.compile(r"(?:[ \t]*+(?:#[^\n]*+)?(?:\n|\Z))*+\Z")
 _TOP = re.compile(rf"{_STR}|{_BRK}|[;:=]|[^;:='\"()\[\]{{}}]++|.", re.S)
 _HEAD = re.compile(r"(async[ \t]+)?(def|class)[ \t]+([A-Za-z_]\w*)")
+_EXCEPT_STAR = re.compile(r"except\s*\*")
 _UPPER = re.compile(r"[A-Z][A-Z0-9_]*")
 _COMMENT = re.compile(r"#[^\n]*")
 _NAME_ONLY = re.compile(r"\(*\s*([A-Za-z_]\w*)\s*\)*")
@@ -134,7 +159,7 @@ def _import(stmt: str) -> list[tuple[str, int, tuple[str, ...] | None]]:
 
 def scan(text: str) -> tuple[list[RawSymbol], list[RawImport]] | None:
     """Symbols and imports of Python ``text``, or None when the AST must decide."""
-    if "\r" in text or "\f" in text or "except*" in text or "except *" in text:
+    if "\r" in text or "\f" in text:
         return None
     symbols: list[RawSymbol] = []
     imports: list[RawImport] = []
@@ -160,6 +185,8 @@ def scan(text: str) -> tuple[list[RawSymbol], list[RawImport]] | None:
             last_kw[b_ind] = kw
         ctx = stack[-1][1] if stack else _MOD
         if word in _KEYWORDS:
+            if word == "except" and _EXCEPT_STAR.match(body):
+                return None  # a TryStar, which the AST walk does not enter
             start = line + count("\n", pos, m.start(3))
             _keyword_line(
                 word,
@@ -177,9 +204,16 @@ def scan(text: str) -> tuple[list[RawSymbol], list[RawImport]] | None:
                 _simple(body, start, ctx, imports, symbols, inline=False)
             if body[-1] == ":":  # a header of a block the index does not follow
                 stack.append((ind, None, -1, word))
-        prev_end = end
-        line = end + 1
-        pos = m.end()
+        prev_end, line, pos = end, end + 1, m.end()
+        if not tabs and stack and stack[-1][1] is None and stack[-1][0] == ind:
+            skipped = _skip_block(text, pos, ind)  # a body the index does not look into
+            if skipped:
+                _, _, slot, kw = stack.pop()
+                prev_end = line + count("\n", pos, skipped) - (text[skipped - 1] == "\n")
+                if slot >= 0:
+                    ends[slot] = prev_end
+                last_kw[ind] = kw
+                line, pos = prev_end + 1, skipped
     while stack:
         _, _, slot, _ = stack.pop()
         if slot >= 0:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
+from backend.knowledge.code import index as index_module
 from backend.knowledge.code.index import PARALLEL_MIN_FILES, CodeIndex
 from tests.support.code_index import snapshot
 
@@ -19,6 +22,12 @@ def write_tree(root: Path, files: int) -> None:
         )
     (root / "web.ts").write_text("export class Shape {\n  area() {\n    return 1;\n  }\n}\n")
     (root / "blob.py").write_bytes(b"\x00binary")
+
+
+@pytest.fixture(autouse=True)
+def small_trees_use_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These trees are a few kilobytes: below the bytes that make workers pay."""
+    monkeypatch.setattr(index_module, "PARALLEL_MIN_BYTES", 0)
 
 
 def test_workers_write_exactly_what_one_thread_writes(tmp_path: Path) -> None:
