@@ -26,7 +26,7 @@ from backend.config.settings import SylkConfig, load_config
 from backend.engine.budget_work import install_budgets
 from backend.engine.checkpoint_work import install_checkpoints
 from backend.engine.config import EngineConfig
-from backend.engine.hook_work import HookWork
+from backend.engine.hook_work import HookWork, install_seed_hooks
 from backend.engine.knowledge_services import KnowledgeServices
 from backend.engine.model_work import guide_classifier
 from backend.engine.parts import EngineParts as EngineParts  # noqa: PLC0414 (re-exported)
@@ -259,6 +259,7 @@ def _gateway(
     hooks.install(file_tracking(hook_work.track_file))
     hooks.install(consultation_logging(hook_work.log_consultation))
     hooks.install(result_logging(log, redactor=redactor))
+    install_seed_hooks(hooks, hook_work, redactor)
     return gateway
 
 

@@ -11,6 +11,7 @@ comes from here too.
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
@@ -18,9 +19,12 @@ from backend.agents.turns import session_brief
 from backend.errors import SylkError
 from backend.knowledge.chronicle.chronicle import Chronicle
 from backend.knowledge.chronicle.models import Category
+from backend.redaction import Redactor
 from backend.sessions.models import FileRecord, Session, SessionContext
+from backend.skills.hooks import seed_hooks as seed
 from backend.skills.hooks.agents import Consultation
 from backend.skills.hooks.builtin import FileTouch
+from backend.skills.hooks.registry import HookRegistry
 
 UpdateContext = Callable[[str, Callable[[SessionContext], None]], Awaitable[None]]
 
@@ -40,6 +44,9 @@ class HookWork:
         self._session_of = session_of
         self._update_context = update_context
         self._background: set[asyncio.Task[Any]] = set()
+        # What state_update and file_operation_tracking saw, per session (history_injection).
+        self.recent: dict[str, deque[str]] = {}
+        self.file_operations: dict[str, deque[seed.FileOperation]] = {}
 
     async def settle(self) -> None:
         """Wait for the records hooks started so far."""
@@ -89,5 +96,61 @@ class HookWork:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
+    # -- the seed's remaining hooks (backend.skills.hooks.seed_hooks) -------------------
+    def recent_lines(self, session_id: str) -> list[str]:
+        """history_injection's provider: the session's latest steps, newest last."""
+        return list(self.recent.get(session_id, ()))
 
-__all__ = ["HookWork"]
+    def note_step(self, step: seed.StepDone) -> None:
+        """state_update: the session's current step, in memory and its context."""
+        line = f"{step.agent} ran {step.op}: {'ok' if step.ok else step.detail or 'failed'}"
+        self.recent.setdefault(step.session_id, deque(maxlen=RECENT_KEPT)).append(line)
+
+        def note(ctx: SessionContext) -> None:
+            ctx.current_step = line
+
+        self._spawn(self._update_context(step.session_id, note), "sylk-state-update")
+
+    def note_file_operation(self, operation: seed.FileOperation) -> None:
+        """file_operation_tracking: the Engineer starts a file op; a read is the session's
+        read file at once (writes are recorded by file_tracking once they succeed)."""
+        kept = self.file_operations.setdefault(operation.session_id, deque(maxlen=FILE_OPS_KEPT))
+        kept.append(operation)
+        if operation.op.endswith((".read", ".view")):
+
+            def note(ctx: SessionContext) -> None:
+                ctx.read_files[operation.path] = FileRecord(
+                    path=operation.path, source=operation.op
+                )
+
+            self._spawn(self._update_context(operation.session_id, note), "sylk-file-ops")
+
+    def record_pattern(self, found: seed.ExtractedPattern) -> None:
+        """pattern_extraction: a pattern a response stated, recorded for the session."""
+        job = self._chronicle.record_pattern(
+            found.session_id, category="extracted", name=found.name, pattern=found.pattern,
+            agent=found.agent,
+        )  # fmt: skip
+        self._spawn(job, "sylk-pattern-extraction")
+
+    def promote_pattern(self, entry_id: str, reason: str) -> None:
+        """pattern_promotion_check: a pattern used in several sessions goes global."""
+        self._spawn(self._chronicle.promote(entry_id, reason=reason), "sylk-pattern-promotion")
+
+
+RECENT_KEPT = 8  # steps history_injection shows
+FILE_OPS_KEPT = 64  # file operations remembered per session
+
+
+def install_seed_hooks(hooks: HookRegistry, work: HookWork, redactor: Redactor) -> None:
+    """The seed's remaining hooks, on ``work``'s sinks (token_budget_check: budgets)."""
+    hooks.install(seed.history_injection(work.recent_lines))
+    hooks.install(seed.cross_session_query_handler())
+    hooks.install(seed.response_logging(redactor=redactor))
+    hooks.install(seed.pattern_extraction(work.record_pattern))
+    hooks.install(seed.file_operation_tracking(work.note_file_operation))
+    hooks.install(seed.state_update(work.note_step))
+    hooks.install(seed.pattern_promotion_check(work.promote_pattern))
+
+
+__all__ = ["HookWork", "install_seed_hooks"]
