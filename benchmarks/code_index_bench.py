@@ -154,7 +154,8 @@ def main() -> None:
 
     from backend.knowledge.code.index import CodeIndex
 
-    result: dict[str, Any] = {"code": str(args.code), "trees": {}}
+    code = str(Path(sys.modules[CodeIndex.__module__].__file__ or "").parents[3])
+    result: dict[str, Any] = {"code": code, "trees": {}}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for name in args.trees:

@@ -43,22 +43,19 @@ _BODY_LINE = (
     rf"(?:[^\n'\"#\\()\[\]{{}} \t]++|[ \t]++(?=[^\s#])|{_STR}|\\\n|\\.|{_BRK})++"
     r"[ \t]*+(?:#[^\n]*+)?(?:\n|\Z)"
 )
-_DEEPER: dict[int, re.Pattern[str]] = {}
+# A header line (its indent captured) and then every logical line indented deeper.
+_DEEPER = re.compile(
+    rf"( *+){_BODY_LINE}(?:(?:[ \t]*+(?:#[^\n]*+)?\n)*+\1 ++(?=[^\s#]){_BODY_LINE})*+", re.S
+)
 
 
-def _skip_block(text: str, pos: int, indent: int) -> int:
-    """Where the logical lines indented deeper than ``indent`` from ``pos`` end, in one
-    regex match; 0 when there are none, or when one is an ``import`` (which must be
-    seen wherever it is)."""
-    deeper = _DEEPER.get(indent)
-    if deeper is None:
-        deeper = _DEEPER[indent] = re.compile(
-            rf"(?:(?:[ \t]*+(?:#[^\n]*+)?\n)*+ {{{indent + 1},}}+(?=[^\s#]){_BODY_LINE})*+",
-            re.S,
-        )
-    found = deeper.match(text, pos)  # never None: the pattern matches the empty string
-    end = found.end() if found else pos
-    if end == pos or text.find("import", pos, end) != -1:
+def _skip_block(text: str, header: int, after: int) -> int:
+    """Where the logical lines indented deeper than the header line at ``header``
+    (ending at ``after``) end, in one regex match; 0 when there are none, or when one
+    is an ``import`` (which must be seen wherever it is)."""
+    found = _DEEPER.match(text, header)
+    end = found.end() if found else after
+    if end <= after or text.find("import", after, end) != -1:
         return 0
     return end
 
@@ -206,7 +203,7 @@ def scan(text: str) -> tuple[list[RawSymbol], list[RawImport]] | None:
                 stack.append((ind, None, -1, word))
         prev_end, line, pos = end, end + 1, m.end()
         if not tabs and stack and stack[-1][1] is None and stack[-1][0] == ind:
-            skipped = _skip_block(text, pos, ind)  # a body the index does not look into
+            skipped = _skip_block(text, m.start(1), pos)  # a body the index does not look into
             if skipped:
                 _, _, slot, kw = stack.pop()
                 prev_end = line + count("\n", pos, skipped) - (text[skipped - 1] == "\n")

@@ -128,3 +128,22 @@ def test_the_backend_itself_scans_like_the_ast() -> None:
     root = Path(__file__).resolve().parents[3] / "backend"
     for path in sorted(root.rglob("*.py")):
         same(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "class A:\n\tdef f(self):\n\t\treturn 1\n\tdef g(self):\n\t\tpass\n",  # tabs
+        "def outer():\n    import json\n    def inner():\n        class Hidden:\n"
+        "            pass\n    return inner\n\n\nLATER = 1\n",  # an import in a skipped body
+        "def f():\n    s = '''\nclass NotReal:\n'''\n    return s\nclass Real:\n    pass\n",
+        "if True:\n    def a(): pass\nelse:\n    def b(): pass\nfor x in y:\n    def c(): pass\n"
+        "else:\n    def d(): pass\nwhile 0:\n    pass\nelse:\n    E = 1\n",
+        "try:\n    pass\nfinally:\n    def hidden(): pass\nwith x:\n    def also_hidden(): pass\n",
+        "def f(\n    a,\n    b,\n):\n    return (\n        a\n    )\n\n\n# trailing\n",
+        "x = 1 \\\n    + 2\nY = [\n    1,  # comment ]\n]\nclass C: pass\n",
+        "match = 1\ncase = 2\nmatch x:\n    case 1:\n        import inside_case\n",
+    ],
+)
+def test_corner_cases_match_the_ast_walk(text: str) -> None:
+    same(text)
