@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from backend.clock import utc_now
 from backend.messages import new_id
@@ -76,6 +76,13 @@ class SessionContext(_Model):
     message_history: list[str] = Field(default_factory=list)
 
 
+# Every key a SessionConfig row had before ``revision``: a stored row has them all.
+_REVISION_1_KEYS = frozenset(
+    ("max_concurrent_tasks", "max_engineers", "task_timeout", "session_timeout")
+    + ("auto_suspend_after", "enable_git_isolation")
+)
+
+
 class SessionConfig(_Model):
     """Per-session resource limits."""
 
@@ -84,7 +91,20 @@ class SessionConfig(_Model):
     task_timeout: timedelta = Field(default=timedelta(minutes=30))
     session_timeout: timedelta | None = None
     auto_suspend_after: timedelta | None = None
-    enable_git_isolation: bool = False
+    # None: follow ``[sessions] git_isolation``; True/False: this session's own choice.
+    enable_git_isolation: bool | None = None
+    revision: int = 2  # 2: enable_git_isolation is a choice (see _legacy_isolation)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_isolation(cls, data: Any) -> Any:
+        """A row stored before revision 2 holds ``enable_git_isolation: false`` only as
+        the old default (nothing could set it then): it reads as None, "follow the config".
+        Such a row is told by having every old key and no ``revision``."""
+        if isinstance(data, dict) and "revision" not in data and _REVISION_1_KEYS <= data.keys():
+            if data["enable_git_isolation"] is False:
+                return {**data, "enable_git_isolation": None}
+        return data
 
 
 class Session(_Model):
