@@ -29,7 +29,13 @@ from backend.guide.routing.decision import RouteDecision
 from backend.messages import Message, MessageType
 from backend.redaction import Redactor
 from backend.sessions.manager import SessionChange, SessionManager
-from backend.sessions.models import Session, SessionContext, SessionSnapshot, SessionState
+from backend.sessions.models import (
+    Session,
+    SessionConfig,
+    SessionContext,
+    SessionSnapshot,
+    SessionState,
+)
 from backend.sessions.phases import PhaseChange, SessionPhase
 
 Transcript = list[Message[dict[str, Any]]]
@@ -180,13 +186,15 @@ class SessionService:
             n += 1
         return f"{base} {n}"
 
-    async def create_session(self, name: str | None = None, *, activate: bool = True) -> Session:
+    async def create_session(
+        self, name: str | None = None, *, activate: bool = True, config: SessionConfig | None = None
+    ) -> Session:
         """Create a session in this engine's workspace and, by default, switch to it."""
         final = self._unique_name(name)
         workspace = str(self._workspace)
 
         def op() -> Session:
-            session = self._manager.create(final, workspace=workspace)
+            session = self._manager.create(final, workspace=workspace, config=config)
             return self._manager.activate(session.id) if activate else session
 
         made = await self._run(op)
