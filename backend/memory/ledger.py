@@ -97,7 +97,18 @@ class ContextLedger:
             task.cancel()
         await asyncio.gather(*late, return_exceptions=True)
 
+    def restart(self, session_id: str, role: str, through: str | None) -> None:
+        """``role``'s context in ``session_id`` starts afresh after transcript message
+        ``through``: a new pipeline's engineer after a handoff, whose context is the
+        handoff state alone, not the old pipeline's turns (their usage, checkpoints and
+        any summary go with them, so its measured use drops)."""
+        memory = self.get(session_id, role)
+        memory.through, memory.summary, memory.prompt = through, None, None
+        memory.last_usage, memory.use = None, None
+        memory.done.clear()
+        memory.restored = True  # an older compaction is not read back over the handoff
+
     def forget(self, session_id: str) -> None:
-        """Drop a session's entries (it was deleted)."""
+        """Drop a session's entries (it was closed or deleted)."""
         for key in [k for k in self._agents if k[0] == session_id]:
             del self._agents[key]

@@ -12,7 +12,10 @@ unchanged and the record says ``pass-through``), it is stored in the chronicle
 (``pipeline_handoff``), and the old pipeline ends with :class:`HandedOffError`.
 :class:`~backend.engine.plan_runs.pipeline_work.PipelineWork` then takes the successor
 (:meth:`take_successor`: the new pipeline's context and first request, the state
-injected) and runs it; ``HandoffCompleted`` is published as it starts.
+injected) and runs it; ``HandoffCompleted`` is published as it starts. From then on
+the engineer's memory in that session (``ContextLedger.restart``) starts after the old
+pipeline's last transcript message (its review's), so the new engineer's context is
+the handoff state alone and its measured use drops: it does not hand off again at once.
 
 When every attempt failed, the fallback: the summary is stored (marked ``fallback``)
 and the pipeline goes on, its engineer's request from then on the summary and the
@@ -21,8 +24,9 @@ verbatim prompt (:meth:`request_for`) instead of the growing original.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from backend.engine.plan_runs.dag_nodes import AskAgent, Record, result_of
@@ -38,6 +42,7 @@ from backend.guide.routing.decision import RouteDecision, Target
 from backend.knowledge.chronicle.chronicle import Chronicle
 from backend.knowledge.chronicle.models import Category
 from backend.llm.types import Usage
+from backend.memory.ledger import ContextLedger
 from backend.memory.windows import ContextUse, context_window, input_tokens
 from backend.pipelines.context import EngineerResult, PipelineContext
 from backend.pipelines.handoff.chain import (
@@ -57,6 +62,7 @@ if TYPE_CHECKING:
     from backend.team.pipeline_desk import PipelineDesk
 
 WindowOf = Callable[[str, str], int]  # (provider, model) -> tokens
+LastMessage = Callable[[str], Awaitable[str | None]]  # session id -> its transcript's last id
 REVIEW_ASK = (
     "HANDOFF_REQUEST: an engineer pipeline reached its context limit and hands its task "
     "to a new pipeline. Examine the bundled state below; if the workflow needs adjusting, "
@@ -81,6 +87,7 @@ class Successor:
     request: str
     handoff: PipelineHandoff
     entry_id: str
+    through: str | None = None  # the old pipeline's last transcript message
 
 
 class PipelineHandoffs:
@@ -93,10 +100,16 @@ class PipelineHandoffs:
         chronicle: Chronicle,
         window_of: WindowOf,
         chains: HandoffChains | None = None,
+        memory: ContextLedger | None = None,
+        last_message: LastMessage | None = None,
     ) -> None:
         self._events = events
         self._chronicle = chronicle
         self._window_of = window_of
+        # The engineer's context, restarted after the old pipeline's last message when a
+        # handoff completes (None: not kept, as in unit tests of the chain alone).
+        self._memory = memory
+        self._last_message = last_message
         self.chains = chains or HandoffChains()
         self._last_usage: dict[str, tuple[Usage, str, str]] = {}  # turn id -> usage, where
         self._successors: dict[tuple[str, str], Successor] = {}
@@ -111,6 +124,8 @@ class PipelineHandoffs:
             events=parts.events,
             chronicle=parts.knowledge.chronicle,
             window_of=lambda provider, model: context_window(settings, provider, model),
+            memory=parts.turns.context,
+            last_message=partial(_last_message, parts),
         )
         desk.handoffs = handoffs.chains
         return handoffs
@@ -204,7 +219,10 @@ class PipelineHandoffs:
             notes=[*state.notes, f"handoff {done.handoff_index} from {done.old_pipeline_id}"],
         )  # fmt: skip
         key = (session_id, context.task_id)
-        self._successors[key] = Successor(fresh, handoff_prompt(done), done, outcome.entry_id)
+        through = await self._last_message(session_id) if self._last_message else None
+        self._successors[key] = Successor(
+            fresh, handoff_prompt(done), done, outcome.entry_id, through
+        )
         raise HandedOffError(
             f"{HANDED_OFF}{done.new_pipeline_id} (handoff {done.handoff_index}, {reason})",
             details={"reason": "handed_off", "handoff_index": done.handoff_index},
@@ -221,6 +239,8 @@ class PipelineHandoffs:
             self.chains.forget(session_id, task_id)
             return None
         done = successor.handoff
+        if self._memory is not None:  # the new engineer's context is the handoff state only
+            self._memory.restart(session_id, "engineer", successor.through)
         self._events.publish(_completed(session_id, plan_id, done, successor.entry_id))
         by = done.review.by if done.review else "none"
         text = (
@@ -265,6 +285,13 @@ class PipelineHandoffs:
                 level="warning" if level == "warning" else "info",
             )
         )  # fmt: skip
+
+
+async def _last_message(parts: EngineParts, session_id: str) -> str | None:
+    """The id of the session's last transcript message (the old pipeline's, and its
+    review's, at a handoff), or None for an empty transcript."""
+    last = await parts.sessions.transcript(session_id, limit=1)
+    return last[-1].id if last else None
 
 
 def _completed(
