@@ -300,6 +300,11 @@ class SessionService:
         target = self._manager.resolve(ref).id
         return await self._run(lambda: self._manager.set_metadata(target, key, value))
 
+    async def set_config(self, ref: str, config: SessionConfig) -> Session:
+        """Keep the session's limits (``SessionManager.set_config``), committed then announced."""
+        target = self._manager.resolve(ref).id
+        return await self._run(lambda: self._manager.set_config(target, config))
+
     async def set_workspace(
         self, ref: str, workspace: str, branch: str | None, base: str | None
     ) -> Session:

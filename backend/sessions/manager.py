@@ -284,6 +284,14 @@ class SessionManager:
         self._emit(session, "metadata", session.state)
         return session.model_copy(deep=True)
 
+    def set_config(self, session_id: str, config: SessionConfig) -> Session:
+        """Replace the session's limits (``/session limits``); the worker pool reads them
+        when the session's next job asks."""
+        session = self._live(session_id)
+        session.config = config.model_copy(deep=True)
+        self._emit(session, "metadata", session.state)
+        return session.model_copy(deep=True)
+
     def set_workspace(
         self, session_id: str, workspace: str, branch: str | None, base: str | None
     ) -> Session:
