@@ -173,6 +173,11 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
         gateway.forget_session(session_id)
 
     sessions.on_release(release)
+
+    async def forget_context(session_id: str) -> None:
+        turns.context.forget(session_id)  # its agents' context meters, once it is gone
+
+    sessions.on_discard(forget_context)
     tool_servers = ToolServers(mcp, gateway)
     answers = AnswerPipeline(
         sessions=sessions,

@@ -84,6 +84,7 @@ async def serve_engine(
     context = caller_context(
         engine, session=session, cross_session=cross_session, can_write=can_write
     )  # an unknown --session fails here, before anything starts
+    engine.start_idle_timer()  # sessions idle past [sessions] auto_suspend_after_s suspend
     if http is not None:
         from backend.mcp.server import http_sessions, http_transport  # uvicorn: only for HTTP
 
