@@ -18,6 +18,8 @@ Re-indexing is by content hash: a file whose bytes did not change costs a stat
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import pickle
@@ -42,7 +44,8 @@ from backend.knowledge.watch.ignore import IgnorePolicy
 MAX_FILE_BYTES = 1024 * 1024
 PARALLEL_MIN_FILES = 256  # fewer files to read are parsed in this thread
 PARALLEL_MIN_BYTES = 8 * 1024 * 1024  # and fewer bytes: a worker costs ~0.1 s to start
-_CHUNK = 32
+_CHUNK = 16
+_PIPE_BYTES = 1024 * 1024  # Linux's default pipe-max-size
 BATCH_SECONDS = 0.2
 _SNIFF_BYTES = 8192
 
@@ -117,8 +120,10 @@ def _prepare_chunk(root: str, chunk: list[tuple[str, str | None]]) -> list[Prepa
 
 
 def default_workers() -> int:
-    """Worker processes for a big build: the cores this process may use, at most 2."""
-    return min(2, len(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else 1
+    """Worker processes for a big build: the cores this process may use, at most 2;
+    none on one core (this thread would only wait for them)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    return min(2, cores) if cores > 1 else 0
 
 
 def prepared_in_workers(
@@ -133,14 +138,22 @@ def prepared_in_workers(
     """
     chunks = [batch[k : k + _CHUNK] for k in range(0, len(batch), _CHUNK)]
     code = f"import sys; sys.path.insert(0, {_PACKAGE_ROOT!r}); {_SERVE}"
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-I", "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE
-        )
-        for _ in range(min(workers, len(chunks)))
-    ]
+    procs: list[subprocess.Popen[bytes]] = []
     done = 0
     try:
+        for _ in range(min(workers, len(chunks))):
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-I", "-c", code],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    env={"PATH": os.environ.get("PATH", "")},  # no key of Sylk's
+                )
+            )
+            assert procs[-1].stdout is not None
+            with contextlib.suppress(OSError, AttributeError):  # room to run ahead of us
+                fcntl.fcntl(procs[-1].stdout.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
         for k, proc in enumerate(procs):
             assert proc.stdin is not None
             with proc.stdin:
@@ -217,7 +230,10 @@ class CodeIndex(IndexQueries):
                     todo.append((rel, prev, done))
                     todo_bytes += st.st_size
             fresh = not known and len(todo) >= PARALLEL_MIN_FILES
-            if fresh:
+            if fresh:  # nothing to lose but this build: no syncs at WAL checkpoints either
+                conn.execute("COMMIT")
+                conn.execute("PRAGMA synchronous=OFF")
+                conn.execute("BEGIN IMMEDIATE")
                 drop_secondary_indexes(conn)
             batch = [(rel, str(prev[4]) if prev else None) for rel, prev, _ in todo]
             reindexed: list[str] = []
@@ -236,6 +252,8 @@ class CodeIndex(IndexQueries):
                 self._delete(conn, rel)
             if fresh:
                 create_secondary_indexes(conn)
+        if fresh:
+            self._conn().execute("PRAGMA synchronous=NORMAL")
         if progress:
             progress(len(walked), len(walked))
         seconds = time.perf_counter() - started

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
@@ -55,3 +56,15 @@ def test_a_second_build_reparses_only_what_changed(tmp_path: Path) -> None:
     stats = index.build()
     assert stats.reindexed == ("pkg3/mod_3.py",)
     assert [h.path for h in index.locate("changed")] == ["pkg3/mod_3.py"]
+
+
+def test_workers_that_cannot_start_leave_the_build_to_this_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "tree"
+    write_tree(root, PARALLEL_MIN_FILES + 1)
+    CodeIndex(root, tmp_path / "inline.db", workers=0).build()
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))
+    stats = CodeIndex(root, tmp_path / "fallback.db", workers=2).build()
+    assert stats.indexed == PARALLEL_MIN_FILES + 2
+    assert snapshot(tmp_path / "fallback.db") == snapshot(tmp_path / "inline.db")
