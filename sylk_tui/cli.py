@@ -86,6 +86,11 @@ def build_parser() -> argparse.ArgumentParser:
     new = verbs.add_parser("new", help="create a session")
     _common(new, default=argparse.SUPPRESS)
     new.add_argument("name", metavar="NAME")
+    new.add_argument(
+        "--no-isolation",
+        action="store_true",
+        help="work in the workspace itself, no git worktree of its own",
+    )
     session_models_cli.add_flags(new)
 
     run = commands.add_parser(

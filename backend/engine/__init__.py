@@ -39,6 +39,7 @@ from backend.engine.plan_runs.plan_work import plan_command
 from backend.engine.status_facts import StatusFacts, status_facts
 from backend.engine.team_work import session_qa
 from backend.engine.worker_lanes import user_job
+from backend.engine.worktree_work import WorktreeVerbs
 from backend.errors import CommandError, SessionNotActiveError, SylkError
 from backend.events import EventStream, QuestionAsked
 from backend.guide.commands import run_command
@@ -63,9 +64,10 @@ Transcript = list[Message[dict[str, Any]]]
 __all__ = ["Engine", "EngineConfig", "EngineParts", "Transcript"]
 
 
-class Engine(LifecycleVerbs):
+class Engine(LifecycleVerbs, WorktreeVerbs):
     """``events`` is the one public stream: every change, after it is committed; fail,
-    close, stats, snapshots and the idle timer come from ``lifecycle.LifecycleVerbs``."""
+    close, stats, snapshots and the idle timer come from ``lifecycle.LifecycleVerbs``;
+    create_session and merge_session from ``worktree_work.WorktreeVerbs``."""
 
     def __init__(
         self,
@@ -186,10 +188,6 @@ class Engine(LifecycleVerbs):
         return self._parts.status_text(session_id)
 
     # -- session verbs -------------------------------------------------------
-    async def create_session(self, name: str | None = None, *, activate: bool = True) -> Session:
-        """Create a session in this engine's workspace and, by default, switch to it."""
-        return await self._sessions.create_session(name, activate=activate)
-
     async def ensure_session(self) -> Session:
         """The foreground session; the newest open one, or a new one, if none is."""
         return await self._sessions.ensure_session()
@@ -367,10 +365,6 @@ class Engine(LifecycleVerbs):
         return self._parts.dispatcher.cancel(session_id)
 
     # -- checkpoints -----------------------------------------------------------
-    async def merge_session(self, ref: str | None = None, mode: str = "ff") -> str:
-        """``/session merge``: the session's branch into its base, or why it cannot."""
-        return await self._parts.worktrees.merge(ref, mode)
-
     async def undo(self, session_id: str) -> UndoOutcome:
         """``/undo``: revert the session's last agent turn that changed files.
 

@@ -15,12 +15,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from backend.config.settings import SylkConfig
 from backend.engine.session_service import SessionService
 from backend.errors import CommandError
+from backend.events import EngineNotice, EventStream
 from backend.knowledge.code.seed import seed_index_from
-from backend.sessions.models import Session
+from backend.sessions.models import Session, SessionConfig
 from backend.worktrees import (
     MERGE_MODES,
     MergeMode,
@@ -37,18 +39,34 @@ from backend.worktrees.session_view import (
     worktree_of,
 )
 
+if TYPE_CHECKING:
+    from backend.engine.parts import EngineParts
+
 log = logging.getLogger(__name__)
+
+KEPT_ON_BRANCH = "unmerged work is kept"
+"""Words of a removal's answer when the branch stays (``SessionWorktrees.remove``)."""
 
 
 class WorktreeWork:
-    """``enabled``: the config's default for sessions that do not say."""
+    """``enabled``: the config's default for sessions that do not say; ``events`` hears
+    what a deleted session's worktree left behind (its transcript goes with it)."""
 
-    def __init__(self, sessions: SessionService, data_dir: Path, *, enabled: bool) -> None:
+    def __init__(
+        self,
+        sessions: SessionService,
+        data_dir: Path,
+        *,
+        enabled: bool,
+        events: EventStream | None = None,
+    ) -> None:
         self._sessions = sessions
+        self._events = events
         self._data_dir = data_dir
         self._trees = SessionWorktrees(data_dir / "worktrees")
         self._enabled = enabled
         self._locks: dict[str, asyncio.Lock] = {}
+        self.last_said: dict[str, str] = {}  # what removing each worktree did (for replies)
 
     def install(self) -> WorktreeWork:
         self._sessions.on_create(self.isolate)
@@ -58,15 +76,16 @@ class WorktreeWork:
     def _lock(self, session_id: str) -> asyncio.Lock:
         return self._locks.setdefault(session_id, asyncio.Lock())
 
-    async def isolate(self, session: Session, *, isolation: bool | None = None) -> Session:
-        """Give a new session its worktree (or say, in its metadata, why it has none)."""
+    async def isolate(self, session: Session) -> Session:
+        """Give a new session its worktree (or say, in its metadata, why it has none):
+        its own ``config.enable_git_isolation``, else the config's default."""
         async with self._lock(session.id):
-            return await self._isolate(session, isolation)
+            return await self._isolate(session, session.config.enable_git_isolation)
 
     async def _isolate(self, session: Session, isolation: bool | None) -> Session:
-        wanted = self._enabled if isolation is None else isolation
-        if not wanted:
-            return await self._off(session, "turned off for this session")
+        if not (self._enabled if isolation is None else isolation):
+            why = "turned off in the config" if isolation is None else "turned off for this session"
+            return await self._off(session, why)
         try:
             info = await self._trees.create(Path(session.workspace), session.name, session.id)
         except NoRepositoryError as exc:
@@ -95,7 +114,7 @@ class WorktreeWork:
         notice), or made now for a session archived before it had one."""
         session = self._sessions.get(session_id)
         if METADATA_KEY not in session.metadata:
-            await self.isolate(session, isolation=None)
+            await self.isolate(session)
             return None
         info = worktree_of(session)
         if info is None:
@@ -126,7 +145,9 @@ class WorktreeWork:
         return outcome.text()
 
     async def discard(self, session_id: str) -> None:
-        """On close or delete: the worktree goes; unmerged work stays on its branch."""
+        """On close or delete: the worktree goes; unmerged work stays on its branch.
+        What was done is said in the transcript and, since a deleted session's transcript
+        goes with it, as an engine notice too (a warning when work stays on a branch)."""
         session = self._sessions.get(session_id)
         info = worktree_of(session)
         if info is None:
@@ -137,7 +158,12 @@ class WorktreeWork:
             except WorktreeError as exc:
                 said = f"the worktree {info.path} could not be removed: {exc.message}"
         self._locks.pop(session_id, None)
+        self.last_said[session_id] = said
         await self._sessions.notice(session_id, said)
+        if self._events is not None:
+            level = "warning" if KEPT_ON_BRANCH in said else "info"
+            text = f"Session {_label(session)}: {said}"
+            self._events.publish(EngineNotice(session_id=session_id, level=level, text=text))
 
     def status_line(self, session_id: str) -> str:
         return isolation_line(self._sessions.get(session_id))
@@ -155,12 +181,40 @@ def _label(session: Session) -> str:
 
 
 def install_worktrees(
-    sessions: SessionService, data_dir: Path, settings: SylkConfig
+    sessions: SessionService,
+    data_dir: Path,
+    settings: SylkConfig,
+    events: EventStream | None = None,
 ) -> WorktreeWork:
     """The engine's worktrees, hooked to session creation, close and delete."""
-    return WorktreeWork(sessions, data_dir, enabled=isolation_default(settings)).install()
+    enabled = isolation_default(settings)
+    return WorktreeWork(sessions, data_dir, enabled=enabled, events=events).install()
 
 
 def isolation_default(settings: SylkConfig) -> bool:
     """``[sessions] git_isolation`` (on unless the config turns it off)."""
     return settings.sessions.git_isolation
+
+
+class WorktreeVerbs:
+    """The engine's verbs on isolation: a base of :class:`~backend.engine.Engine` (which
+    keeps its parts in ``_parts``), so the facade stays one class under its size."""
+
+    _parts: EngineParts
+
+    async def create_session(
+        self, name: str | None = None, *, activate: bool = True, isolation: bool | None = None
+    ) -> Session:
+        """Create a session in this engine's workspace and, by default, switch to it;
+        ``isolation`` False works in place, True asks for a worktree, None follows
+        ``[sessions] git_isolation``."""
+        config = SessionConfig(enable_git_isolation=isolation)
+        return await self._parts.sessions.create_session(name, activate=activate, config=config)
+
+    async def merge_session(self, ref: str | None = None, mode: str = "ff") -> str:
+        """``/session merge``: the session's branch into its base, or why it cannot."""
+        return await self._parts.worktrees.merge(ref, mode)
+
+    def worktree_removal(self, session_id: str) -> str | None:
+        """What closing or deleting the session did to its worktree (None: it had none)."""
+        return self._parts.worktrees.last_said.get(session_id)

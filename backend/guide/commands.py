@@ -11,9 +11,10 @@ from backend.errors import CommandError, ErrorKind, SylkError
 from backend.guide.guide import Guide
 from backend.guide.routing import dsl
 from backend.guide.routing.decision import RouteDecision, Target
+from backend.guide.routing.session_dsl import NO_ISOLATION
 from backend.sessions.models import Session, SessionSnapshot
 from backend.sessions.stats import SessionStats, stats_text
-from backend.worktrees.session_view import merge_hint
+from backend.worktrees.session_view import isolation_line, merge_hint
 
 GREETING = (
     "I'm the Guide: I route what you type to the agent best placed to answer "
@@ -38,7 +39,7 @@ class PipelineNotFoundError(SylkError):
 
 class SessionOps(Protocol):
     async def create_session(
-        self, name: str | None = None, *, activate: bool = True
+        self, name: str | None = None, *, activate: bool = True, isolation: bool | None = None
     ) -> Session: ...
     async def switch_session(self, ref: str) -> Session: ...
     async def resume_session(self, ref: str) -> Session: ...
@@ -49,6 +50,7 @@ class SessionOps(Protocol):
     async def fail_session(self, ref: str | None, reason: str) -> Session: ...
     async def close_session(self, ref: str) -> Session: ...
     async def merge_session(self, ref: str | None = None, mode: str = "ff") -> str: ...
+    async def limits_command(self, session_id: str, text: str | None) -> str: ...
     async def session_stats(self, ref: str) -> SessionStats: ...
     async def snapshot_session(self, ref: str, label: str | None = None) -> SessionSnapshot: ...
     async def restore_snapshot(
@@ -121,11 +123,15 @@ async def _session(ops: SessionOps, args: dict[str, str], session_id: str) -> st
         return ops.describe_sessions()
     if verb in ("fail", "close", "stats", "snapshot", "snapshots", "restore"):
         return await _lifecycle(ops, verb, args, ref or session_id, session_id)
+    if verb == "limits":  # this session's share of the worker pool (engine.worker_lanes)
+        return await ops.limits_command(session_id, args.get("text"))
     if verb == "merge":  # never done silently: only when asked
         return await ops.merge_session(ref or session_id, args.get("text") or "ff")
     if verb == "new":
-        made = await ops.create_session(args.get("name"))
-        return f"created and switched to session {made.name!r} ({made.short_id})"
+        off = False if args.get("text") == NO_ISOLATION else None
+        made = await ops.create_session(args.get("name"), isolation=off)
+        where = f"; {isolation_line(made)}" if off is False else ""
+        return f"created and switched to session {made.name!r} ({made.short_id}){where}"
     if verb in ("switch", "resume") and not ref:
         raise CommandError(f"which session should I {verb} to?", help_hint="/session list")
     if verb == "switch":

@@ -78,8 +78,14 @@ class SessionContext(_Model):
 
 # Every key a SessionConfig row had before ``revision``: a stored row has them all.
 _REVISION_1_KEYS = frozenset(
-    ("max_concurrent_tasks", "max_engineers", "task_timeout", "session_timeout")
-    + ("auto_suspend_after", "enable_git_isolation")
+    {
+        "max_concurrent_tasks",
+        "max_engineers",
+        "task_timeout",
+        "session_timeout",
+        "auto_suspend_after",
+        "enable_git_isolation",
+    }
 )
 
 
@@ -101,9 +107,9 @@ class SessionConfig(_Model):
         """A row stored before revision 2 holds ``enable_git_isolation: false`` only as
         the old default (nothing could set it then): it reads as None, "follow the config".
         Such a row is told by having every old key and no ``revision``."""
-        if isinstance(data, dict) and "revision" not in data and _REVISION_1_KEYS <= data.keys():
-            if data["enable_git_isolation"] is False:
-                return {**data, "enable_git_isolation": None}
+        stored_before = isinstance(data, dict) and "revision" not in data
+        if stored_before and data.keys() >= _REVISION_1_KEYS and not data["enable_git_isolation"]:
+            return {**data, "enable_git_isolation": None}
         return data
 
 

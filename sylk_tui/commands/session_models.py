@@ -41,7 +41,8 @@ async def create(engine: Engine, args: argparse.Namespace) -> Session:
             help_hint="sylk sessions new NAME --provider P --model M",
         )
     spec = engine.check_model(f"{provider}/{model}" if model else provider) if provider else None
-    session = await engine.create_session(args.name, activate=False)
+    isolation = False if getattr(args, "no_isolation", False) else None  # else the config's
+    session = await engine.create_session(args.name, activate=False, isolation=isolation)
     if spec is not None:
         said = await engine.model_command(session.id, {"action": "set", "spec": spec})
         print(said, file=sys.stderr)

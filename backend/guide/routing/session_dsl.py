@@ -14,14 +14,15 @@ from typing import Literal, cast
 from backend.errors import CommandError
 
 MERGE_MODES = ("ff", "merge", "squash")
+NO_ISOLATION = "--no-isolation"
 
 Verb = Literal[
     "new", "list", "switch", "suspend", "resume", "complete", "help",
-    "fail", "close", "stats", "snapshot", "snapshots", "restore", "merge",
+    "fail", "close", "stats", "snapshot", "snapshots", "restore", "merge", "limits",
 ]  # fmt: skip
 
 USAGE: dict[str, str] = {
-    "new": "/session new [NAME]",
+    "new": "/session new [NAME] [--no-isolation]",
     "list": "/session list",
     "switch": "/session switch ID|NAME|NUMBER",
     "suspend": "/session suspend [ID|NAME|NUMBER]",
@@ -34,6 +35,7 @@ USAGE: dict[str, str] = {
     "snapshots": "/session snapshots",
     "restore": "/session restore SNAPSHOT",
     "merge": "/session merge [ff|merge|squash] [ID|NAME|NUMBER]",
+    "limits": "/session limits [tasks N] [engineers N]",
 }
 
 HELP_TEXT = "\n".join(
@@ -78,14 +80,16 @@ def parse(text: str) -> SessionCommand:
         raise CommandError(
             f"unknown /session verb {words[1]!r}", help_hint=" | ".join(USAGE.values())
         )
-    if verb == "new":
-        return SessionCommand("new", name=" ".join(args) or None)
+    if verb == "new":  # --no-isolation: it works in place, no worktree (text carries it)
+        flag = [a for a in args if a.lower() == NO_ISOLATION]
+        name = " ".join(a for a in args if a.lower() != NO_ISOLATION) or None
+        return SessionCommand("new", name=name, text=NO_ISOLATION if flag else None)
     if verb == "merge":  # the session's branch into its base (backend.worktrees)
         mode = args.pop(0).lower() if args and args[0].lower() in MERGE_MODES else "ff"
         if len(args) > 1:
             raise CommandError("/session merge takes one session at most", help_hint=USAGE[verb])
         return SessionCommand("merge", ref=args[0] if args else None, text=mode)
-    if verb in ("fail", "snapshot"):  # the rest of the line: the reason, the label
+    if verb in ("fail", "snapshot", "limits"):  # the rest: the reason, the label, the limits
         return SessionCommand(cast(Verb, verb), text=" ".join(args) or None)
     if verb in ("list", "snapshots"):
         if args:

@@ -139,7 +139,7 @@ async def test_the_config_turns_isolation_off(repo: Path, data_dir: Path) -> Non
         session = await engine.create_session("in place")
         assert Path(session.workspace) == engine.workspace
         assert engine.status_facts(session.id).isolation == (
-            "isolation: none (turned off for this session)"
+            "isolation: none (turned off in the config)"
         )
     finally:
         await engine.aclose()
