@@ -68,6 +68,7 @@ class _Waiter:
     engineer: bool
     future: asyncio.Future[Lease]
     mark: int  # user grants so far when it queued (a background job's age)
+    seq: int  # its place in the order jobs queued (``ahead``)
     gone: bool = False  # granted or withdrawn: skipped where it is still listed
 
 
@@ -137,6 +138,7 @@ class WorkerPool:
         self._count = dict.fromkeys(Lane, 0)  # waiters per lane
         self._aging: deque[_Waiter] = deque()  # background waiters, oldest first
         self._user_grants = 0
+        self._queued = 0  # jobs ever queued: each waiter's ``seq``
 
     # -- reading ---------------------------------------------------------------------
     @property
@@ -165,6 +167,15 @@ class WorkerPool:
             sessions,
         )
 
+    def ahead(self, session_id: str, lane: Lane = Lane.USER) -> int:
+        """How many jobs of ``lane`` queued before the newest waiting job of ``session_id``
+        still wait (what "2 ahead" says; round-robin may serve it sooner)."""
+        queue = self._queues[lane].get(session_id)
+        if not queue:
+            return 0
+        seq = queue[-1].seq
+        return sum(1 for queued in self._queues[lane].values() for w in queued if w.seq < seq)
+
     def session_use(self, session_id: str) -> SessionUse:
         return self.snapshot().sessions.get(session_id) or SessionUse(
             limits=self._limits_of(session_id)
@@ -176,10 +187,13 @@ class WorkerPool:
     ) -> Lease:
         """Wait for a worker for one job of ``session_id``; return holding it."""
         self._limits[session_id] = self._limits_of(session_id)
-        if not self.waiting and self._busy < self.max_workers and self._fits(session_id, engineer):
+        if self._free_for(session_id, engineer):
             return self._grant_now(session_id, lane, engineer)
         loop = asyncio.get_running_loop()
-        waiter = _Waiter(session_id, lane, engineer, loop.create_future(), self._user_grants)
+        self._queued += 1
+        waiter = _Waiter(
+            session_id, lane, engineer, loop.create_future(), self._user_grants, self._queued
+        )
         self._enqueue(waiter)
         self._pump()
         try:
@@ -191,6 +205,17 @@ class WorkerPool:
             else:
                 self._withdraw(waiter)
             raise
+
+    def try_acquire(
+        self, session_id: str, lane: Lane = Lane.USER, *, engineer: bool = False
+    ) -> Lease | None:
+        """A worker at once if one is free, nobody waits and the session may start the
+        job; else None (nothing queued)."""
+        self._limits[session_id] = self._limits_of(session_id)
+        if self._free_for(session_id, engineer):
+            return self._grant_now(session_id, lane, engineer)
+        self._drop_limits_if_idle(session_id)
+        return None
 
     def release(self, lease: Lease) -> None:
         """Give a worker back; the next job in line (if any) gets it."""
@@ -231,6 +256,10 @@ class WorkerPool:
         if self._running.get(sid, 0) >= limits.max_tasks:
             return False
         return not engineer or self._engineers.get(sid, 0) < limits.max_engineers
+
+    def _free_for(self, sid: str, engineer: bool) -> bool:
+        """May this job start now without queueing (a free worker, nobody waiting)?"""
+        return not self.waiting and self._busy < self.max_workers and self._fits(sid, engineer)
 
     def _grant_now(self, sid: str, lane: Lane, engineer: bool) -> Lease:
         self._busy += 1

@@ -18,6 +18,7 @@ from backend.engine.lifecycle.snapshot_work import (
     snapshots_of,
     take_snapshot,
 )
+from backend.engine.worker_lanes import limits_verb
 from backend.errors import CommandError
 from backend.sessions.models import Session, SessionSnapshot, SessionState
 from backend.sessions.phases import REASON_MAX, one_line
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 class LifecycleVerbs:
     _parts: EngineParts
     _idle: IdleTimer | None = None
+    limits_command = limits_verb  # /session limits: show or set (engine.worker_lanes)
 
     @property
     def idle_timer(self) -> IdleTimer:
