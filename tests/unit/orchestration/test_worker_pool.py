@@ -252,3 +252,24 @@ async def test_many_sessions_and_cancels_leave_the_pool_whole() -> None:
 def test_a_pool_needs_a_worker() -> None:
     with pytest.raises(ValueError, match="at least one worker"):
         WorkerPool(0)
+
+
+async def test_try_acquire_grants_only_when_nobody_waits_and_ahead_counts_the_earlier() -> None:
+    pool = WorkerPool(1, limits=lambda _sid: SessionLimits(max_tasks=1))
+    first = pool.try_acquire("a")
+    assert first is not None and pool.try_acquire("b") is None  # full: nothing queued
+    assert pool.waiting == 0
+    jobs = Jobs(pool)
+    jobs.queue("b1", "b")
+    jobs.queue("c1", "c")
+    jobs.queue("b2", "b")
+    await jobs.waiting(3)
+    assert (pool.ahead("b"), pool.ahead("c"), pool.ahead("nobody")) == (2, 1, 0)
+    first.release()
+    await jobs.granted(1)
+    assert pool.try_acquire("d") is None  # a job still waits: the free path does not jump it
+    for n in (2, 3):
+        jobs.release(jobs.order[-1])
+        await jobs.granted(n)
+    jobs.release(jobs.order[-1])
+    assert (pool.busy, pool.waiting) == (0, 0)
