@@ -79,6 +79,7 @@ class Engine(LifecycleVerbs, WorktreeVerbs):
         self._parts = parts if parts is not None else build(config, settings)
         self._sessions = self._parts.sessions
         self.events: EventStream = self._parts.events
+        self._fail_on_broken_dags()
 
     @classmethod
     def from_parts(cls, parts: EngineParts) -> Engine:
@@ -254,8 +255,9 @@ class Engine(LifecycleVerbs, WorktreeVerbs):
         if for_agent and session.state is not SessionState.ACTIVE:
             raise SessionNotActiveError(session.id, session.state.value, session.name)
         entry = await sessions.record_input(session_id, text, decision)
-        if for_agent:
-            await self._parts.worktrees.ensure(session.id)  # made before its first turn
+        if for_agent:  # its worktree made (again) before the turn, or the session failed
+            if (failed := await self.ready_for_turn(session.id)) is not None:
+                return [entry, failed]
             async with user_job(self._parts.workers, session_id, decision.target):  # user lane
                 return [entry, await self._parts.answers.answer(session_id, decision)]
         try:

@@ -150,6 +150,8 @@ def second_line(session: Session, look: RowLook, style: StyleOf) -> list[Segment
             Segment(" · "),
             Segment(f"⎇ {session.branch_name}", style("session-list--dim")),
         ]
+    if session.state is SessionState.FAILED and (why := session.metadata.get("failure")):
+        segments += [Segment(" · "), Segment(str(why), style(state_class(session.state)))]
     return segments
 
 

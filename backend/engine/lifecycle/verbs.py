@@ -7,7 +7,7 @@ so the facade stays one class and these stay in their own room.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from backend.archive.session_stats import session_stats
 from backend.archive.snapshot_rows import SnapshotRow
@@ -18,10 +18,11 @@ from backend.engine.lifecycle.snapshot_work import (
     snapshots_of,
     take_snapshot,
 )
+from backend.engine.lifecycle.unrecoverable import fail_broken_dag, fail_for_good, ready_for_turn
 from backend.engine.worker_lanes import limits_verb
 from backend.errors import CommandError
+from backend.messages import Message
 from backend.sessions.models import Session, SessionSnapshot, SessionState
-from backend.sessions.phases import REASON_MAX, one_line
 from backend.sessions.snapshots import SessionRunningError
 from backend.sessions.stats import SessionStats
 
@@ -64,10 +65,23 @@ class LifecycleVerbs:
         session = parts.sessions.resolve(ref) if ref else parts.sessions.active_session()
         if session is None:
             raise CommandError("no session is active", help_hint="name the session")
-        why = one_line(parts.redactor.text(reason), REASON_MAX) or "no reason given"
-        failed = await parts.sessions.fail_session(session.id, why)
-        await parts.sessions.notice(session.id, f"Session failed: {why}", failure=why)
-        return failed
+        await fail_for_good(parts, session.id, reason)
+        return parts.sessions.get(session.id)
+
+    async def ready_for_turn(self, session_id: str) -> Message[dict[str, Any]] | None:
+        """Before an agent turn: None when the session can go on; else it could not (its
+        workspace or worktree is gone for good, ``unrecoverable``), has been failed, and
+        this is the transcript's notice saying why."""
+        return await ready_for_turn(self._parts, session_id)
+
+    def _fail_on_broken_dags(self) -> None:
+        """A DAG run that ends with an error not its tasks' fails its session."""
+        parts = self._parts
+
+        async def broken(session_id: str, plan_id: str, error: str) -> None:
+            await fail_broken_dag(parts, session_id, plan_id, error)
+
+        parts.dags.on_broken = broken
 
     async def close_session(self, ref: str) -> Session:
         """Close the session for good (kept in the archive, gone from lists): refused

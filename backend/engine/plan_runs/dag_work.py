@@ -98,6 +98,9 @@ class DagWork:
         self._lock = asyncio.Lock()
         self._closed = False
         self.after_passed: AfterPassed | None = None  # set by backend.engine.team_work
+        # A run that broke, not by its tasks (session, plan, error): set by the lifecycle
+        # verbs (backend.engine.lifecycle.unrecoverable), which fail the session.
+        self.on_broken: Callable[[str, str, str], Awaitable[None]] | None = None
         # (session, plan, nodes a dead process left running): their files put back first
         self.before_rerun: Callable[[str, str, list[str]], Awaitable[None]] | None = None
         self._detach = (
@@ -211,6 +214,8 @@ class DagWork:
         await writer
         status = outcome.status if outcome is not None else DagStatus.FAILED
         await self._finish(run, status, outcome, error)
+        if error is not None and self.on_broken is not None:
+            await self.on_broken(run.session_id, run.plan_id, error)
         return outcome
 
     async def _finish(

@@ -4,16 +4,21 @@ closed or deleted, and the idle timer running under ``sylk mcp serve`` as under 
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
+
+import pytest
 
 from backend.config.session_limits import SessionSettings
 from backend.config.settings import SylkConfig
-from backend.engine import Engine, EngineConfig
+from backend.engine import Engine, EngineConfig, Transcript
 from backend.engine.build import build
+from backend.errors import SessionNotActiveError
 from backend.llm.types import Usage
 from backend.sessions.models import SessionState
 from tests.integration.mcp.test_mcp_serve_clients import serving
 from tests.support.clocks import FakeWall
+from tests.support.git_repos import git, make_repo
 
 
 async def test_closing_or_deleting_a_session_forgets_its_agents_context(engine: Engine) -> None:
@@ -46,5 +51,87 @@ async def test_mcp_serve_starts_the_idle_timer_and_an_idle_session_suspends(
             wall.advance(minutes=10)
             assert await timer.sweep() == [session.id]
         assert engine.get_session(session.id).state is SessionState.SUSPENDED
+    finally:
+        await engine.aclose()
+
+
+def texts(transcript: Transcript) -> list[str]:
+    return [str(m.payload.get("text", "")) for m in transcript]
+
+
+def assert_failed_with(engine: Engine, session_id: str, words: str) -> None:
+    """Failed, the reason in its metadata, the session list and /status."""
+    session = engine.get_session(session_id)
+    assert session.state is SessionState.FAILED
+    assert words in session.metadata["failure"]
+    assert words in engine.describe_sessions()
+    assert words in engine.status_text(session_id)
+
+
+async def test_a_turn_in_a_session_whose_workspace_is_gone_fails_it_with_the_reason(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "gone"
+    workspace.mkdir()
+    config = EngineConfig(data_dir=data_dir, workspace=workspace, watch_files=False)
+    engine = Engine.from_parts(build(config))
+    try:
+        session = await engine.create_session("homeless")
+        shutil.rmtree(workspace)
+        said = await engine.submit(session.id, "@librarian where is the flag parsing?")
+        assert said[-1].payload["text"] == (
+            f"Session failed: its workspace {workspace} is gone (deleted or unmounted)"
+        )
+        assert_failed_with(engine, session.id, f"its workspace {workspace} is gone")
+        assert texts(await engine.transcript(session.id))[-1].startswith("Session failed:")
+        # A command still answers; a further request is refused as for any failed session.
+        assert "failed" in texts(await engine.submit(session.id, "/status"))[-1]
+        with pytest.raises(SessionNotActiveError):
+            await engine.submit(session.id, "@librarian again?")
+    finally:
+        await engine.aclose()
+
+
+def plant_hooks(repo: Path) -> Path:
+    """A post-checkout hook and an fsmonitor that would leave a mark if git ran them."""
+    mark = repo.parent / "hook-ran"
+    hook = repo / ".git" / "hooks" / "post-checkout"
+    hook.write_text(f"#!/bin/sh\ntouch {mark}\n")
+    hook.chmod(0o755)
+    git(repo, "config", "core.fsmonitor", f"touch {mark}; false")
+    return mark
+
+
+async def test_a_worktree_gone_with_its_branch_fails_the_session_but_one_gone_alone_is_remade(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"app.py": "A = 1\n"})
+    mark = plant_hooks(repo)
+    engine = Engine.from_parts(build(EngineConfig(data_dir=data_dir, workspace=repo,
+                                                  watch_files=False)))  # fmt: skip
+    try:
+        lost = await engine.create_session("lost")
+        remade = await engine.create_session("remade")
+        assert lost.branch_name and remade.branch_name
+        shutil.rmtree(remade.workspace)  # its branch is left: made again from it
+        said = await engine.submit(remade.id, "@librarian where is A?")
+        assert engine.get_session(remade.id).state is SessionState.ACTIVE
+        assert any(
+            "made again" in t for t in texts(said) + texts(await engine.transcript(remade.id))
+        )
+        remade_app = Path(remade.workspace) / "app.py"
+        assert remade_app.is_file()
+
+        await engine.switch_session(lost.id)
+        shutil.rmtree(lost.workspace)
+        git(repo, "worktree", "prune")
+        git(repo, "branch", "-D", lost.branch_name)
+        said = await engine.submit(lost.id, "@librarian where is A?")
+        reason = f"its branch {lost.branch_name} was deleted"
+        assert reason in texts(said)[-1] and texts(said)[-1].startswith("Session failed:")
+        assert_failed_with(engine, lost.id, reason)
+        lost_tree = Path(lost.workspace)
+        assert not lost_tree.exists()  # noqa: ASYNC240 (no empty tree passed off as its work)
+        assert not mark.exists()  # the repository's hooks and fsmonitor never ran
     finally:
         await engine.aclose()
