@@ -26,6 +26,7 @@ from backend.skills.envelopes import ErrorCode, SkillError
 from backend.skills.models import Guidance, SkillContext, SkillResult
 from backend.workspace.commands import MAX_OUTPUT, run_command_line
 from backend.workspace.files import Workspace
+from backend.worktrees.sandbox_git import sandboxed_git_hint
 
 MAX_EDIT_BYTES = 8 * 1024 * 1024  # an edit reads the whole file, text only
 
@@ -136,6 +137,8 @@ async def run_command(ctx: SkillContext, p: RunCommandParams) -> SkillResult:
     warnings = [f"exit code {result['exit_code']}"] if result["exit_code"] else []
     if result["sandbox"] == "none":
         warnings.append("ran unconfined: this machine has no sandbox for commands")
+    elif hint := sandboxed_git_hint(ws.root, f"{result['stdout']}\n{result['stderr']}"):
+        warnings.append(hint)  # git in a session's worktree: its repository is out of reach
     return SkillResult(result=result, warnings=warnings)
 
 
