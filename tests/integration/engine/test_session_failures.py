@@ -17,8 +17,11 @@ from backend.errors import SessionNotActiveError
 from backend.llm.types import Usage
 from backend.sessions.models import SessionState
 from tests.integration.mcp.test_mcp_serve_clients import serving
+from tests.integration.orchestration.plan_runs import Run, architect_proposes, node, plan, script
+from tests.integration.plans.conftest import say
 from tests.support.clocks import FakeWall
 from tests.support.git_repos import git, make_repo
+from tests.support.polling import until
 
 
 async def test_closing_or_deleting_a_session_forgets_its_agents_context(engine: Engine) -> None:
@@ -135,3 +138,30 @@ async def test_a_worktree_gone_with_its_branch_fails_the_session_but_one_gone_al
         assert not mark.exists()  # the repository's hooks and fsmonitor never ran
     finally:
         await engine.aclose()
+
+
+async def test_a_dag_run_that_breaks_outside_its_tasks_fails_the_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data_dir: Path, workspace: Path
+) -> None:
+    doc = plan(node("t1", "librarian"))
+    script(tmp_path / "s.json", monkeypatch, [
+        *architect_proposes(doc), {"text": "Found it.", "pause_s": 0.5},
+    ])  # fmt: skip
+    run = Run(data_dir, workspace)
+    try:
+        sid = await run.session_with_plan()
+        await say(run.engine, sid, "/plan approve p1")
+        await until(lambda: "running" in run.node_moves("t1"), what="t1 running")
+        # The DAG state store becomes unusable while its task runs (closed under it, as
+        # when its file system goes away; SQLite's page cache hides a file overwritten).
+        await run.parts.dags._store.aclose()
+        outcome = await run.engine.wait_dag(sid, "p1")
+        assert outcome is None  # no outcome: the run itself broke, not its task
+        assert run.dag_moves()[-1] == "failed"
+        await until(lambda: run.engine.get_session(sid).state is SessionState.FAILED,
+                    what="the session failed")  # fmt: skip
+        assert_failed_with(run.engine, sid, "its plan p1's DAG broke: DagStateError")
+        said = texts(await run.engine.transcript(sid))
+        assert said[-1].startswith("Session failed: its plan p1's DAG broke")
+    finally:
+        await run.engine.aclose()
