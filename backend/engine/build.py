@@ -36,7 +36,7 @@ from backend.engine.plan_runs.pipeline_work import PipelineWork
 from backend.engine.plan_runs.plan_work import plan_desk, plan_wiring
 from backend.engine.session_service import SessionService
 from backend.engine.team_work import install_team
-from backend.engine.worker_lanes import build_worker_pool
+from backend.engine.worker_lanes import build_worker_pool, index_gate
 from backend.engine.worktree_work import install_worktrees
 from backend.errors import SessionNotFoundError
 from backend.events import EventStream
@@ -191,6 +191,7 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
         config_source=settings.source,
     )
     workers = build_worker_pool(settings.scheduling, sessions)
+    knowledge.code.gate = index_gate(workers)  # index builds as background jobs
     dags = DagWork(
         sessions=sessions,
         desk=plans,

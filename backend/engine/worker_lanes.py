@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from backend.config.scheduling import SchedulingSettings
 from backend.errors import CommandError, SylkError
+from backend.knowledge.code.live import IndexGate
 from backend.orchestration import Lane, Lease, SessionLimits, WorkerPool
 from backend.orchestration.slots import ENGINEER_AGENTS
 from backend.orchestration.worker_pool import LimitsOf
@@ -125,6 +126,41 @@ def worker_lines(pool: WorkerPool, session_id: str) -> list[str]:
 def worker_block(pool: WorkerPool, session_id: str) -> str:
     """The block ``/status`` ends with: ``Workers: workers 3/8 busy, ...``."""
     return "\n\nWorkers:\n" + "\n".join(f"  {line}" for line in worker_lines(pool, session_id))
+
+
+def index_gate(pool: WorkerPool) -> IndexGate:
+    """The code index's builds and batch updates as background jobs of the pool (one
+    owner, ``INDEX_OWNER``, for every workspace). A build a request awaits (``skip`` set)
+    stops waiting and runs without a worker: the request may hold the last one."""
+
+    async def take(skip: asyncio.Event) -> Callable[[], None]:
+        taking = asyncio.ensure_future(pool.acquire(INDEX_OWNER, Lane.BACKGROUND))
+        skipped = asyncio.ensure_future(skip.wait())
+        try:
+            await asyncio.wait({taking, skipped}, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            taking.cancel()  # still queued: the pool takes it out (or passes its grant on)
+            taking.add_done_callback(_give_back)  # granted already: given back
+            raise
+        finally:
+            skipped.cancel()
+        if not taking.done():  # skipped: the build runs without a worker
+            taking.cancel()
+            return _nothing
+        if taking.cancelled() or taking.exception() is not None:
+            return _nothing
+        return taking.result().release
+
+    return take
+
+
+def _nothing() -> None:
+    return None
+
+
+def _give_back(taking: asyncio.Future[Lease]) -> None:
+    if not taking.cancelled() and taking.exception() is None:
+        taking.result().release()
 
 
 def wait_line(pool: WorkerPool, session_id: str) -> str:

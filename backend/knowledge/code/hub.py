@@ -12,6 +12,7 @@ from pathlib import Path
 from backend.knowledge.code.live import (
     ChangeSink,
     CodeKnowledge,
+    IndexGate,
     StatusSink,
     index_path_for,
 )
@@ -33,6 +34,7 @@ class CodeKnowledgeHub:
         self._known: dict[Path, CodeKnowledge] = {}
         self._lock = asyncio.Lock()
         self._closed = False
+        self.gate: IndexGate | None = None  # builds' background workers (set by the engine)
 
     async def get(self, workspace: Path) -> CodeKnowledge:
         """The workspace's knowledge, started (index building in the background) if new."""
@@ -49,6 +51,7 @@ class CodeKnowledgeHub:
                     on_changes=self._on_changes,
                     watch=self._watch,
                     protected=(self._data_dir,),  # the archive, the logs, every index
+                    gate=self.gate,
                 )
                 self._known[root] = found
                 await found.start()

@@ -19,6 +19,10 @@ The Librarian model's answers (:class:`ModelAnswer`) live in the same cache,
 under the key the index's answer to the same question uses, and carry that
 evidence: a question answered from the index reuses it, and the model's answer
 depends on everything the evidence depends on and on what its turn read.
+
+Builds and batch updates take a background worker through ``gate`` (the engine's pool);
+a build someone awaits (``wait_ready``) goes on without one: the waiting request holds
+the worker it might need, so the build takes its priority rather than queue behind it.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import contextlib
 import hashlib
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -76,6 +80,13 @@ class IndexStatus:
 StatusSink = Callable[[IndexStatus], None]
 # Others who derive things from the workspace's files (tool discovery) hear of each batch.
 ChangeSink = Callable[[Path, ChangeBatch], None]
+# Waits for a background worker (or until the event is set: then for none) and returns
+# how to give it back.
+IndexGate = Callable[[asyncio.Event], Awaitable[Callable[[], None]]]
+
+
+def _no_worker() -> None:  # what a build or batch run without a worker gives back
+    return None
 
 
 def index_path_for(data_dir: Path, root: Path) -> Path:
@@ -95,8 +106,11 @@ class CodeKnowledge:
         cache: IntentCache | None = None,
         on_changes: ChangeSink | None = None,
         protected: Iterable[Path] = (),
+        gate: IndexGate | None = None,
     ) -> None:
         self.root = root.resolve()
+        self._gate = gate
+        self._awaited = asyncio.Event()  # a request waits for the build: it needs no worker
         self._on_changes = on_changes
         self.index = CodeIndex(self.root, index_path, protected=protected)  # Sylk's own data
         self.cache = cache if cache is not None else IntentCache()  # an empty one is falsy
@@ -147,7 +161,10 @@ class CodeKnowledge:
         return self._apply_lock.locked()
 
     async def wait_ready(self) -> None:
-        """Until the first build (or a rebuild after a bulk change) has finished."""
+        """Until the first build (or a rebuild after a bulk change) has finished; the build
+        stops waiting for a worker, if it does."""
+        if not self._ready.is_set():
+            self._awaited.set()
         await self._ready.wait()
 
     async def aclose(self) -> None:
@@ -176,12 +193,16 @@ class CodeKnowledge:
             loop.call_soon_threadsafe(self._publish, status)
 
         self._publish(IndexStatus(str(self.root), phase))
+        release = await self._worker()
         try:
             stats = await asyncio.to_thread(self.index.build, progress)
         except Exception as exc:
             log.exception("indexing %s failed", self.root)
             self._publish(IndexStatus(str(self.root), "failed", error=str(exc)))
             return
+        finally:
+            release()
+            self._awaited.clear()
         self.cache.clear()  # nothing cached while building, but a rebuild starts afresh
         self._generation += 1  # a query that read the old tree must not cache its answer
         self._ready.set()
@@ -211,11 +232,21 @@ class CodeKnowledge:
                 )
                 self.batches_applied += 1
                 return
-            change = await asyncio.to_thread(self._update, batch)
+            release = await self._worker()
+            try:
+                change = await asyncio.to_thread(self._update, batch)
+            finally:
+                release()
             self.cache.apply(change)
             self._generation += 1  # read while the update ran: maybe the old index
             self.batches_applied += 1
         self._publish(IndexStatus(str(self.root), "updated", changed=len(batch)))
+
+    async def _worker(self) -> Callable[[], None]:
+        """A background worker from the gate, or none once a request awaits the build."""
+        if self._gate is None or self._awaited.is_set():
+            return _no_worker
+        return await self._gate(self._awaited)
 
     def _update(self, batch: ChangeBatch) -> Change:
         return apply_batch(self.index, batch)
