@@ -30,6 +30,8 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model", dest="session_model", metavar="MODEL", help="its model (needs --provider)"
     )
+    for flag, what in (("--max-tasks", "tasks"), ("--max-engineers", "engineers")):
+        parser.add_argument(flag, metavar="N", help=f"at most N {what} at once (/session limits)")
 
 
 async def create(engine: Engine, args: argparse.Namespace) -> Session:
@@ -41,9 +43,22 @@ async def create(engine: Engine, args: argparse.Namespace) -> Session:
             help_hint="sylk sessions new NAME --provider P --model M",
         )
     spec = engine.check_model(f"{provider}/{model}" if model else provider) if provider else None
+    limits = _limits_text(args)
     isolation = False if getattr(args, "no_isolation", False) else None  # else the config's
     session = await engine.create_session(args.name, activate=False, isolation=isolation)
     if spec is not None:
         said = await engine.model_command(session.id, {"action": "set", "spec": spec})
         print(said, file=sys.stderr)
+    if limits:
+        await engine.limits_command(session.id, limits)
     return session
+
+
+def _limits_text(args: argparse.Namespace) -> str:
+    """``tasks N engineers N`` from the flags, checked before the session is made."""
+    from backend.engine.worker_lanes import parse_limits  # the engine is loaded by now
+
+    pairs = (("tasks", args.max_tasks), ("engineers", args.max_engineers))
+    text = " ".join(f"{name} {value}" for name, value in pairs if value is not None)
+    parse_limits(text)
+    return text
