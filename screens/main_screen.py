@@ -22,9 +22,9 @@ from textual.widgets import Footer
 
 from backend.session_states import SessionState
 from screens.main_bindings import MAIN_BINDINGS, OPTION_DIGIT_KEYS
-from screens.new_session import NewSessionScreen
 from screens.session_commands import SessionCommands
 from screens.session_manage import SessionManageScreen
+from screens.sessions.new_session import NewSessionScreen
 from screens.state.intents import LoadOlder, NewSession, SendLine, SessionAction, SessionVerb
 from screens.state.pending import PendingChanged
 from screens.state.store import (

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 from textual import events
 from textual.screen import Screen
 
-from screens.confirm import ConfirmScreen
-from screens.rename_session import RenameSessionScreen
 from screens.session_marks import SessionMarks
+from screens.sessions.confirm import ConfirmScreen
+from screens.sessions.rename_session import RenameSessionScreen
 from screens.state.intents import SendLine, SessionAction
 from screens.state.store import UiState
 from widgets.session_list import RowUsage, SessionList

@@ -8,7 +8,7 @@ from backend.engine import Engine, EngineConfig
 from backend.engine.build import build
 from backend.errors import ArchiveClosedError
 from backend.sessions.models import SessionState
-from screens.new_session import NewSessionScreen
+from screens.sessions.new_session import NewSessionScreen
 from sylk_tui.app import SylkApp
 from tests.tui.support import (
     RecordingApp,

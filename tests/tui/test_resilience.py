@@ -25,11 +25,11 @@ from backend.archive.store import DB_NAME, Archive
 from backend.engine import Engine, EngineConfig
 from backend.messages import Message, MessageType
 from screens.approvals_inbox import ApprovalsInbox
-from screens.confirm import ConfirmScreen
 from screens.help import HelpScreen
 from screens.main_screen import MainScreen
-from screens.new_session import NewSessionScreen
 from screens.plans.dag_view import DagViewScreen
+from screens.sessions.confirm import ConfirmScreen
+from screens.sessions.new_session import NewSessionScreen
 from screens.state.pending import PendingQuestion
 from tests.tui.support import (
     FROZEN_NOW,

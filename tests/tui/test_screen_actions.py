@@ -20,8 +20,8 @@ from backend.messages import Message as EngineMessage
 from backend.messages import MessageType
 from backend.sessions.models import Session, SessionState
 from screens.main_screen import MainScreen
-from screens.new_session import NewSessionScreen
 from screens.session_commands import SessionCommands
+from screens.sessions.new_session import NewSessionScreen
 from screens.state.intents import NewSession, SendLine, SessionAction
 from screens.state.store import UiState
 from sylk_tui.app import SylkApp

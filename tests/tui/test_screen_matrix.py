@@ -27,10 +27,10 @@ from backend.archive.store import Archive
 from backend.engine import Engine, EngineConfig
 from backend.messages import Message, MessageType
 from screens.approvals_inbox import ApprovalsInbox
-from screens.confirm import ConfirmScreen
 from screens.help import HelpScreen
-from screens.new_session import NewSessionScreen
 from screens.plans.dag_view import DagViewScreen
+from screens.sessions.confirm import ConfirmScreen
+from screens.sessions.new_session import NewSessionScreen
 from screens.state.pending import PendingQuestion
 from sylk_tui.app import SylkApp
 from tests.tui.support import FROZEN_NOW, main_screen, seed_archive, settle

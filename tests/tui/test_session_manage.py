@@ -8,8 +8,8 @@ import pytest
 from backend.engine import Engine
 from backend.errors import SessionNotFoundError
 from backend.sessions.models import SessionState
-from screens.confirm import ConfirmScreen
-from screens.rename_session import RenameSessionScreen
+from screens.sessions.confirm import ConfirmScreen
+from screens.sessions.rename_session import RenameSessionScreen
 from sylk_tui.app import SylkApp
 from tests.tui.support import RecordingApp, main_screen, settle, wait_for
 
