@@ -24,6 +24,7 @@ from textual.worker import Worker, WorkerState
 from backend.clock import utc_now
 from backend.errors import SylkError
 from screens.main_screen import MainScreen
+from screens.sessions.merge_offer import MergeOffers
 from screens.state.intents import AnswerQuestion, LoadOlder, NewSession, SendLine, SessionAction
 from screens.state.plan_view import PlanTraffic
 from screens.state.store import TRANSCRIPT_LIMIT, UiState
@@ -94,6 +95,7 @@ class SylkApp(ExportActions, FrontActions):
         self.questions = QuestionDialogs(self, self.state.pending, self._on_screen)
         self.plan_follow = PlanFollow(self, self.bridge, self.state.plans)
         self.status_feed = StatusFeed(self, self.state, lambda: self.bridge.engine)
+        self.merge_offers = MergeOffers(self)  # completing an isolated session asks to merge
         self._main = MainScreen(self.state, clock=clock, tz=tz)
         self._unsubscribe: Callable[[], None] = lambda: None
         self._detach_questions: Callable[[], None] = lambda: None
@@ -152,6 +154,8 @@ class SylkApp(ExportActions, FrontActions):
     @on(SessionUpdated)
     def _session_changed(self, changed: SessionAdded | SessionUpdated) -> None:
         self.state.upsert(changed.session)
+        if isinstance(changed, SessionUpdated) and changed.operation == "complete":
+            self.merge_offers.completed(changed.session)
 
     @on(ForegroundChanged)
     def _foreground_changed(self, changed: ForegroundChanged) -> None:
@@ -162,6 +166,7 @@ class SylkApp(ExportActions, FrontActions):
     @on(TranscriptAppended)
     def _transcript_appended(self, appended: TranscriptAppended) -> None:
         self.state.append(appended.message)
+        self.merge_offers.heard(appended.message)
 
     @on(AgentStepped)
     def _agent_stepped(self, stepped: AgentStepped) -> None:
