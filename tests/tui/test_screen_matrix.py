@@ -3,7 +3,7 @@
 One seeded archive (four sessions, a Markdown answer with tool blocks on the session
 on screen) and a frozen clock; each screen is reached by the keys a user presses: the
 main screen, help (F1), the approvals inbox (F2), the DAG view (ctrl+g) with the
-engineer's pipeline open, the new-session and confirm dialogs, and the command palette
+engineer's pipeline open, the new-session, confirm and merge-offer dialogs, and the command palette
 narrowed to "export" (typed, so its rows come in one order). The
 other snapshot tests look closely at one screen at 120x40 in the dark theme; this
 matrix is there so a change that cuts, overlaps or loses contrast at the small size or
@@ -30,6 +30,7 @@ from screens.approvals_inbox import ApprovalsInbox
 from screens.help import HelpScreen
 from screens.plans.dag_view import DagViewScreen
 from screens.sessions.confirm import ConfirmScreen
+from screens.sessions.merge_offer import MergeOfferScreen
 from screens.sessions.new_session import NewSessionScreen
 from screens.state.pending import PendingQuestion
 from sylk_tui.app import SylkApp
@@ -202,6 +203,20 @@ def test_confirm_dialog(
     snap_compare: SnapCompare, data_dir: Path, workspace: Path, size: tuple[int, int], theme: str
 ) -> None:
     run_before = _on(theme, _keys("alt+c"), ConfirmScreen)  # complete the session on screen
+    _check(snap_compare, data_dir, workspace, size, run_before)
+
+
+async def _merge_offer(pilot: Pilot[Any]) -> None:
+    """The offer a completed session on its own branch gets (the seed has no repository)."""
+    offer = MergeOfferScreen("fix flaky sync test", "sylk/fix-flaky-sync-test-0123abcd", "main")
+    await pilot.app.push_screen(offer)
+
+
+@pytest.mark.parametrize(("size", "theme"), MATRIX)
+def test_merge_offer_dialog(
+    snap_compare: SnapCompare, data_dir: Path, workspace: Path, size: tuple[int, int], theme: str
+) -> None:
+    run_before = _on(theme, _merge_offer, MergeOfferScreen)
     _check(snap_compare, data_dir, workspace, size, run_before)
 
 
