@@ -48,8 +48,8 @@ def screen_classes() -> list[type[Screen[Any]]]:
     """Every screen class of ``screens/`` (its modules imported now, not at start-up)."""
     import screens
 
-    for module in pkgutil.iter_modules(screens.__path__):
-        importlib.import_module(f"screens.{module.name}")
+    for module in pkgutil.walk_packages(screens.__path__, "screens."):  # screens.sessions too
+        importlib.import_module(module.name)
     found: list[type[Screen[Any]]] = []
     pending: list[type[Screen[Any]]] = [Screen]
     while pending:
