@@ -10,6 +10,10 @@ attempt (``asyncio.timeout`` arms and cancels a loop timer each time, which was 
 of the scheduler's overhead per node). Attempts with the same limit expire in the
 order they started, so each limit keeps a FIFO queue; the one timer waits for the
 earliest head, and finished attempts leave their queue when they reach its head.
+
+The clock can stop (:meth:`Deadlines.pause`): while the run waits on the user (an
+approval, a budget, a plan question), no attempt's time runs out; at :meth:`resume`
+every running attempt's limit moves on by the time the user took.
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ class Deadlines:
         self._queues: dict[float, deque[Deadline]] = {}
         self._timer: asyncio.TimerHandle | None = None
         self._timer_due = 0.0
+        self._paused = 0  # pauses not yet resumed (questions open at once)
+        self._paused_at = 0.0
 
     def start(self, limit_s: float) -> Deadline:
         """Start the current task's attempt clock; set ``active`` False when it ends."""
@@ -58,9 +64,35 @@ class Deadlines:
         while queue and not queue[0].active:
             queue.popleft()  # attempts that ended in time
         queue.append(deadline)
-        if self._timer is None or deadline.due < self._timer_due:
+        if not self._paused and (self._timer is None or deadline.due < self._timer_due):
             self._arm(deadline.due)
         return deadline
+
+    def pause(self) -> None:
+        """Stop the clock (the run waits on the user); pauses nest."""
+        self._paused += 1
+        if self._paused == 1:
+            self._paused_at = self._loop.time()
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+    def resume(self) -> None:
+        """Start the clock again: every running attempt gets the paused time back."""
+        if self._paused == 0:
+            return
+        self._paused -= 1
+        if self._paused:
+            return
+        waited = self._loop.time() - self._paused_at
+        earliest: float | None = None
+        for queue in self._queues.values():
+            for deadline in queue:
+                deadline.due += waited
+            if queue and (earliest is None or queue[0].due < earliest):
+                earliest = queue[0].due
+        if earliest is not None:
+            self._arm(earliest)
 
     def close(self) -> None:
         """Disarm the timer (the run is over)."""
@@ -77,6 +109,8 @@ class Deadlines:
 
     def _expire(self) -> None:
         self._timer = None
+        if self._paused:
+            return  # resume re-arms
         now = self._loop.time()
         earliest: float | None = None
         for queue in self._queues.values():

@@ -124,6 +124,16 @@ class DagScheduler:
             raise self._fatal
         return DagOutcome(self.dag_id, self._status(), dict(self._records))
 
+    def pause_clock(self) -> None:
+        """The run waits on the user: its attempts' time limits stop (``Deadlines.pause``)."""
+        if self._deadlines is not None:
+            self._deadlines.pause()
+
+    def resume_clock(self) -> None:
+        """The user answered: the limits run again, the waited time given back."""
+        if self._deadlines is not None:
+            self._deadlines.resume()
+
     def cancel(self) -> None:
         """Stop the run: running nodes are cancelled, the rest never start; ``run`` returns."""
         if self._finished is None:

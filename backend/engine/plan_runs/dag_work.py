@@ -39,7 +39,14 @@ from backend.engine.plan_runs.dag_notes import dag_end_note, node_note
 from backend.engine.plan_runs.dag_status import RUNNING, DagBook, DagRun, now_iso
 from backend.engine.session_service import SessionService
 from backend.errors import SylkError
-from backend.events import DagStatusChanged, EngineEvent, EventStream, PlanApproved
+from backend.events import (
+    DagStatusChanged,
+    EngineEvent,
+    EventStream,
+    PlanApproved,
+    QuestionAsked,
+    QuestionSettled,
+)
 from backend.orchestration import (
     DagOutcome,
     DagScheduler,
@@ -106,6 +113,8 @@ class DagWork:
         self._detach = (
             events.add_listener(self._on_engine_event) if run_on_approval else lambda: None
         )
+        self._held: dict[str, DagRun] = {}  # question id -> the run whose clock it stopped
+        self._detach_questions = events.add_listener(self._on_question)
 
     # -- starting --------------------------------------------------------------------
     def _on_engine_event(self, event: EngineEvent) -> None:
@@ -117,6 +126,15 @@ class DagWork:
         )
         self._starting.add(task)
         task.add_done_callback(self._starting.discard)
+
+    def _on_question(self, event: EngineEvent) -> None:
+        """While the user is asked something in a session, its DAG's time limits stop:
+        an approval or a budget answered after minutes never times the task out."""
+        if isinstance(event, QuestionAsked) and event.session_id in self._runs:
+            run = self._held[event.question_id] = self._runs[event.session_id]
+            run.scheduler.pause_clock()
+        elif isinstance(event, QuestionSettled) and event.question_id in self._held:
+            self._held.pop(event.question_id).scheduler.resume_clock()
 
     async def _start_approved(self, session_id: str, plan_id: str) -> None:
         try:
@@ -339,6 +357,7 @@ class DagWork:
         """Stop every run (they resume at the next start) and close the state file."""
         self._closed = True
         self._detach()
+        self._detach_questions()
         if self.after_passed is not None:
             await self.after_passed.aclose()
         tasks = [*self._starting, *(r.task for r in self._runs.values() if r.task is not None)]

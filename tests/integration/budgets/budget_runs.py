@@ -26,16 +26,22 @@ from tests.support.polling import until
 CALL = {"input_tokens": 90, "output_tokens": 10}  # 100 tokens a model call
 
 
-def chain_plan() -> dict[str, Any]:
-    return plan(node("t1", "librarian"), node("e1", "engineer", "t1"), node("e2", "engineer", "e1"))
+def chain_plan(**engineer: Any) -> dict[str, Any]:
+    """t1 -> e1 -> e2; ``engineer`` is the engineers' metadata (e.g. ``timeout_ms``)."""
+    return plan(
+        node("t1", "librarian"), node("e1", "engineer", "t1", **engineer),
+        node("e2", "engineer", "e1", **engineer),
+    )  # fmt: skip
 
 
-def budget_script(path: Path, monkeypatch: pytest.MonkeyPatch, workspace: Path) -> None:
+def budget_script(
+    path: Path, monkeypatch: pytest.MonkeyPatch, workspace: Path, **engineer: Any
+) -> None:
     """2 Architect calls, 1 librarian call, 3 calls for each engineer: 900 tokens in all."""
     for name in ("a.py", "b.py"):
         (workspace / name).write_text("VERBOSE = False\n")
     turns = [
-        *architect_proposes(chain_plan()),
+        *architect_proposes(chain_plan(**engineer)),
         {"expect": "Task t1 of plan p1", "text": "Flags live in a.py and b.py."},
         *engineer_edits("a.py", "VERBOSE = False", "VERBOSE = True"),
         *engineer_edits("b.py", "VERBOSE = False", "VERBOSE = True"),
