@@ -39,6 +39,7 @@ from backend.knowledge.code.index_db import (
     norm_name,
 )
 from backend.knowledge.code.index_queries import IndexQueries
+from backend.knowledge.code.py_scan import ImportRow, SymbolRow, python_rows
 from backend.knowledge.code.symbols import LANG_BY_EXT, extract
 from backend.knowledge.watch.ignore import IgnorePolicy
 
@@ -63,10 +64,6 @@ class BuildStats:
 def _binary(head: bytes) -> bool:
     """A NUL in the first bytes: not text, whatever the file's name says."""
     return b"\x00" in head
-
-
-SymbolRow = tuple[str, str, str, int, int | None, str | None, str, str]
-ImportRow = tuple[str, int, tuple[str, ...]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,13 +100,17 @@ def prepare(root: str, rel: str, prev_hash: str | None) -> Prepared | None:
         return Prepared(st.st_size, st.st_mtime_ns, digest)
     text = raw.decode("utf-8", errors="replace")
     lang = LANG_BY_EXT.get(posixpath.splitext(rel)[1].lower())
-    found = extract(lang, rel, text)
-    symbols = tuple(
-        (s.name, s.kind, rel, s.line, s.end_line, s.parent, s.signature, norm_name(s.name))
-        for s in found.symbols
-    )
-    imports = tuple((i.module, i.line, i.targets) for i in found.imports)
-    return Prepared(st.st_size, st.st_mtime_ns, digest, lang, text, symbols, imports)
+    rows = python_rows(rel, text) if lang == "python" else None
+    if rows is None:  # another language, or Python the AST must decide
+        found = extract(lang, rel, text)
+        rows = (
+            [
+                (s.name, s.kind, rel, s.line, s.end_line, s.parent, s.signature, norm_name(s.name))
+                for s in found.symbols
+            ],
+            [(i.module, i.line, i.targets) for i in found.imports],
+        )
+    return Prepared(st.st_size, st.st_mtime_ns, digest, lang, text, tuple(rows[0]), tuple(rows[1]))
 
 
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from backend.knowledge.code.py_scan import from_targets, py_targets, scan
+from backend.knowledge.code.py_scan import from_targets, py_targets, python_rows
 
 LANG_BY_EXT = {
     ".py": "python", ".pyi": "python",
@@ -78,18 +78,11 @@ def _sig(lines: list[str], line: int) -> str:
 
 
 def _python(path: str, text: str) -> Extracted:
-    scanned = scan(text)
-    if scanned is None:
+    found = python_rows(path, text)
+    if found is None:
         return _python_ast(path, text)
-    lines, package = text.splitlines(), posixpath.dirname(path)
-    out = Extracted([Symbol(n, k, ln, e, p, _sig(lines, ln)) for k, n, ln, e, p in scanned[0]])
-    for module, line, level, names in scanned[1]:
-        targets = (
-            py_targets("", module) if names is None else from_targets(package, level, module, names)
-        )
-        if targets is not None:
-            out.imports.append(Import("." * level + module, line, targets))
-    return out
+    symbols = [Symbol(r[0], r[1], r[3], r[4], r[5], r[6]) for r in found[0]]
+    return Extracted(symbols, [Import(*i) for i in found[1]])
 
 
 def _python_ast(path: str, text: str) -> Extracted:
