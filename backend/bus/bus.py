@@ -194,6 +194,12 @@ class Bus:
     def pending_requests(self, session_id: str) -> int:
         return len(self._shard(session_id).pending)
 
+    def awaited(self, session_id: str) -> set[str]:
+        """Ids of the session's requests whose senders await a reply (a snapshot keeps
+        these apart from one-way messages: a reply to a wait that has ended reaches no one)."""
+        shard = self._shards.get(session_id)
+        return set() if shard is None else {p.request.id for p in shard.pending.values()}
+
     def stats(self, session_id: str | None = None) -> BusStats:
         shards = [self._shard(session_id)] if session_id is not None else self._shards.values()
         inboxes = [i for s in shards for i in s.inboxes.values()]

@@ -167,6 +167,10 @@ class RetryQueue:
             return len(self._heap)
         return sum(1 for r in self._heap if r.message.session_id == session_id)
 
+    def queued(self, session_id: str) -> list[Message[Any]]:
+        """The session's messages waiting for a retry, soonest first (a copy)."""
+        return [r.message for r in sorted(self._heap) if r.message.session_id == session_id]
+
     def next_due_in(self) -> float | None:
         return None if not self._heap else max(0.0, self._heap[0].due - self._clock())
 
