@@ -8,27 +8,29 @@ same limit at once (two nodes of a plan) share one question. "Stop" ends the cal
 turn with the reason, and :attr:`BudgetHooks.stop_work` ends the session's running
 plan; later calls over that same limit stop without asking again, until the limit
 changes. With nobody to ask (``sylk run``) the call stops and says how to raise it.
+A limit changed by ``/budget`` while its question is open withdraws the question
+(:meth:`BudgetGuard.limits_changed`): answering it later must not overwrite the newer
+limit. The waiting calls look again: under the new limit they go on, else they ask anew.
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from backend.archive.store import Archive
+from backend.budgets.budget_dsl import BudgetUsageError
 from backend.budgets.limits import BUDGET_KEY, effective_limits, with_limit
+from backend.budgets.question import CONTINUE, STOP, BudgetQuestion, raw_amount, read_new_limit
 from backend.budgets.report import amount, limit_name
 from backend.budgets.spend import spend_of
 from backend.config.budgets import BudgetLimits, BudgetMeasure, BudgetScope
-from backend.events import ChoiceOption, ChoiceQuestion
+from backend.events import ChoiceOption
 from backend.questions import QuestionBoard
 
-CONTINUE = "continue:"  # an answer "continue:N" goes on with N as the new limit
-STOP = "stop"
 _CHECKS: tuple[tuple[BudgetScope, BudgetMeasure], ...] = (
     ("session", "tokens"),
     ("session", "cost"),
@@ -70,6 +72,10 @@ class Reached:
                 "used": self.used, "pipeline": self.pipeline_id}  # fmt: skip
 
 
+class _Withdrawn(Exception):
+    """The open question was withdrawn: the limit changed meanwhile; look again."""
+
+
 class BudgetGuard:
     """``check(session_id, pipeline_id)``: the engine's before-call hook (see module)."""
 
@@ -87,6 +93,15 @@ class BudgetGuard:
         self._hooks = hooks
         self._asking: dict[tuple[Any, ...], asyncio.Task[str | None]] = {}
         self._stopped: set[tuple[Any, ...]] = set()
+        self._open: dict[tuple[Any, ...], asyncio.Task[str | None]] = {}  # questions asked
+
+    def limits_changed(self, session_id: str) -> None:
+        """The session's limits changed by command: withdraw its open budget questions
+        (their dialogs close) and forget its "stop"s; the waiting calls look again."""
+        self._stopped = {key for key in self._stopped if key[0] != session_id}
+        for key, ask in list(self._open.items()):
+            if key[0] == session_id:
+                ask.cancel()
 
     def limits(self, session_id: str) -> BudgetLimits:
         return effective_limits(self.configured, self._hooks.metadata_of(session_id))
@@ -108,7 +123,10 @@ class BudgetGuard:
                 )
                 self._asking[key] = task
                 task.add_done_callback(partial(self._asked, key))
-            stopped = await asyncio.shield(task)
+            try:
+                stopped = await asyncio.shield(task)
+            except _Withdrawn:
+                continue
             if stopped is not None:
                 return stopped
 
@@ -142,7 +160,9 @@ class BudgetGuard:
                 **payload,
             )
         while True:
-            answer = await self._questions.ask(question_for(reached), session_id)
+            answer = await self._ask(session_id, reached, key)
+            if self.limits(session_id).limit(reached.scope, reached.measure) != reached.limit:
+                await self._withdrawn(session_id, reached)  # changed while asked: look again
             if answer is None:
                 why = _nobody_text(reached) if not self._questions.answered_here else None
                 return await self._stop(session_id, reached, key, why)
@@ -161,6 +181,27 @@ class BudgetGuard:
         )  # fmt: skip
         return None
 
+    async def _ask(self, session_id: str, reached: Reached, key: tuple[Any, ...]) -> str | None:
+        """The user's answer; :class:`_Withdrawn` when :meth:`limits_changed` withdrew it."""
+        ask = asyncio.create_task(self._questions.ask(question_for(reached), session_id))
+        self._open[key] = ask
+        try:
+            return await ask
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if ask.cancelled() and (current is None or not current.cancelling()):
+                await self._withdrawn(session_id, reached)
+            raise
+        finally:
+            self._open.pop(key, None)
+
+    async def _withdrawn(self, session_id: str, reached: Reached) -> None:
+        await self._hooks.notice(
+            session_id, f"↻ Budget question withdrawn: the {reached.name} limit was changed",
+            budget={**reached.payload(), "withdrawn": True},
+        )  # fmt: skip
+        raise _Withdrawn
+
     async def _stop(
         self, session_id: str, reached: Reached, key: tuple[Any, ...], why: str | None
     ) -> str:
@@ -173,11 +214,11 @@ class BudgetGuard:
         return text
 
 
-def question_for(reached: Reached) -> ChoiceQuestion:
+def question_for(reached: Reached) -> BudgetQuestion:
     """Continue with the limit doubled (recommended) or quadrupled, or stop."""
     options = [
         ChoiceOption(
-            f"{CONTINUE}{_raw(reached.measure, reached.limit * factor)}",
+            f"{CONTINUE}{raw_amount(reached.measure, reached.limit * factor)}",
             f"Continue with a limit of {amount(reached.measure, reached.limit * factor)}",
             f"the {reached.name} limit goes from {amount(reached.measure, reached.limit)}",
             factor == 2,
@@ -185,27 +226,25 @@ def question_for(reached: Reached) -> ChoiceQuestion:
         for factor in (2, 4)
     ]
     options.append(ChoiceOption(STOP, "Stop", "the work ends here; nothing more is spent"))
-    return ChoiceQuestion(
+    return BudgetQuestion(
         title=f"Budget reached: {reached.name}",
         prompt=f"{reached.said()}. The next model call waits for your answer.",
         options=options,
+        scope=reached.scope,
+        measure=reached.measure,
+        limit=reached.limit,
+        used=reached.used,
+        limit_label=reached.name,
     )
 
 
 def parse_new_limit(answer: str, reached: Reached) -> float | None:
-    """``continue:N`` (or just N) with N above what was used; None: not such an answer."""
-    text = answer.strip().lower().removeprefix(CONTINUE).strip().lstrip("$").replace(",", "")
+    """``continue:N`` (or just N; ``2k``, ``$3.50``) with N above what was used; None:
+    not such an answer (the check: :func:`~backend.budgets.question.read_new_limit`)."""
     try:
-        value = float(text)
-    except ValueError:
+        return read_new_limit(answer, reached.measure, reached.used)
+    except BudgetUsageError:
         return None
-    if not math.isfinite(value) or value <= reached.used:  # no room to go on
-        return None
-    return float(int(value)) if reached.measure == "tokens" else value
-
-
-def _raw(measure: BudgetMeasure, value: float) -> str:
-    return str(int(value)) if measure == "tokens" else f"{value:.2f}"
 
 
 def _stopped_text(reached: Reached) -> str:

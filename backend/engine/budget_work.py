@@ -81,6 +81,8 @@ async def budget_command(parts: EngineParts, session_id: str, args: dict[str, st
     action = args.get("action", "show")
     if action == "off":
         await sessions.set_metadata(session_id, BUDGET_KEY, without_limits())
+        if parts.budgets is not None:
+            parts.budgets.limits_changed(session_id)
         return "budgets off for this session: no token or cost limit holds"
     if action == "on":
         await sessions.set_metadata(session_id, BUDGET_KEY, {})
@@ -91,6 +93,8 @@ async def budget_command(parts: EngineParts, session_id: str, args: dict[str, st
         value = None if raw == "none" else float(raw)
         kept = with_limit(sessions.get(session_id).metadata, scope, measure, value)
         await sessions.set_metadata(session_id, BUDGET_KEY, kept)
+    if parts.budgets is not None:  # an open question over the old limit is withdrawn
+        parts.budgets.limits_changed(session_id)
     metadata = sessions.get(session_id).metadata
     spent = await spend_of(parts.archive, session_id)
     return budget_text(
@@ -107,6 +111,7 @@ def install_budgets(parts: EngineParts) -> BudgetWork:
     """The budget check before every model call of the engine's turns."""
     work = BudgetWork(parts)
     parts.turns.before_model_call = work.guard.check
+    parts.budgets = work.guard
     return work
 
 

@@ -15,6 +15,7 @@ from backend.agents.librarian_cache import LibrarianAnswers
 from backend.agents.turns import TurnRunner
 from backend.approvals.user_commands import ApprovalCommands
 from backend.archive.store import Archive
+from backend.budgets import BudgetGuard
 from backend.checkpoints.service import Checkpoints
 from backend.config.settings import SylkConfig
 from backend.engine.config import EngineConfig
@@ -91,6 +92,7 @@ class EngineParts:
     resources: ResourceManager  # file locks and conflict warnings between sessions
     workers: WorkerPool  # one bound on every session's work (backend.engine.worker_lanes)
     talk: PhaseTalk | None = None  # set by install_team: plan talk by phase
+    budgets: BudgetGuard | None = None  # set by install_budgets: the check before calls
     closed: bool = field(default=False)
 
     async def aclose(self) -> None:
