@@ -12,14 +12,15 @@ traceback. Kept free of I/O: the engine captures and restores (``engine.lifecycl
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from backend.errors import ErrorKind, SylkError
 
-SNAPSHOT_VERSION = 2
-"""1: the session alone (older rows); 2: the session and its :class:`WorkflowState`."""
+SNAPSHOT_VERSION = 3
+"""1: the session alone (older rows); 2: the session and its :class:`WorkflowState`;
+3: also the session's undelivered bus messages and each agent's compaction."""
 
 LABEL_MAX = 80
 TAIL_MESSAGES = 20  # an agent's conversation tail: its last messages, as a model would read
@@ -70,10 +71,29 @@ class TailMessage(_Model):
 
 
 class AgentSnapshot(_Model):
-    """One agent's state in the session: the ops it had loaded, its conversation's tail."""
+    """One agent's state in the session: the ops it had loaded, its conversation's tail
+    (the messages after its last compaction), and that compaction's summary and the
+    task's verbatim prompt when it had one. A restore makes these its context."""
 
     loaded_ops: list[str] = Field(default_factory=list)
     tail: list[TailMessage] = Field(default_factory=list)
+    summary: str | None = None
+    prompt: str | None = None
+
+
+PendingHeld = Literal["inbox", "retry", "dead_letter"]
+
+
+class PendingMessage(_Model):
+    """A bus message of the session not delivered at the snapshot: queued in an agent's
+    inbox, waiting for a retry, or dead-lettered. ``request``: its sender awaited a reply
+    (that wait cannot be kept, so a restore lists it and does not send it again)."""
+
+    message: dict[str, Any]  # the envelope as JSON (``backend.messages.Message``)
+    held: PendingHeld
+    request: bool = False
+    reason: str | None = None  # a dead letter's reason
+    error: str | None = None
 
 
 class GuideRoute(_Model):
@@ -88,6 +108,7 @@ class WorkflowState(_Model):
     pending_questions: list[PendingQuestion] = Field(default_factory=list)
     agents: dict[str, AgentSnapshot] = Field(default_factory=dict)
     guide_routes: list[GuideRoute] = Field(default_factory=list)
+    pending_messages: list[PendingMessage] = Field(default_factory=list)
 
 
 def checked_label(label: str | None) -> str | None:

@@ -20,23 +20,25 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from backend.archive.snapshot_rows import SnapshotRow, find_snapshot, list_snapshots, load_snapshot
+from backend.engine.lifecycle.snapshot_context import capture_agents, rewind_agents
+from backend.engine.lifecycle.snapshot_messages import (
+    capture_messages,
+    checked_messages,
+    deliver_again,
+)
 from backend.guide.routing.decision import Classification, RouteDecision
 from backend.messages import MessageType
 from backend.orchestration import NodeRecord, NodeStatus
-from backend.roles import AGENT_ROLES
 from backend.sessions.models import Session, SessionSnapshot, SessionState
 from backend.sessions.snapshots import (
     SNAPSHOT_VERSION,
-    TAIL_MESSAGES,
     TAIL_TEXT_MAX,
-    AgentSnapshot,
     DagSnapshot,
     GuideRoute,
     NodeSnapshot,
     PendingQuestion,
     SessionRunningError,
     SnapshotUnreadableError,
-    TailMessage,
     WorkflowState,
     checked_label,
 )
@@ -60,8 +62,9 @@ async def take_snapshot(parts: EngineParts, ref: str, label: str | None = None) 
             PendingQuestion(id=q.question_id, kind=_question_kind(q.question), text=_asked(q))
             for q in parts.questions.pending(session.id)
         ],
-        agents=_agents(parts, session.id, transcript),
+        agents=await capture_agents(parts, session.id, transcript),
         guide_routes=_routes(transcript),
+        pending_messages=capture_messages(parts, session.id),
     )
     snapshot = SessionSnapshot(
         session=parts.sessions.get(session.id),
@@ -99,6 +102,7 @@ async def restore_snapshot(
     workflow = snapshot.workflow or WorkflowState()
     # Checked whole before anything is written; a DAG of another session is refused.
     records = _node_records(snapshot.id, session.id, workflow)
+    messages = checked_messages(snapshot.id, session.id, workflow.pending_messages)
     for dag in workflow.dags:
         now = await parts.dags.store.load(dag.dag_id)
         for node_id in now.keys() - records[dag.dag_id].keys():
@@ -113,7 +117,16 @@ async def restore_snapshot(
         for role, agent in workflow.agents.items():
             for op in agent.loaded_ops:
                 tracker.load(session.id, role, op)
-    await parts.sessions.notice(session.id, restored_text(row, workflow, routes), restored=row.id)
+    back = await deliver_again(parts, session.id, snapshot.id, messages)
+    # A version-1 snapshot kept no agent states: their contexts are left as they are.
+    unkept = (
+        await rewind_agents(parts, session.id, row, workflow.agents) if snapshot.workflow else []
+    )
+    live = {q.question_id for q in parts.questions.pending(session.id)}
+    text = "\n".join([restored_text(row, workflow, routes, live), *back.lines()])
+    if unkept:
+        text += f"\nNot kept across a restart (the archive refused): {', '.join(unkept)}'s context."
+    await parts.sessions.notice(session.id, text, restored=row.id)
     if resume and restored.state in RESUMABLE:
         for dag in workflow.dags:
             if dag.status == "running":
@@ -122,7 +135,12 @@ async def restore_snapshot(
     return parts.sessions.get(session.id), snapshot
 
 
-def restored_text(row: SnapshotRow, workflow: WorkflowState, routes: int) -> str:
+def restored_text(
+    row: SnapshotRow, workflow: WorkflowState, routes: int, live: set[str] | None = None
+) -> str:
+    """The restore's notice. A question's future cannot be kept in a snapshot: one still
+    asked now stays open; one whose asking flow is gone is named, not asked again here
+    (its work asks again if it runs again: a resumed DAG's node, the budget guard)."""
     label = f" ({row.label})" if row.label else ""
     lines = [f"Restored snapshot {row.short_id}{label} taken {row.created_at[:19]}."]
     for dag in workflow.dags:
@@ -133,7 +151,13 @@ def restored_text(row: SnapshotRow, workflow: WorkflowState, routes: int) -> str
         )
         lines.append(f"Plan {dag.plan_id}: DAG {dag.status}; nodes {counts or 'none'}.")
     for question in workflow.pending_questions:
-        lines.append(f"Was waiting for you: {question.text} (asked again when its work resumes)")
+        if question.id in (live or ()):
+            lines.append(f"Still waiting for you: {question.text} (F2)")
+        else:
+            lines.append(
+                f"Was waiting for you: {question.text} (not asked again now: "
+                "its work asks again if it runs again)"
+            )
     loaded = sum(len(a.loaded_ops) for a in workflow.agents.values())
     lines.append(f"{routes} Guide route(s) and {loaded} loaded op(s) back.")
     return "\n".join(lines)
@@ -163,27 +187,6 @@ def _question_kind(question: Any) -> str:
 def _asked(asked: Any) -> str:
     question = asked.question
     return " ".join(f"{question.title}: {question.prompt}".split())[:TAIL_TEXT_MAX]
-
-
-def _agents(parts: EngineParts, session_id: str, transcript: list[Any]) -> dict[str, AgentSnapshot]:
-    tracker = parts.gateway.tracker
-    agents: dict[str, AgentSnapshot] = {}
-    for role in AGENT_ROLES:
-        mine = [m for m in transcript if role in (m.source, m.target)][-TAIL_MESSAGES:]
-        loaded = tracker.loaded(session_id, role) if tracker is not None else []
-        if not mine and not loaded:
-            continue
-        tail = [
-            TailMessage(
-                id=m.id,
-                source=m.source,
-                type=str(m.type),
-                text=str(m.payload.get("text", ""))[:TAIL_TEXT_MAX],
-            )
-            for m in mine
-        ]
-        agents[role] = AgentSnapshot(loaded_ops=loaded, tail=tail)
-    return agents
 
 
 def _routes(transcript: list[Any]) -> list[GuideRoute]:

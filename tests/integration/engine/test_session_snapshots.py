@@ -128,7 +128,7 @@ async def test_routes_and_loaded_ops_come_back(
                   if s.agent == "librarian")  # fmt: skip
         tracker.load(session.id, "librarian", op)
         snap = await engine.snapshot_session(session.id, "routes")
-        assert snap.version == 2 and snap.workflow is not None
+        assert snap.version == 3 and snap.workflow is not None
         routes = [r.text for r in snap.workflow.guide_routes]
         assert line in routes, routes
         assert op in snap.workflow.agents["librarian"].loaded_ops
