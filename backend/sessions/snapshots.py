@@ -3,8 +3,9 @@
 A :class:`~backend.sessions.models.SessionSnapshot` holds the session itself (context,
 config, metadata, phase) and, since document version 2, a :class:`WorkflowState`: what
 the seed's Session Context Preservation names beside it. Each DAG's node records (which
-passed, ran, waited), the questions still waiting for the user, each agent's loaded ops
-and conversation tail, and the Guide's routes for the session. The whole document is
+passed, ran, waited), the questions still waiting for the user, each agent's loaded ops,
+compaction and conversation tail, the Guide's routes for the session, and (version 3)
+the session's bus messages not yet delivered. The whole document is
 one versioned JSON value in the archive's ``snapshots`` table; a version this Sylk does
 not know, or a value that does not parse, is :class:`SnapshotUnreadableError`, never a
 traceback. Kept free of I/O: the engine captures and restores (``engine.lifecycle``).

@@ -2,14 +2,17 @@
 
 A snapshot is the session (context, config, metadata with its ``dags`` record, phase)
 plus :class:`~backend.sessions.snapshots.WorkflowState`: each DAG's node records from
-the DAG state store, the questions waiting for the user, each agent's loaded ops and
-conversation tail, and the Guide's routes of the session's lines. Restore is refused
-while the session runs a turn or a DAG; it checks the whole document before writing
-anything, puts every node record back (a node that ran since the snapshot goes back to
-pending, so it runs again and a node passed at the snapshot is skipped), brings the
-session back (``SessionManager.restore``), refills the route cache and the loaded ops,
-and says in the transcript what came back. A DAG that was running at the snapshot runs
-again from there: at once when asked (``resume``), else at the next start.
+the DAG state store, the questions waiting for the user, each agent's loaded ops,
+compaction and conversation tail (``snapshot_context``), the Guide's routes of the
+session's lines, and the session's undelivered bus messages (``snapshot_messages``).
+Restore is refused while the session runs a turn or a DAG; it checks the whole document
+before writing anything, puts every node record back (a node that ran since the
+snapshot goes back to pending, so it runs again and a node passed at the snapshot is
+skipped), brings the session back (``SessionManager.restore``), refills the route cache
+and the loaded ops, sends the pending one-way messages again, rewinds every agent's
+context to the snapshot's, and says in the transcript what came back and what did not.
+A DAG that was running at the snapshot runs again from there: at once when asked
+(``resume``), else at the next start.
 """
 
 from __future__ import annotations
