@@ -1,6 +1,7 @@
 """The demo through `sylk repl` fed by a pipe: the Architect's plan is reviewed inline
 ("a" approves it), its DAG runs while the repl goes on, and the end of input waits for
-the DAG and the session's QA instead of stopping them: the changes land once."""
+the DAG and the session's QA instead of stopping them: the changes land once (in the
+session's worktree)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from tests.integration.e2e.flow import (
     assert_changed_once,
     example_repo,
     tools_path,
+    work_tree,
 )
 from tests.integration.repl.repl_process import piped
 
@@ -34,4 +36,4 @@ def test_a_plan_approved_inline_runs_to_complete_before_the_repl_leaves(
     assert out[-1].startswith("▸ phase: testing -> complete")
     assert all(line.startswith("▸ ") for line in out if "▸" in line)  # never after an answer
     assert "Traceback" not in result.stderr
-    assert_changed_once(repo)
+    assert_changed_once(work_tree(repo, data_dir))  # the session's worktree: repo untouched
