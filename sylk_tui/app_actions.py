@@ -17,7 +17,6 @@ from textual.dom import DOMNode
 from textual.events import Mount
 from textual.theme import Theme
 
-from screens.help import HelpScreen, screen_classes
 from screens.local_commands import local_action, unknown_command
 from sylk_tui.keymap import KeymapEntryError, binding_ids, unknown_ids_warning, usable_keymap
 from sylk_tui.themes import ThemeChoice, UnknownThemeError, next_theme
@@ -52,6 +51,8 @@ class FrontActions(App[None]):
         an id no binding carries. Called once the main screen is up."""
         problems = [str(error) for error in self._keymap_errors]
         if self._keymap:
+            from screens.help import screen_classes  # every screen: only with a keymap
+
             nodes: list[type[DOMNode]] = [type(self), *screen_classes()]
             for screen in self.screen_stack:
                 nodes += [type(node) for node in screen.walk_children(with_self=True)]
@@ -70,6 +71,8 @@ class FrontActions(App[None]):
     # -- actions ---------------------------------------------------------------------
     def action_help(self) -> None:
         """Every key and command (F1, ``?`` in an empty composer, ``/help``)."""
+        from screens.help import HelpScreen  # loads when first opened
+
         if isinstance(self.screen, HelpScreen):
             return
         classes: list[type[DOMNode]] = [type(self)]
