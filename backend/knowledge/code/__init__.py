@@ -18,6 +18,8 @@
 - ``intent_cache``: the intent-aware query cache and its invalidation rules.
 - ``patterns``: conventions the index shows without a model, and concept words.
 - ``answers``: the answers that need no model, as markdown.
+- ``full_build/``: a full build's worker processes and the helper thread that fills
+  an empty index while the building thread parses.
 """
 
 from typing import TYPE_CHECKING, Any

@@ -18,20 +18,17 @@ Re-indexing is by content hash: a file whose bytes did not change costs a stat
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import os
-import pickle
 import posixpath
 import sqlite3
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from backend.knowledge.code.full_build.batch_writer import BatchWriter
+from backend.knowledge.code.full_build.workers import default_workers, prepared_in_workers
 from backend.knowledge.code.index_db import (
     BUILD_CACHE_KIB,
     create_secondary_indexes,
@@ -46,8 +43,6 @@ from backend.knowledge.watch.ignore import IgnorePolicy
 MAX_FILE_BYTES = 1024 * 1024
 PARALLEL_MIN_FILES = 256  # fewer files to read are parsed in this thread
 PARALLEL_MIN_BYTES = 8 * 1024 * 1024  # and fewer bytes: a worker costs ~0.1 s to start
-_CHUNK = 16
-_PIPE_BYTES = 1024 * 1024  # Linux's default pipe-max-size
 BATCH_SECONDS = 0.2
 _SNIFF_BYTES = 8192
 
@@ -113,78 +108,15 @@ def prepare(root: str, rel: str, prev_hash: str | None) -> Prepared | None:
     return Prepared(st.st_size, st.st_mtime_ns, digest, lang, text, tuple(rows[0]), tuple(rows[1]))
 
 
-_PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])
-_SERVE = "from backend.knowledge.code.index import serve_prepare; serve_prepare()"
+_SERVE = (
+    "from backend.knowledge.code.index import prepare; "
+    "from backend.knowledge.code.full_build.workers import serve; serve(prepare)"
+)
+FLUSH_CHARS = 256 * 1024  # text per batch the helper writes while this thread parses
 
 
-def _prepare_chunk(root: str, chunk: list[tuple[str, str | None]]) -> list[Prepared | None]:
-    return [prepare(root, rel, prev_hash) for rel, prev_hash in chunk]
-
-
-def default_workers() -> int:
-    """Worker processes for a big build: the cores this process may use, at most 2;
-    none on one core (this thread would only wait for them)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-    return min(2, cores) if cores > 1 else 0
-
-
-def prepared_in_workers(
-    root: str, batch: list[tuple[str, str | None]], workers: int
-) -> Iterator[Prepared | None]:
-    """:func:`prepare` of each of ``batch``, in order, by ``workers`` child processes.
-
-    Plain ``python -I`` children running :func:`serve_prepare` (not a multiprocessing
-    pool, which re-imports the parent's main module in each child). Each child reads
-    all its chunks (round-robin) before it answers, so no pipe can fill both ways; a
-    child that dies leaves the rest to this thread.
-    """
-    chunks = [batch[k : k + _CHUNK] for k in range(0, len(batch), _CHUNK)]
-    code = f"import sys; sys.path.insert(0, {_PACKAGE_ROOT!r}); {_SERVE}"
-    procs: list[subprocess.Popen[bytes]] = []
-    done = 0
-    try:
-        for _ in range(min(workers, len(chunks))):
-            procs.append(
-                subprocess.Popen(
-                    [sys.executable, "-I", "-c", code],
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.DEVNULL,
-                    env={"PATH": os.environ.get("PATH", "")},  # no key of Sylk's
-                )
-            )
-            assert procs[-1].stdout is not None
-            with contextlib.suppress(OSError, AttributeError):  # room to run ahead of us
-                fcntl.fcntl(procs[-1].stdout.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
-        for k, proc in enumerate(procs):
-            assert proc.stdin is not None
-            with proc.stdin:
-                pickle.dump((root, chunks[k :: len(procs)]), proc.stdin)
-        for k, chunk in enumerate(chunks):
-            out = procs[k % len(procs)].stdout
-            assert out is not None
-            prepared: list[Prepared | None] = pickle.load(out)
-            if len(prepared) != len(chunk):
-                raise EOFError("a worker answered another chunk")
-            done += len(chunk)
-            yield from prepared
-    except (OSError, EOFError, pickle.UnpicklingError):
-        for rel, prev_hash in batch[done:]:
-            yield prepare(root, rel, prev_hash)
-    finally:
-        for proc in procs:
-            proc.kill()
-            proc.wait()
-            if proc.stdout is not None:
-                proc.stdout.close()
-
-
-def serve_prepare() -> None:
-    """A worker of :func:`prepared_in_workers`: its chunks in, their files prepared out."""
-    root, chunks = pickle.load(sys.stdin.buffer)
-    for chunk in chunks:
-        pickle.dump(_prepare_chunk(root, chunk), sys.stdout.buffer)
-        sys.stdout.buffer.flush()
+Todo = tuple[tuple[str, tuple[object, ...] | None, int], Prepared | None]
+OnCommit = Callable[[int], None] | None
 
 
 class CodeIndex(IndexQueries):
@@ -251,26 +183,57 @@ class CodeIndex(IndexQueries):
                 conn.execute("BEGIN IMMEDIATE")
                 drop_secondary_indexes(conn)
             batch = [(rel, str(prev[4]) if prev else None) for rel, prev, _ in todo]
-            reindexed: list[str] = []
-            last_commit = time.perf_counter()
-            prepared = self._prepared(batch, todo_bytes)
-            for (rel, prev, done), ready in zip(todo, prepared, strict=True):
-                if self._write(conn, rel, prev, ready):
-                    reindexed.append(rel)
-                if time.perf_counter() - last_commit > BATCH_SECONDS:
-                    conn.execute("COMMIT")  # let readers see the files indexed so far
-                    if progress:
-                        progress(done, len(walked))
-                    conn.execute("BEGIN IMMEDIATE")
-                    last_commit = time.perf_counter()
+            prepared = zip(todo, self._prepared(batch, todo_bytes), strict=True)
+            on_commit = (lambda done: progress(done, len(walked))) if progress else None
+            if empty:
+                reindexed = self._fill(conn, prepared, on_commit)
+            else:
+                reindexed = self._write_each(conn, prepared, on_commit)
             for rel in known:
                 self._delete(conn, rel)
-            if fresh:
+            if fresh:  # the sorts for the indexes may use a second thread
+                conn.execute("PRAGMA threads=2")
                 create_secondary_indexes(conn)
+                conn.execute("PRAGMA threads=0")
         if progress:
             progress(len(walked), len(walked))
         seconds = time.perf_counter() - started
         return BuildStats(len(walked), len(reindexed), len(known), seconds, tuple(reindexed))
+
+    def _write_each(
+        self, conn: sqlite3.Connection, prepared: Iterator[Todo], on_commit: OnCommit
+    ) -> list[str]:
+        """Each file's rows in turn (:meth:`_write`), committing every ``BATCH_SECONDS``."""
+        reindexed: list[str] = []
+        last_commit = time.perf_counter()
+        for (rel, prev, done), ready in prepared:
+            if self._write(conn, rel, prev, ready):
+                reindexed.append(rel)
+            if time.perf_counter() - last_commit > BATCH_SECONDS:
+                conn.execute("COMMIT")  # let readers see the files indexed so far
+                if on_commit:
+                    on_commit(done)
+                conn.execute("BEGIN IMMEDIATE")
+                last_commit = time.perf_counter()
+        return reindexed
+
+    def _fill(
+        self, conn: sqlite3.Connection, prepared: Iterator[Todo], on_commit: OnCommit
+    ) -> list[str]:
+        """An empty index's rows, written by a :class:`BatchWriter` on a helper thread
+        while this one parses (or unpickles) the next files."""
+        reindexed: list[str] = []
+        done = 0
+        with BatchWriter(conn, BATCH_SECONDS, on_commit) as writer:
+            for (rel, _, done), ready in prepared:
+                if ready is None or ready.text is None:
+                    continue  # not text (nothing of it indexed yet)
+                writer.add(rel, ready, ready.text)
+                reindexed.append(rel)
+                if writer.batch_chars >= FLUSH_CHARS:
+                    writer.flush(done)
+            writer.flush(done)
+        return reindexed
 
     def _prepared(
         self, batch: list[tuple[str, str | None]], nbytes: int
@@ -279,7 +242,7 @@ class CodeIndex(IndexQueries):
         small = len(batch) < PARALLEL_MIN_FILES or nbytes < PARALLEL_MIN_BYTES
         if small or self.workers < 1:
             return (prepare(root, rel, prev_hash) for rel, prev_hash in batch)
-        return prepared_in_workers(root, batch, self.workers)
+        return prepared_in_workers(root, batch, self.workers, prepare, _SERVE)
 
     def update_files(self, paths: Iterable[str | Path]) -> int:
         """Re-index ``paths`` whose content hash changed; drop gone or ignored ones.
