@@ -182,6 +182,8 @@ class CodeIndex(IndexQueries):
                 conn.execute(f"PRAGMA cache_size=-{BUILD_CACHE_KIB}")
                 conn.execute("BEGIN IMMEDIATE")
                 drop_secondary_indexes(conn)
+            else:  # a fresh build that failed after a commit left them dropped
+                create_secondary_indexes(conn)
             batch = [(rel, str(prev[4]) if prev else None) for rel, prev, _ in todo]
             prepared = zip(todo, self._prepared(batch, todo_bytes), strict=True)
             on_commit = (lambda done: progress(done, len(walked))) if progress else None
