@@ -80,6 +80,7 @@ def git(cwd: Path, *args: str) -> None:
 
 
 def bench_tree(code_index: Any, tree: Path, work: Path, reps: int) -> dict[str, Any]:
+    load_1m = os.getloadavg()[0]  # the machine is shared: say how busy it was
     rounds = []
     for rep in range(reps):
         tags = work / "tags"
@@ -96,6 +97,7 @@ def bench_tree(code_index: Any, tree: Path, work: Path, reps: int) -> dict[str, 
         rounds.append((ctags_s, build_s, ctags_cpu, cpu_s() - before, stats.indexed))
         index.close()
     return {
+        "load_1m": round(load_1m, 2),
         "files_indexed": rounds[0][4],
         "ctags_s": round(statistics.median(r[0] for r in rounds), 3),
         "build_s": round(statistics.median(r[1] for r in rounds), 3),
