@@ -147,8 +147,9 @@ class CodeIndex(IndexQueries):
 
         Blocking: run it in a thread. Commits every ``BATCH_SECONDS`` so concurrent
         queries see the files indexed so far. Many files to read go to worker
-        processes (:func:`prepared_in_workers`) while this thread writes; an empty
-        index gets its secondary indexes after the rows, not row by row.
+        processes (:func:`prepared_in_workers`). An empty index is filled by a helper
+        thread in big statements while this thread parses the next files
+        (:class:`BatchWriter`), and gets its secondary indexes after the rows.
         """
         started = time.perf_counter()
         try:
