@@ -227,14 +227,18 @@ class CodeIndex(IndexQueries):
         while this one parses (or unpickles) the next files."""
         reindexed: list[str] = []
         done = 0
+        last_flush = time.perf_counter()
         with BatchWriter(conn, BATCH_SECONDS, on_commit) as writer:
             for (rel, _, done), ready in prepared:
                 if ready is None or ready.text is None:
                     continue  # not text (nothing of it indexed yet)
                 writer.add(rel, ready, ready.text)
                 reindexed.append(rel)
-                if writer.batch_chars >= FLUSH_CHARS:
+                # By the text, and by the clock too: many tiny files still commit.
+                now = time.perf_counter()
+                if writer.batch_chars >= FLUSH_CHARS or now - last_flush > BATCH_SECONDS:
                     writer.flush(done)
+                    last_flush = now
             writer.flush(done)
         return reindexed
 

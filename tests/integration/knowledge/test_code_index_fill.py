@@ -96,3 +96,20 @@ def test_a_statement_failing_on_the_helper_fails_the_build_and_the_next_build_me
     assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL again
     index.close()
     complete.close()
+
+
+def test_tiny_files_are_still_committed_as_time_passes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batches end by the clock too: a tree of empty files (no text to fill a batch)
+    still commits on the way, so readers see it grow."""
+    monkeypatch.setattr(index_module, "FLUSH_CHARS", 10**9)
+    root = tmp_path / "tree"
+    for k in range(30):
+        (root / f"pkg{k}").mkdir(parents=True)
+        (root / f"pkg{k}" / "__init__.py").write_text("")
+    commits: list[int] = []
+    index = CodeIndex(root, tmp_path / "index.db", workers=0)
+    assert index.build(lambda done, _: commits.append(done)).indexed == 30
+    assert len(commits) > 5
+    index.close()
