@@ -29,16 +29,18 @@ from textual.widgets import Input, Label, Static
 from textual.widgets.option_list import Option
 
 from backend.approvals import answers
+from backend.budgets.question import BudgetQuestion
 from backend.events import ChoiceQuestion
 from screens.approval import ApprovalScreen, DiffView
 from screens.choice import ChoiceScreen
 from screens.plans.plan_review import PlanReviewScreen
+from screens.questions.budget_question import BudgetQuestionScreen
 from screens.state.intents import AnswerQuestion, SessionAction
 from screens.state.pending import PendingChanged, PendingQuestion
 from screens.state.store import UiState
 from widgets.option_list import OptionList
 
-QuestionDialog = ChoiceScreen | ApprovalScreen | PlanReviewScreen
+QuestionDialog = ChoiceScreen | ApprovalScreen | PlanReviewScreen | BudgetQuestionScreen
 
 EMPTY = "Nothing waits on you."
 HELP = {
@@ -60,6 +62,8 @@ def dialog_for(question: ChoiceQuestion) -> QuestionDialog:
         return ApprovalScreen(question)
     if question.plan is not None:
         return PlanReviewScreen(question)
+    if isinstance(question, BudgetQuestion):  # a reached limit: the user may type a new one
+        return BudgetQuestionScreen(question)
     return ChoiceScreen(question)
 
 
