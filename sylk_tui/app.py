@@ -17,7 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from textual import on
+from textual import events, on
 from textual.binding import Binding, BindingType
 from textual.worker import Worker, WorkerState
 
@@ -130,6 +130,11 @@ class SylkApp(ExportActions, FrontActions):
     def startup_error(self) -> Exception | None:
         """Why the engine could not be built (the app then ended at once), if it could not."""
         return self.bridge.startup_error
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key | events.MouseDown):
+            self.bridge.collector.input()  # full collections wait until input is quiet
+        await super().on_event(event)
 
     async def on_unmount(self) -> None:
         self._unsubscribe()

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from textual.app import App
 
+from sylk_tui.engine_link.idle_gc import CHECK_S as IDLE_CHECK_S
+from sylk_tui.engine_link.idle_gc import IdleCollector
 from sylk_tui.engine_link.messages import (
     OlderLoaded,
     SessionsLoaded,
@@ -65,6 +67,7 @@ class EngineBridge:
         self._ops = asyncio.Lock()
         self.switches = SwitchQueue(self._switch, self._front, self._ops)
         self._frozen = False
+        self.collector = IdleCollector()  # full collections when input is quiet
         self._told: set[tuple[str, int]] = set()  # damaged transcript rows already shown
 
     async def ready(self) -> Engine:
@@ -79,6 +82,7 @@ class EngineBridge:
         if self._frozen:
             gc.unfreeze()  # what start-up built may be collected again (tests run many apps)
             self._frozen = False
+        self.collector.stop()
         if self.engine is not None:
             await self.engine.aclose()
 
@@ -91,6 +95,8 @@ class EngineBridge:
         gc.collect()
         gc.freeze()
         self._frozen = True
+        self.collector.start()
+        self._app.set_interval(IDLE_CHECK_S, self.collector.check)
 
     def _run(self, work: Callable[[], Awaitable[None]], group: str, description: str) -> None:
         # A callable, not a coroutine: a worker cancelled before it starts leaves none unawaited.
