@@ -47,7 +47,7 @@ contracts: dev
 # file events, so a third worker fills those waits (2,660 tests: 9m28 with two workers,
 # 7m58 with three, same quiet machine). `pytest` alone runs in one process.
 pytest: dev
-	$(BIN)/pytest -n 3
+	$(BIN)/pytest -n 3 --durations=15
 
 # Every check, in the order CI runs them.
 test: lint typecheck contracts pytest
