@@ -50,7 +50,9 @@ OUTSIDE_SECRET = "outside-secret-5f1c9e"
 API_KEY = "sk-corpus-key-8b2d71aa90"
 ENV_SECRET = "env-secret-3a7f02"
 PRIVATE = "private-history-77c1d0"
-MARKER_PROCESS = "sylk-corpus-survivor"
+# One per test process: the corpus's tests may run at once in several workers, and each
+# looks for survivors of its own attacks only, never another worker's in flight.
+MARKER_PROCESS = f"sylk-corpus-survivor-{os.getpid()}"
 MODES = ("read-only", "ask", "auto-edit", "auto")
 
 
