@@ -20,8 +20,9 @@ same process:
 - worktree creation: ``SessionWorktrees.create`` against one ``git worktree add -b``
   (run the same hooks-off way) on the same repository, alternating, median of N; and the
   engine's own ``create_session(isolation=True)`` (worktree plus the session's records);
-- peak memory: ``ru_maxrss`` after start-up and after the engine run (this process), and
-  of the git children.
+- memory: ``ru_maxrss`` after start-up and after the engine run (this process's peak),
+  of the largest child; and the resident set once the engine is built, once the sessions
+  are made and when every plan is done (what the sessions themselves add).
 
     .venv/bin/python benchmarks/multisession_bench.py [--quick] [--sessions 50] [--nodes 10]
         [--latency 0.02] [--rounds 5] [--worktrees 20]
@@ -174,6 +175,7 @@ async def engine_side(root: Path, sessions: int, nodes: int, latency: float) -> 
         run_approved_plans=True,
     )
     engine = Engine.from_parts(build(config))
+    rss = {"built": _rss_now_mb()}
     ids: list[str] = []
     created: list[float] = []
     done_at: dict[str, float] = {}
@@ -186,6 +188,7 @@ async def engine_side(root: Path, sessions: int, nodes: int, latency: float) -> 
             ids.append(session.id)
             await engine.approval_command(session.id, "auto-edit")
             await engine.submit(session.id, "@architect plan the benchmark")
+        rss["sessions_made"] = _rss_now_mb()
         t0, c0 = time.perf_counter(), time.process_time()
 
         def on_event(event: EngineEvent) -> None:
@@ -206,6 +209,7 @@ async def engine_side(root: Path, sessions: int, nodes: int, latency: float) -> 
         for s, sid in enumerate(ids):
             await engine.wait_dag(sid, f"p{s}")
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        rss["plans_done"] = _rss_now_mb()
         statuses = [(await engine.dag_status(sid))[0]["status"] for sid in ids]
         written = sum(
             1
@@ -229,6 +233,7 @@ async def engine_side(root: Path, sessions: int, nodes: int, latency: float) -> 
             [nodes / (done_at[sid] - approved_at[sid]) for sid in ids if sid in done_at]
         ),
         "create_session_isolated_ms": _spread([c * 1000 for c in created]),
+        "rss_now_mb": rss,
     }
 
 
@@ -305,6 +310,14 @@ def scheduler_sides(sessions: int, per: int, rounds: int, latency: float) -> dic
         },
         "latency_shaped": shaped,
     }
+
+
+def _rss_now_mb() -> float:
+    """This process's resident set now (``VmRSS``), not its peak."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return 0.0
 
 
 def _rss_mb(who: int = resource.RUSAGE_SELF) -> float:
