@@ -5,8 +5,9 @@ worktree; each gets an approved plan of K independent engineer nodes (default 10
 the shared worker pool, not the plan, decides what runs when. Every node is a whole
 engineer pipeline (engineer -> inspector -> tester) through the real engine: the
 scripted model waits ``--latency`` seconds before each of its two answers (one writes a
-file with ``engineer.file.write``, one says it is done), checkpoints go to the shadow
-git repository, records to SQLite. Each figure is measured against its baseline in the
+file with ``engineer.file.write``, a path of its session's own or, with ``--same-files``,
+the same path in every session; one says it is done), checkpoints go to the shadow git
+repository, records to SQLite. Each figure is measured against its baseline in the
 same process:
 
 - fairness: each session's throughput (its nodes / the time its DAG finished, from the
@@ -25,7 +26,7 @@ same process:
   are made and when every plan is done (what the sessions themselves add).
 
     .venv/bin/python benchmarks/multisession_bench.py [--quick] [--sessions 50] [--nodes 10]
-        [--latency 0.02] [--rounds 5] [--worktrees 20]
+        [--latency 0.02] [--rounds 5] [--worktrees 20] [--same-files]
 
 Nothing reaches the network; everything lives in a temporary directory. Prints one JSON
 object.
@@ -55,7 +56,7 @@ from backend.checkpoints.git_process import run_git
 from backend.config.scheduling import default_workers
 from backend.engine import Engine, EngineConfig
 from backend.engine.build import build
-from backend.events import DagStatusChanged, EngineEvent
+from backend.events import DagStatusChanged, EngineEvent, FileConflict
 from backend.orchestration import Lane, SessionLimits, WorkerPool
 from backend.worktrees import SessionWorktrees
 
@@ -143,29 +144,34 @@ def plan_document(plan_id: str, nodes: int) -> dict[str, Any]:
     return {"id": plan_id, "prompt": "a benchmark plan", "nodes": made}
 
 
-def script_for(sessions: int, nodes: int, latency: float) -> dict[str, Any]:
-    """The Architects' turns in order, and one thread of two engineer turns per node."""
+def script_for(sessions: int, nodes: int, latency: float, same_files: bool) -> dict[str, Any]:
+    """The Architects' turns in order, and one thread of two engineer turns per node;
+    ``same_files``: every session writes the same paths (each write then a conflict
+    with every other session that wrote it), else each its own."""
     turns: list[dict[str, Any]] = []
     threads: dict[str, Any] = {}
     for s in range(sessions):
         doc = plan_document(f"p{s}", nodes)
         turns += [{"tool_calls": [_execute("architect.plan.create", plan=doc)]}, {"text": "Ok."}]
         for i in range(nodes):
-            write = _execute("engineer.file.write", path=f"out/n{i}.txt", content=f"{s}.{i}\n")
+            path = f"out/n{i}.txt" if same_files else f"out/s{s}/n{i}.txt"
+            write = _execute("engineer.file.write", path=path, content=f"{s}.{i}\n")
             threads[f"s{s}n{i}"] = {
                 "match": f"Task n{i} of plan p{s}:",
                 "turns": [
                     {"pause_s": latency, "text": "Writing.", "tool_calls": [write]},
-                    {"pause_s": latency, "text": f"Wrote out/n{i}.txt."},
+                    {"pause_s": latency, "text": f"Wrote {path}."},
                 ],
             }
     return {"turns": turns, "threads": threads}
 
 
-async def engine_side(root: Path, sessions: int, nodes: int, latency: float) -> dict[str, Any]:
+async def engine_side(
+    root: Path, sessions: int, nodes: int, latency: float, same_files: bool
+) -> dict[str, Any]:
     repo = make_repo(root / "repo")
     script = root / "script.json"
-    script.write_text(json.dumps(script_for(sessions, nodes, latency)))
+    script.write_text(json.dumps(script_for(sessions, nodes, latency, same_files)))
     os.environ["SYLK_SCRIPT"] = str(script)
     config = EngineConfig(
         data_dir=root / "data",
@@ -179,7 +185,7 @@ async def engine_side(root: Path, sessions: int, nodes: int, latency: float) -> 
     ids: list[str] = []
     created: list[float] = []
     done_at: dict[str, float] = {}
-    node_done = 0
+    node_done = conflicts = 0
     try:
         for s in range(sessions):
             t = time.perf_counter()
@@ -192,7 +198,8 @@ async def engine_side(root: Path, sessions: int, nodes: int, latency: float) -> 
         t0, c0 = time.perf_counter(), time.process_time()
 
         def on_event(event: EngineEvent) -> None:
-            nonlocal node_done
+            nonlocal node_done, conflicts
+            conflicts += isinstance(event, FileConflict)
             if not isinstance(event, DagStatusChanged) or event.status not in DONE:
                 return
             if event.node_id is None:
@@ -212,10 +219,8 @@ async def engine_side(root: Path, sessions: int, nodes: int, latency: float) -> 
         rss["plans_done"] = _rss_now_mb()
         statuses = [(await engine.dag_status(sid))[0]["status"] for sid in ids]
         written = sum(
-            1
+            len(list((Path(engine.get_session(sid).workspace) / "out").rglob("n*.txt")))
             for sid in ids
-            for i in range(nodes)
-            if (Path(engine.get_session(sid).workspace) / "out" / f"n{i}.txt").is_file()
         )
     finally:
         await engine.aclose()
@@ -228,6 +233,7 @@ async def engine_side(root: Path, sessions: int, nodes: int, latency: float) -> 
         "dags_passed": statuses.count("passed"),
         "nodes_finished": node_done,
         "files_written": written,
+        "file_conflicts_announced": conflicts,
         "session_nodes_per_s": _spread([nodes / done_at[sid] for sid in ids if sid in done_at]),
         "session_nodes_per_s_from_own_approval": _spread(
             [nodes / (done_at[sid] - approved_at[sid]) for sid in ids if sid in done_at]
@@ -332,6 +338,7 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.02, help="seconds per model call")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--worktrees", type=int, default=20, help="worktrees per side")
+    parser.add_argument("--same-files", action="store_true", help="every session writes out/nI")
     args = parser.parse_args()
     if args.quick:
         args.sessions, args.nodes, args.worktrees = 10, 5, 10
@@ -341,14 +348,16 @@ def main() -> None:
         root = Path(tmp)
         repo = make_repo(root / "wt-repo")
         worktrees = asyncio.run(worktree_side(repo, root / "wt-data", args.worktrees))
-        engine = asyncio.run(engine_side(root / "engine", args.sessions, args.nodes, args.latency))
+        engine = asyncio.run(
+            engine_side(root / "engine", args.sessions, args.nodes, args.latency, args.same_files)
+        )
         rss_engine = _rss_mb()
         scheduler = scheduler_sides(args.sessions, args.nodes, args.rounds, args.latency)
     print(json.dumps({
         "bench": "multisession",
         "machine": machine_info.machine(),
         "sessions": args.sessions, "nodes_per_session": args.nodes,
-        "latency_s": args.latency,
+        "latency_s": args.latency, "same_files": args.same_files,
         "engine": engine,
         "scheduler": scheduler,
         "worktrees": worktrees,
