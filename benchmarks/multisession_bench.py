@@ -23,7 +23,9 @@ same process:
   engine's own ``create_session(isolation=True)`` (worktree plus the session's records);
 - memory: ``ru_maxrss`` after start-up and after the engine run (this process's peak),
   of the largest child; and the resident set once the engine is built, once the sessions
-  are made and when every plan is done (what the sessions themselves add).
+  are made and when every plan is done (what the sessions themselves add; the embedding
+  model of semantic search, loaded once, is most of it: ``SYLK_SEMANTIC=off`` to leave it
+  out, and the JSON says which).
 
     .venv/bin/python benchmarks/multisession_bench.py [--quick] [--sessions 50] [--nodes 10]
         [--latency 0.02] [--rounds 5] [--worktrees 20] [--same-files]
@@ -358,6 +360,7 @@ def main() -> None:
         "machine": machine_info.machine(),
         "sessions": args.sessions, "nodes_per_session": args.nodes,
         "latency_s": args.latency, "same_files": args.same_files,
+        "semantic_search": os.environ.get("SYLK_SEMANTIC", "as configured"),
         "engine": engine,
         "scheduler": scheduler,
         "worktrees": worktrees,
