@@ -107,11 +107,13 @@ class ConflictWatch:
             theirs = files.get(key)
             if other_id == place.session_id or theirs is None or not self._is_live(other_id):
                 continue
-            lines = await self._lines(place, theirs, rel, shared_touched)
-            conflict = Conflict(str(place.repo), rel, other_id, place.session_id, lines)
             pair = (frozenset({other_id, place.session_id}), place.repo, rel)
             before = self._found.get(pair)
-            if before is not None and (before.lines is not None or lines is None):
+            if before is not None and before.lines is not None:
+                continue  # an overlap was said: nothing more to find for this pair
+            lines = await self._lines(place, theirs, rel, shared_touched)
+            conflict = Conflict(str(place.repo), rel, other_id, place.session_id, lines)
+            if before is not None and lines is None:
                 continue  # said already (an overlap is never downgraded to "same file")
             self._found[pair] = conflict
             new.append(conflict)

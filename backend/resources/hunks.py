@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections import OrderedDict
 from difflib import SequenceMatcher
 from pathlib import Path
 
@@ -63,8 +64,26 @@ def _git_dir(repo: Path) -> Path | None:
     return candidate if candidate.is_dir() and not candidate.is_symlink() else None
 
 
+BASE_CACHE_FILES = 256
+"""Files of base commits kept read: a commit never changes, and with many sessions on one
+file every write compares against every other session's base (two git processes each)."""
+_base_cache: OrderedDict[tuple[Path, str, str], list[str] | None] = OrderedDict()
+
+
 async def base_lines(repo: Path, base: str, rel: str) -> list[str] | None:
     """``rel`` as it is in commit ``base`` of ``repo`` ([] if it is not there), or None."""
+    key = (repo, base, rel)
+    if key in _base_cache:
+        _base_cache.move_to_end(key)
+        return _base_cache[key]
+    lines = await _read_base(repo, base, rel)
+    _base_cache[key] = lines
+    if len(_base_cache) > BASE_CACHE_FILES:
+        _base_cache.popitem(last=False)
+    return lines
+
+
+async def _read_base(repo: Path, base: str, rel: str) -> list[str] | None:
     git_dir = _git_dir(repo)
     if git_dir is None or not _BASE.fullmatch(base) or ":" in base:
         return None
