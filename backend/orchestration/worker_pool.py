@@ -286,13 +286,7 @@ class WorkerPool:
         if waiter.gone:
             return
         waiter.gone = True
-        queues = self._queues[waiter.lane]
-        queue = queues[waiter.session_id]
-        queue.remove(waiter)
-        self._count[waiter.lane] -= 1
-        if not queue:
-            del queues[waiter.session_id]
-            self._turns[waiter.lane].remove(waiter.session_id)
+        self._take(waiter)  # out of its queue, as a granted one leaves it
         self._drop_limits_if_idle(waiter.session_id)
         # Its place may have held back a job behind it (a lane's reserve): look again.
         self._pump()
@@ -358,7 +352,7 @@ class WorkerPool:
         return None
 
     def _take(self, waiter: _Waiter) -> None:
-        """Out of its queue (it is being granted)."""
+        """Out of its queue (it is being granted, or withdrawn)."""
         queues = self._queues[waiter.lane]
         queue = queues[waiter.session_id]
         queue.remove(waiter)
