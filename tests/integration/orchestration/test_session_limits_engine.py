@@ -44,11 +44,15 @@ async def test_limits_set_by_the_command_bound_a_dag_of_six_parallel_nodes(
         assert "limits set" in said["text"] and "0/3 tasks, 0/1 engineers" in said["text"]
         config = run.engine.get_session(sid).config
         assert (config.max_concurrent_tasks, config.max_engineers) == (3, 1)
-        assert "this session: 0/3 tasks, 0/1 engineers" in run.parts.status_text(sid)
+        status = run.parts.status_text(sid)
+        assert "Workers:" in status and "this session: 0/3 tasks, 0/1 engineers" in status
         await say(run.engine, sid, "/plan approve p1")
         outcome = await run.engine.wait_dag(sid, "p1")
         assert outcome is not None and outcome.status is DagStatus.PASSED, outcome
         assert peak == 3
+        pool = run.parts.workers  # every worker is back when the DAG ends
+        assert (pool.busy, pool.waiting) == (0, 0)
+        assert f"workers 0/{pool.max_workers} busy" in run.parts.status_text(sid)
     finally:
         await run.engine.aclose()
 
