@@ -21,6 +21,7 @@ from backend.config.budgets import BudgetLimits
 from backend.config.context import ContextSettings
 from backend.config.mcp_server_auth import McpServerAuthSettings
 from backend.config.mcp_servers import McpSettings
+from backend.config.orchestration import OrchestrationSettings
 from backend.config.scheduling import SchedulingSettings
 from backend.config.session_limits import SessionSettings
 from backend.errors import SylkError
@@ -167,6 +168,8 @@ class SylkConfig(_Model):
     budgets: BudgetLimits = Field(default_factory=BudgetLimits)
     # How many jobs run at once across all sessions (backend.orchestration.worker_pool).
     scheduling: SchedulingSettings = Field(default_factory=SchedulingSettings)
+    # Where engineer pipelines run: here, or on a Ray cluster (backend.cluster).
+    orchestration: OrchestrationSettings = Field(default_factory=OrchestrationSettings)
     # [sessions] auto_suspend_after_s, idle_check_s: idle sessions suspended (engine.lifecycle).
     sessions: SessionSettings = Field(default_factory=SessionSettings)
     # Extra fragment folders for the Academic's library (sub-folders are categories).
