@@ -10,6 +10,9 @@ import pytest
 from backend.engine import Engine, EngineConfig
 from backend.engine.build import EngineParts, build
 
+# The real PostgreSQL server (one per worker) and its fixtures: postgres_url, archive_url.
+pytest_plugins = ["tests.support.postgres"]
+
 PROVIDER_ENV = (
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
