@@ -24,6 +24,7 @@ from backend.config.mcp_servers import McpSettings
 from backend.config.orchestration import OrchestrationSettings
 from backend.config.scheduling import SchedulingSettings
 from backend.config.session_limits import SessionSettings
+from backend.config.team import TeamSettings
 from backend.errors import SylkError
 from backend.roles import AGENT_ROLES
 
@@ -172,6 +173,8 @@ class SylkConfig(_Model):
     orchestration: OrchestrationSettings = Field(default_factory=OrchestrationSettings)
     # [sessions] auto_suspend_after_s, idle_check_s: idle sessions suspended (engine.lifecycle).
     sessions: SessionSettings = Field(default_factory=SessionSettings)
+    # [team] user: the owner recorded on sessions (default: the OS user).
+    team: TeamSettings = Field(default_factory=TeamSettings)
     # Extra fragment folders for the Academic's library (sub-folders are categories).
     library_paths: list[Path] = Field(default_factory=list)
     # The TUI's keys, by binding id: [keys] (or [keymap]) "session.next" = "alt+j,f5".

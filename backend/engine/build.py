@@ -54,6 +54,7 @@ from backend.questions import QuestionBoard
 from backend.redaction import Redactor
 from backend.resources.resource_manager import install_resources
 from backend.sandbox import sandbox_support
+from backend.sessions.ownership import local_owner
 from backend.skills.builtin.architect import PlanWiring
 from backend.skills.builtin.catalog import build_gateway
 from backend.skills.builtin.guide import GuideWiring
@@ -91,6 +92,7 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
         redactor=redactor,
         workspace=config.workspace,
         promote=knowledge.chronicle.complete_session,
+        owner=local_owner(settings.team.user),
     )
     hook_work = HookWork(
         chronicle=knowledge.chronicle,

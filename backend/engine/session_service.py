@@ -36,6 +36,7 @@ from backend.sessions.models import (
     SessionSnapshot,
     SessionState,
 )
+from backend.sessions.ownership import SessionOwner, local_owner, owns
 from backend.sessions.phases import PhaseChange, SessionPhase
 
 Transcript = list[Message[dict[str, Any]]]
@@ -56,8 +57,12 @@ class SessionService:
         redactor: Redactor,
         workspace: Path,
         promote: Callable[[str], Awaitable[object]],
+        owner: SessionOwner | None = None,
     ) -> None:
         self._archive = archive
+        # Only the sessions this user made on this host: on a shared archive a
+        # teammate's are never resumed, suspended, failed or deleted from here.
+        self.owner = owner or local_owner()
         self._events = events
         self._redactor = redactor
         self._workspace = workspace
@@ -65,7 +70,9 @@ class SessionService:
         self._release: list[Release] = []
         self._created: list[Prepare] = []  # a new session given its worktree
         self._discarded: list[Release] = []  # before a close or delete: its worktree goes
-        self._manager = SessionManager(archive.load_sessions())
+        self._manager = SessionManager(
+            s for s in archive.load_sessions() if owns(s.owner, self.owner)
+        )
         self._changes: list[SessionChange] = []
         self._manager.add_listener(self._changes.append)
         self._lock = asyncio.Lock()
@@ -194,7 +201,9 @@ class SessionService:
         workspace = str(self._workspace)
 
         def op() -> Session:
-            session = self._manager.create(final, workspace=workspace, config=config)
+            session = self._manager.create(
+                final, workspace=workspace, config=config, owner=self.owner
+            )
             return self._manager.activate(session.id) if activate else session
 
         made = await self._run(op)

@@ -29,6 +29,7 @@ from backend.sessions.models import (
     allowed_operations,
 )
 from backend.sessions.naming import checked_name
+from backend.sessions.ownership import SessionOwner
 from backend.sessions.phases import (
     APPROVAL_MAX,
     REASON_MAX,
@@ -148,8 +149,10 @@ class SessionManager:
         config: SessionConfig | None = None,
         metadata: dict[str, Any] | None = None,
         base_branch: str | None = None,
+        owner: SessionOwner | None = None,
     ) -> Session:
         session = Session(
+            owner=owner,
             name=name.strip() or "session",
             workspace=workspace,
             config=config or SessionConfig(),

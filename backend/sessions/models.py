@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from backend.clock import utc_now
 from backend.messages import new_id
 from backend.session_states import SessionState as SessionState  # noqa: PLC0414 (re-exported)
+from backend.sessions.ownership import SessionOwner
 from backend.sessions.phases import SessionPhase
 from backend.sessions.snapshots import WorkflowState
 
@@ -133,6 +134,8 @@ class Session(_Model):
     base_branch: str | None = None
     config: SessionConfig = Field(default_factory=SessionConfig)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # Who made it, where (``ownership``); None: written before owners, read as the reader's.
+    owner: SessionOwner | None = None
 
     @property
     def short_id(self) -> str:
