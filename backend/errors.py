@@ -123,6 +123,12 @@ class ArchiveClosedError(ArchiveError):
     """A write was attempted after the archive was closed."""
 
 
+class ArchiveUnavailableError(ArchiveError):
+    """The archive's database server cannot be reached or refused the login."""
+
+    error_kind = ErrorKind.CONFLICT
+
+
 # Why the archive could not be written: what the user is told, and what to do about it.
 ARCHIVE_WRITE_REASONS: dict[str, tuple[str, str]] = {
     "read_only": (
@@ -140,6 +146,10 @@ ARCHIVE_WRITE_REASONS: dict[str, tuple[str, str]] = {
     "cannot_open": (
         "the database file cannot be opened for writing",
         "check that {folder} exists and is writable",
+    ),
+    "unavailable": (
+        "the connection to the database server was lost",
+        "check that the server of database_url is running and reachable, then try again",
     ),
 }
 
