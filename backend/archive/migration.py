@@ -10,39 +10,47 @@ already refused a file that is damaged, foreign or newer than this Sylk.
 
 from __future__ import annotations
 
-from sqlalchemy import Connection
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy import Connection, inspect
 
+from backend.archive import postgres
+from backend.archive.dialects import is_postgres, upsert
 from backend.archive.schema import APPLICATION_ID, SCHEMA_META, SCHEMA_VERSION, TABLES, ensure_fts
 
 _meta = SCHEMA_META
 
 ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
     # (table, column, its definition): each has a default, so rows before it read well
-    ("usage", "estimated", "BOOLEAN NOT NULL DEFAULT 0"),
+    ("usage", "estimated", "BOOLEAN NOT NULL DEFAULT FALSE"),
     ("usage", "pipeline_id", "VARCHAR"),
 )
 
 
 def migrate(conn: Connection, found: int | None) -> None:
     """Bring the database on ``conn`` from version ``found`` (``None``: a new file)
-    to :data:`SCHEMA_VERSION`."""
+    to :data:`SCHEMA_VERSION`. The same steps on SQLite and PostgreSQL; the full-text
+    indexes and the mark "this is a Sylk archive" are each database's own."""
+    pg = is_postgres(conn)
+    if pg:
+        postgres.lock_for_migration(conn)
     for table in TABLES:
         table.create(conn, checkfirst=True)
-    ensure_fts(conn)
+    if pg:
+        postgres.ensure_search(conn)
+    else:
+        ensure_fts(conn)
     _add_columns(conn)
-    if found is None:
+    if found is None and not pg:
         conn.exec_driver_sql(f"PRAGMA application_id={APPLICATION_ID}")
+    rows = [{"key": "version", "value": str(SCHEMA_VERSION)}]
+    if pg:
+        rows.append({"key": "application", "value": postgres.APPLICATION})
     if found is None or found < SCHEMA_VERSION:
-        stmt = sqlite_insert(_meta).values(key="version", value=str(SCHEMA_VERSION))
-        conn.execute(
-            stmt.on_conflict_do_update(index_elements=["key"], set_={"value": stmt.excluded.value})
-        )
+        upsert(conn, _meta, rows, ["key"])
 
 
 def _add_columns(conn: Connection) -> None:
     """Add the :data:`ADDED_COLUMNS` a file made before them lacks."""
     for table, column, definition in ADDED_COLUMNS:
-        have = {row[1] for row in conn.exec_driver_sql(f"PRAGMA table_info({table})")}
+        have = {c["name"] for c in inspect(conn).get_columns(table)}
         if column not in have:
             conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")

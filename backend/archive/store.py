@@ -1,9 +1,10 @@
-"""The archive: one SQLite file holding sessions, transcripts and snapshots.
+"""The archive: sessions, transcripts and snapshots in one SQLite file or, for a team,
+one PostgreSQL database (``database_url``; :mod:`backend.archive.postgres`).
 
-WAL mode, a busy timeout, ``BEGIN IMMEDIATE`` for every write transaction and a
-single writer thread (see :mod:`archive_writer`). Reads run on their own
-connections; the async helpers run them in a thread so the event loop never
-waits on the disk.
+SQLite: WAL, a busy timeout, ``BEGIN IMMEDIATE`` and one writer thread (:mod:`writer`).
+PostgreSQL: a pool and writer lanes (one session's writes in one lane, in order). A
+write is acknowledged only after its COMMIT returned. Reads run on their own
+connections, in a thread for the async helpers, so the event loop never waits on disk.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from sqlalchemy import (
     URL,
     Connection,
     Engine,
+    case,
     create_engine,
     delete,
     event,
@@ -29,9 +31,10 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import DBAPIError
 
+from backend.archive import postgres
+from backend.archive.dialects import driver_sql, json_field_set, upsert
 from backend.archive.migration import migrate
 from backend.archive.schema import (
     CHRONICLE_ENTRIES,
@@ -44,15 +47,21 @@ from backend.archive.schema import (
     USAGE,
     probe,
 )
-from backend.archive.transcript_rows import ReadTranscript, read_rows
-from backend.archive.writer import ArchiveWriter, WriteFn, storage_failure
+from backend.archive.transcript_rows import (
+    INSERT_TRANSCRIPT,
+    ReadTranscript,
+    message_values,
+    read_rows,
+)
+from backend.archive.writer import WriteFn, WriterLanes, storage_failure
 from backend.errors import ArchiveWriteError
-from backend.messages import Message, message_text
+from backend.messages import Message
 from backend.sessions.models import Session, SessionSnapshot
 
 T = TypeVar("T")
 DB_NAME = "sylk.db"
 BUSY_TIMEOUT_MS = 10_000
+POOL_SIZE = 5
 
 _sessions = SESSIONS
 _transcript = TRANSCRIPT
@@ -92,12 +101,6 @@ def _json_time(value: datetime) -> str:
     return str(TypeAdapter(datetime).dump_python(value, mode="json"))
 
 
-_INSERT_TRANSCRIPT = (
-    "INSERT INTO transcript (id, session_id, type, source, timestamp, text, envelope) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?)"
-)
-
-
 def _session_values(session: Session) -> dict[str, Any]:
     return {
         "id": session.id,
@@ -110,30 +113,44 @@ def _session_values(session: Session) -> dict[str, Any]:
     }
 
 
-def _message_values(message: Message[Any]) -> dict[str, Any]:
-    return {
-        "id": message.id,
-        "session_id": message.session_id,
-        "type": message.type.value,
-        "source": message.source,
-        "timestamp": message.timestamp.isoformat(),
-        "text": message_text(message),
-        "envelope": message.model_dump_json(),
-    }
-
-
 class Archive:
-    """Sessions, transcripts and snapshots in one SQLite file."""
+    """Sessions, transcripts and snapshots in one SQLite file or PostgreSQL database.
 
-    def __init__(self, data_dir: Path) -> None:
-        self.path = data_dir / DB_NAME
+    ``url`` (``database_url``): None (``data_dir/sylk.db``), ``sqlite:///…`` or
+    ``postgresql+psycopg://…`` (a pool of ``pool_size``). ``location`` names it,
+    password hidden; ``path`` is the SQLite file (PostgreSQL: its folder is the data dir).
+    """
+
+    def __init__(self, data_dir: Path, *, url: str | None = None, pool_size: int = POOL_SIZE):
+        where = postgres.locate(url, data_dir)
+        self.path = where if isinstance(where, Path) else data_dir / DB_NAME
+        self.location = str(where) if isinstance(where, Path) else postgres.shown(where)
+        if isinstance(where, URL):
+            self._open_server(where, pool_size)
+            return
         try:
-            self._open(data_dir)
+            self._open(self.path.parent)
         except (OSError, DBAPIError) as exc:
             typed = storage_failure(exc, self.path)
             if typed is None:
                 raise
             raise typed from None
+
+    def _open_server(self, url: URL, pool_size: int) -> None:
+        engine = postgres.make_engine(url, pool_size)
+        try:
+            found = postgres.probe(engine, url)  # raises, writing nothing, on a bad database
+            with engine.begin() as conn:
+                migrate(conn, found)
+        except DBAPIError as exc:
+            engine.dispose()
+            raise postgres.unavailable(url, exc) from None
+        except BaseException:
+            engine.dispose()
+            raise
+        self._reader = self._writer_engine = engine
+        lanes = max(1, pool_size // 2)  # the other half of the pool serves reads
+        self._writer = WriterLanes(engine, lanes, path=self.location)
 
     def _open(self, data_dir: Path) -> None:
         data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -153,7 +170,7 @@ class Archive:
             raise
         if found is None:
             os.chmod(self.path, 0o600)  # an existing empty file may have had other modes
-        self._writer = ArchiveWriter(writer_engine, path=self.path)
+        self._writer = WriterLanes(writer_engine, 1, path=self.path)
         self._writer_engine = writer_engine
 
     # -- lifecycle -----------------------------------------------------------
@@ -162,32 +179,32 @@ class Archive:
         self._writer_engine.dispose()
         self._reader.dispose()
 
-    # -- writes --------------------------------------------------------------
-    def write(self, fn: WriteFn) -> Any:
-        """Run ``fn`` in the writer's transaction and wait for the commit."""
-        return self._writer.submit(fn).result()
+    @property
+    def dialect(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return self._reader.dialect.name
 
-    async def awrite(self, fn: WriteFn) -> Any:
-        return await asyncio.wrap_future(self._writer.submit(fn))
+    # -- writes --------------------------------------------------------------
+    def write(self, fn: WriteFn, *, key: str | None = None) -> Any:
+        """Run ``fn`` in a writer's transaction and wait for the commit. Writes with the
+        same ``key`` (a session id) commit in the order they were submitted."""
+        return self._writer.submit(fn, key).result()
+
+    async def awrite(self, fn: WriteFn, *, key: str | None = None) -> Any:
+        return await asyncio.wrap_future(self._writer.submit(fn, key))
 
     @staticmethod
     def upsert_sessions(sessions: list[Session]) -> WriteFn:
         """The write that stores ``sessions`` (for a caller's transaction, e.g. the phase log)."""
         rows = [_session_values(s) for s in sessions]
-
-        def fn(conn: Connection) -> None:
-            stmt = sqlite_insert(_sessions)
-            excluded = {c: stmt.excluded[c] for c in rows[0] if c != "id"}
-            conn.execute(stmt.on_conflict_do_update(index_elements=["id"], set_=excluded), rows)
-
-        return fn
+        return lambda conn: upsert(conn, _sessions, rows, ["id"])
 
     @staticmethod
     def _insert_messages(messages: list[Message[Any]]) -> WriteFn:
-        rows = [tuple(_message_values(m).values()) for m in messages]
+        rows = [tuple(message_values(m).values()) for m in messages]
 
         def fn(conn: Connection) -> None:  # positional executemany, no Core compile per job
-            conn.exec_driver_sql(_INSERT_TRANSCRIPT, rows)
+            driver_sql(conn, INSERT_TRANSCRIPT, rows)
 
         return fn
 
@@ -205,7 +222,7 @@ class Archive:
         batch = list(messages)
         if batch:
             try:
-                self.write(self._insert_messages(batch))
+                self.write(self._insert_messages(batch), key=batch[0].session_id)
             except ArchiveWriteError as exc:
                 raise exc.with_unsaved(tuple(batch)) from None
 
@@ -224,8 +241,9 @@ class Archive:
 
     async def _append(self, batch: list[Message[Any]], touched_at: datetime | None) -> None:
         insert_fn = self._insert_messages(batch)
+        key = batch[0].session_id
         if touched_at is None:
-            await self.awrite(insert_fn)
+            await self.awrite(insert_fn, key=key)
             return
         ids = sorted({m.session_id for m in batch})
         iso = touched_at.isoformat()
@@ -238,11 +256,11 @@ class Archive:
                 .where(_sessions.c.id.in_(ids), _sessions.c.last_active_at < iso)
                 .values(
                     last_active_at=iso,
-                    data=func.json_set(_sessions.c.data, "$.last_active_at", as_json),
+                    data=json_field_set(conn, _sessions.c.data, "last_active_at", as_json),
                 )
             )
 
-        await self.awrite(fn)
+        await self.awrite(fn, key=key)
 
     def save_snapshot(self, snapshot: SessionSnapshot) -> None:
         row = {
@@ -284,7 +302,7 @@ class Archive:
             func.sum(cols.cache_write_tokens).label("cache_write_tokens"),
             func.sum(cols.cost_usd).label("cost_usd"),
             func.count(cols.cost_usd).label("priced_calls"),
-            func.sum(cols.estimated).label("estimated_calls"),
+            func.sum(case((cols.estimated, 1), else_=0)).label("estimated_calls"),
         ).group_by(cols.session_id, cols.agent, cols.provider, cols.model)
         if session_id is not None:
             query = query.where(cols.session_id == session_id)
@@ -313,16 +331,7 @@ class Archive:
             "updated_at": datetime.now(UTC).isoformat(),
         }
 
-        def fn(conn: Connection) -> None:
-            stmt = sqlite_insert(_prefs).values(row)
-            conn.execute(
-                stmt.on_conflict_do_update(
-                    index_elements=["key"],
-                    set_={"value": stmt.excluded.value, "updated_at": stmt.excluded.updated_at},
-                )
-            )
-
-        self.write(fn)
+        self.write(lambda conn: upsert(conn, _prefs, [row], ["key"]))
 
     # -- reads ---------------------------------------------------------------
     def read(self, fn: ReadFn[T]) -> T:
@@ -382,5 +391,10 @@ class Archive:
             return [SessionSnapshot.model_validate_json(r[0]) for r in conn.execute(query)]
 
     def integrity_check(self) -> str:
+        """SQLite's own check; on PostgreSQL, "ok" once every table answers a count."""
         with self._reader.connect() as conn:
-            return str(conn.exec_driver_sql("PRAGMA integrity_check").scalar())
+            if conn.dialect.name == "sqlite":
+                return str(conn.exec_driver_sql("PRAGMA integrity_check").scalar())
+            for table in (_sessions, _transcript, _snapshots, _steps, _usage, _chronicle):
+                conn.execute(select(func.count()).select_from(table)).scalar()
+            return "ok"

@@ -19,10 +19,27 @@ from typing import Any
 from pydantic import ValidationError
 
 from backend.errors import ArchiveCorruptError, ErrorKind
-from backend.messages import Message
+from backend.messages import Message, message_text
 
 _MODEL = Message[dict[str, Any]]
 _REASON_MAX = 120
+INSERT_TRANSCRIPT = (
+    "INSERT INTO transcript (id, session_id, type, source, timestamp, text, envelope) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def message_values(message: Message[Any]) -> dict[str, Any]:
+    """``message`` as a transcript row (the values of :data:`INSERT_TRANSCRIPT`)."""
+    return {
+        "id": message.id,
+        "session_id": message.session_id,
+        "type": message.type.value,
+        "source": message.source,
+        "timestamp": message.timestamp.isoformat(),
+        "text": message_text(message),
+        "envelope": message.model_dump_json(),
+    }
 
 
 @dataclass(frozen=True, slots=True)
