@@ -34,6 +34,7 @@ from backend.engine.parts import ToolServers
 from backend.engine.plan_runs.dag_work import DagWork, install_orchestration
 from backend.engine.plan_runs.pipeline_work import PipelineWork
 from backend.engine.plan_runs.plan_work import plan_desk, plan_wiring
+from backend.engine.plan_runs.ray_work import install_ray_pipelines
 from backend.engine.session_service import SessionService
 from backend.engine.team_work import install_team
 from backend.engine.worker_lanes import build_worker_pool, index_gate
@@ -241,6 +242,7 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
     )
     install_team(parts)  # the team ops' real handlers
     install_budgets(parts)  # token and cost limits checked before every model call
+    install_ray_pipelines(parts)  # [orchestration] backend = "ray": engineer nodes on Ray
     return parts
 
 

@@ -77,6 +77,12 @@ class AfterPassed(Protocol):
     async def aclose(self) -> None: ...
 
 
+class RemotePipelines(EngineerPipelines, Protocol):
+    """Engineer nodes run outside this process (``backend.cluster``), closed with the engine."""
+
+    async def aclose(self) -> None: ...
+
+
 class DagWork:
     def __init__(
         self,
@@ -100,6 +106,8 @@ class DagWork:
         self._book = DagBook(sessions, desk, self._store)
         self._slots = slots
         self._pipelines = pipelines  # engineer nodes as pipelines (None: one turn)
+        # Engineer nodes run elsewhere (backend.cluster: on Ray workers); None: here.
+        self.remote_pipelines: RemotePipelines | None = None
         self._runs: dict[str, DagRun] = {}  # by session id
         self._starting: set[asyncio.Task[None]] = set()
         self._lock = asyncio.Lock()
@@ -165,7 +173,8 @@ class DagWork:
                    if r.status in (NodeStatus.RUNNING, NodeStatus.CANCELLED)]  # fmt: skip
             if cut and self.before_rerun is not None:
                 await self.before_rerun(session_id, plan_id, cut)
-            runner = NodeRunner(self._ask, session_id, plan_id, self._cancel_turns, self._pipelines)
+            pipelines = self.remote_pipelines or self._pipelines
+            runner = NodeRunner(self._ask, session_id, plan_id, self._cancel_turns, pipelines)
             held: list[DagRun] = []  # the scheduler speaks only once it runs
             scheduler = DagScheduler(
                 plan, runner.run, dag_id=dag_id, store=self._store,
@@ -364,6 +373,8 @@ class DagWork:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        if self.remote_pipelines is not None:
+            await self.remote_pipelines.aclose()
         await self._store.aclose()
 
 

@@ -1,0 +1,210 @@
+"""Engineer nodes run on a Ray cluster: the driver's half (``EngineerPipelines``).
+
+For each engineer node the driver snapshots the session's working tree to a base ref,
+sends a Ray task (:func:`backend.cluster.worker_pipeline.run_job`) that runs the whole
+pipeline in a checkout of that base on some worker, republishes the worker's notices on
+the session's event stream as they come (through one Ray queue per driver), and once the
+task returns applies base..result to the working tree exactly once: a ref
+``refs/sylk/applied/<plan>/<node>-<key>`` records the application, so a retry, a
+duplicate result or a restart never applies it again (the node passes with the output
+the result commit carries). The worker's model usage is recorded in the driver's archive.
+
+A worker that dies mid-pipeline is a failed attempt the scheduler retries (or Ray, with
+``max_retries``); its edits lived only in its checkout and were never pushed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from backend.cluster.errors import AskNotSupportedError
+from backend.cluster.git_handoff import (
+    apply_result,
+    commit_message,
+    count_refs,
+    node_key,
+    node_ref_part,
+    ref_sha,
+    session_repository,
+    snapshot_base,
+)
+from backend.cluster.ray_connection import connect
+from backend.cluster.worker_pipeline import Body, WorkerJob, WorkerOutcome, run_job, sylk_env
+from backend.config.orchestration import OrchestrationSettings
+from backend.errors import SylkError
+from backend.events import EngineNotice, EventStream, PipelineMoved
+from backend.orchestration import NodeResult
+from backend.plans import PlanNode
+
+log = logging.getLogger(__name__)
+Listener = Callable[[str, Any], None]
+OUTPUT_MAX = 20_000  # characters of a node's output kept for its dependants (as locally)
+
+
+class DriverSide(Protocol):
+    """What the driver's engine lends the cluster (``backend.engine.plan_runs.ray_work``)."""
+
+    events: EventStream
+    body: Body
+
+    def workspace(self, session_id: str) -> Path: ...
+    def check(self, session_id: str) -> None:
+        """Raise a typed error when the session's settings cannot run on a worker."""
+
+    def engine_fields(self, session_id: str) -> dict[str, Any]: ...
+    async def record_usage(self, session_id: str, rows: list[dict[str, Any]]) -> None: ...
+
+
+class RayPipelines:
+    """Runs engineer nodes as pipelines on Ray workers (``DagWork``'s ``pipelines``)."""
+
+    def __init__(self, side: DriverSide, settings: OrchestrationSettings) -> None:
+        self._side = side
+        self._settings = settings
+        self._events = side.events
+        self._listeners: dict[str, Listener] = {}
+        self._queue: Any = None
+        self._pump: asyncio.Task[None] | None = None
+        self._remote: Any = None
+        self._applying: dict[str, asyncio.Lock] = {}
+        self._attempts: dict[str, int] = {}  # node key -> the last attempt sent
+
+    async def run(
+        self, ask: Any, session_id: str, plan_id: str, node: PlanNode,
+        upstream: Mapping[str, Any],
+    ) -> NodeResult:  # fmt: skip
+        try:
+            return await self._run(session_id, plan_id, node, upstream)
+        except SylkError as error:  # typed: the node fails saying why, never a traceback
+            retry = not isinstance(error, AskNotSupportedError)
+            return NodeResult.failed(error.message, retryable=retry)
+
+    async def _run(
+        self, session_id: str, plan_id: str, node: PlanNode, upstream: Mapping[str, Any]
+    ) -> NodeResult:
+        side = self._side
+        side.check(session_id)
+        repo = session_repository(side.workspace(session_id))
+        where = node_ref_part(plan_id, node.id)
+        key = node_key(session_id, plan_id, node.model_dump_json())
+        applied_ref = f"refs/sylk/applied/{where}-{key}"
+        if (done := await ref_sha(repo, applied_ref)) is not None:  # applied before a restart
+            return NodeResult.passed((await commit_message(repo, done)).strip()[:OUTPUT_MAX])
+        ray = await self._connected()
+        base_ref = f"refs/sylk/base/{where}"
+        base = await snapshot_base(repo, base_ref)
+        # Numbered in this process too: a dead attempt pushed no ref to count.
+        attempt = max(await count_refs(repo, f"refs/sylk/results/{where}/"),
+                      self._attempts.get(key, 0)) + 1  # fmt: skip
+        self._attempts[key] = attempt
+        while await ref_sha(repo, f"refs/sylk/results/{where}/{attempt}") is not None:
+            attempt += 1
+        job = WorkerJob(
+            run_key=f"{key}/{attempt}/{os.getpid()}", session_id=session_id, plan_id=plan_id,
+            node=node, upstream=dict(upstream), repository=str(repo.root), subdir=repo.subdir,
+            base_ref=base_ref, result_ref=f"refs/sylk/results/{where}/{attempt}",
+            body=side.body, engine=side.engine_fields(session_id), env=sylk_env(os.environ),
+        )  # fmt: skip
+        self._listeners[job.run_key] = self._republish(session_id, plan_id, node.id)
+        ref = self._remote.remote(job, self._queue)
+        try:
+            outcome: WorkerOutcome = await ref
+        except asyncio.CancelledError:  # timed out or cancelled: the worker stops too
+            with contextlib.suppress(Exception):
+                ray.cancel(ref, force=True)
+            raise
+        except Exception as exc:  # the worker died, or the task raised
+            first = (str(exc).strip().splitlines() or [""])[0][:300]
+            return NodeResult.failed(f"the ray worker's task failed: {type(exc).__name__}: {first}")
+        finally:
+            self._listeners.pop(job.run_key, None)
+        await self._record_usage(session_id, outcome)
+        if not outcome.ok or outcome.result_sha is None:
+            return NodeResult.failed(outcome.error or "the pipeline failed",
+                                     retryable=outcome.retryable)  # fmt: skip
+        lock = self._applying.setdefault(key, asyncio.Lock())
+        async with lock:  # a duplicate result waits, then finds it applied
+            if await ref_sha(repo, applied_ref) is None:
+                await apply_result(repo, base, outcome.result_sha, applied_ref)
+        return NodeResult.passed(outcome.output[:OUTPUT_MAX])
+
+    async def _connected(self) -> Any:
+        """Ray connected, the task declared, the event queue and its pump running."""
+        ray = await connect(self._settings)
+        if self._remote is None:
+            from ray.util.queue import Queue
+
+            self._remote = ray.remote(max_retries=self._settings.max_retries,
+                                      num_cpus=self._settings.cpus_per_pipeline)(_task)  # fmt: skip
+            self._queue = Queue(actor_options={"num_cpus": 0})
+            self._pump = asyncio.get_running_loop().create_task(self._drain(), name="ray-events")
+        return ray
+
+    async def _drain(self) -> None:
+        """The workers' events, to whichever run they belong to (owned; cancelled at close)."""
+        from ray.util.queue import Empty
+
+        while True:
+            try:
+                run_key, kind, payload = await self._queue.get_async(timeout=0.5)
+            except Empty:
+                continue
+            except Exception:  # the queue actor is gone (Ray shut down): stop quietly
+                log.warning("the ray event queue stopped", exc_info=True)
+                return
+            if (listener := self._listeners.get(run_key)) is not None:
+                listener(kind, payload)
+
+    def _republish(self, session_id: str, plan_id: str, node_id: str) -> Listener:
+        where: list[str] = ["?"]
+
+        def listener(kind: str, payload: Any) -> None:
+            if kind == "worker":
+                where[0] = str(payload["worker"])[:12]
+                pid = payload["pid"]
+                text = f"Plan {plan_id}, task {node_id}: on ray worker {where[0]} (pid {pid})"
+                self._events.publish(EngineNotice(session_id=session_id, text=text,
+                                                  plan_id=plan_id, progress=True))  # fmt: skip
+            elif kind == "notice":
+                text, level, progress = payload
+                self._events.publish(EngineNotice(
+                    session_id=session_id, level=level, text=f"{text} on ray worker {where[0]}",
+                    plan_id=plan_id, progress=progress,
+                ))  # fmt: skip
+            elif kind == "moved":
+                moved = PipelineMoved.model_validate({**payload, "session_id": session_id})
+                self._events.publish(moved)
+
+        return listener
+
+    async def _record_usage(self, session_id: str, outcome: WorkerOutcome) -> None:
+        rows = [{**row, "session_id": session_id} for row in outcome.usage]
+        if rows:
+            try:
+                await self._side.record_usage(session_id, rows)
+            except SylkError as exc:
+                log.warning("the ray worker's usage was not recorded: %s", exc)
+
+    async def aclose(self) -> None:
+        if self._pump is not None:
+            self._pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pump
+
+
+def _task(job: WorkerJob, queue: Any) -> WorkerOutcome:
+    """The remote task: the worker's node id for the notices, then the pipeline."""
+    import ray
+
+    worker = ray.get_runtime_context().get_node_id()
+
+    def send(item: tuple[str, str, Any]) -> None:
+        queue.actor.put_nowait.remote(item)  # fire and forget: one caller's order is kept
+
+    return run_job(job, send, worker)
