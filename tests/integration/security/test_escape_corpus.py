@@ -24,10 +24,12 @@ themselves is readable by commands, as Landlock rules follow paths, not inodes.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 import threading
@@ -45,6 +47,7 @@ from backend.events import EngineEvent, QuestionAsked
 from backend.sandbox import sandbox_support
 from backend.skills.builtin.catalog import agent_context
 from backend.skills.envelopes import Envelope
+from tests.support.polling import until
 
 OUTSIDE_SECRET = "outside-secret-5f1c9e"
 API_KEY = "sk-corpus-key-8b2d71aa90"
@@ -97,7 +100,7 @@ def _world(tmp: Path) -> World:
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(16)
-    listener.settimeout(0.05)
+    listener.settimeout(0.0)  # accept never waits: a connection made is queued by then
     return World(root, ws, outside, ws / ".sylk-data", config, listener, [])
 
 
@@ -279,12 +282,15 @@ async def corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterat
         world.listener.close()
 
 
-@pytest.fixture
-def swapping(tmp_path: Path) -> Iterator[None]:
-    """``repo/race`` flips between a real dir and a link to outside, in a tight loop."""
-    race = tmp_path.resolve() / "repo" / "race"
+@contextlib.contextmanager
+def _swapping(world: World) -> Iterator[None]:
+    """``repo/race`` flips between a real dir and a link to outside, in a tight loop.
+
+    Only while the race's calls run: the loop spins a core and holds the GIL in
+    turns, and left on for the whole corpus it slowed every other call severalfold."""
+    race = world.ws / "race"
     spare, link = race.with_name("race.real"), race.with_name("race.link")
-    link.symlink_to(tmp_path.resolve() / "home")
+    link.symlink_to(world.outside)
     stop = threading.Event()
 
     def flip() -> None:
@@ -301,50 +307,98 @@ def swapping(tmp_path: Path) -> Iterator[None]:
                     if race.is_symlink():
                         os.rename(race, link)
                     elif race.is_dir():
-                        subprocess.run(["rm", "-rf", str(race)], check=True)
+                        shutil.rmtree(race, ignore_errors=True)  # a write may be filling it
                     os.rename(spare, race)
 
     thread = threading.Thread(target=flip, daemon=True)
     thread.start()
-    yield
-    stop.set()
-    thread.join()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        link.unlink()  # each round ends as it began: the next mode's race plants it anew
 
 
-@pytest.mark.slow
-async def test_no_op_in_any_mode_gets_out(
-    level: str, corpus: Corpus, swapping: None, capsys: pytest.CaptureFixture[str]
-) -> None:
-    world = corpus.world
-    for mode in MODES:
-        for name, path in _paths(world):
-            for role, op, args in _file_calls(name, path):
-                await corpus.call(mode, role, op, args, name)
-            if name == "hard link":
-                continue
-            for command in _commands(world, path):
-                await corpus.call(mode, "engineer", "engineer.shell.run",
-                                  {"command": command, "timeout_s": 10}, name)  # fmt: skip
-            await corpus.call(mode, "tester", "tester.tests.run",
-                              {"command": f"cat {path} #", "timeout_s": 10}, name)  # fmt: skip
-        for name, command in _process_attacks(world):
+# The attack families, each its own test so that xdist deals them out to its workers
+# (one test looping over all of them took over a minute per sandbox level).
+FAMILIES = ("paths", "processes", "race")
+
+
+async def _attack_paths(corpus: Corpus, mode: str) -> None:
+    for name, path in _paths(corpus.world):
+        for role, op, args in _file_calls(name, path):
+            await corpus.call(mode, role, op, args, name)
+        if name == "hard link":
+            continue
+        for command in _commands(corpus.world, path):
             await corpus.call(mode, "engineer", "engineer.shell.run",
                               {"command": command, "timeout_s": 10}, name)  # fmt: skip
-            await corpus.call(mode, "tester", "tester.tests.run",
-                              {"command": command, "timeout_s": 10}, name)  # fmt: skip
+        await corpus.call(mode, "tester", "tester.tests.run",
+                          {"command": f"cat {path} #", "timeout_s": 10}, name)  # fmt: skip
+
+
+async def _attack_processes(corpus: Corpus, mode: str) -> None:
+    for name, command in _process_attacks(corpus.world):
+        await corpus.call(mode, "engineer", "engineer.shell.run",
+                          {"command": command, "timeout_s": 10}, name)  # fmt: skip
+        await corpus.call(mode, "tester", "tester.tests.run",
+                          {"command": command, "timeout_s": 10}, name)  # fmt: skip
+
+
+async def _attack_race(corpus: Corpus, mode: str) -> None:
+    with _swapping(corpus.world):
         for _ in range(40):  # the symlink-swap race, bounded
             await corpus.call(mode, "engineer", "engineer.file.read",
                               {"path": "race/secret.txt"}, "symlink swap")  # fmt: skip
             await corpus.call(mode, "engineer", "engineer.file.write",
                               {"path": "race/secret.txt", "content": "pwned"},
                               "symlink swap")  # fmt: skip
+
+
+ATTACKS = {"paths": _attack_paths, "processes": _attack_processes, "race": _attack_race}
+# How many attempts each family makes in one mode: a family that silently skipped its
+# attacks would otherwise pass with nothing tried.
+ATTEMPTS = {"paths": 10 * 5 + 9 * 5, "processes": 12 * 2, "race": 80}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", FAMILIES)
+async def test_no_op_in_any_mode_gets_out(
+    level: str, family: str, corpus: Corpus, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for mode in MODES:
+        await ATTACKS[family](corpus, mode)
     total = sum(corpus.verdicts.values())
     assert sandbox_support().level == level
     with capsys.disabled():  # the count is part of the result: always shown
-        print(f"\nescape corpus: {total} attempts over {len(MODES)} modes, sandbox {level}: "
-              f"{dict(corpus.verdicts)}, {len(corpus.escapes)} escapes")  # fmt: skip
+        print(f"\nescape corpus, {family}: {total} attempts over {len(MODES)} modes, "
+              f"sandbox {level}: {dict(corpus.verdicts)}, "
+              f"{len(corpus.escapes)} escapes")  # fmt: skip
     assert corpus.escapes == [], "\n".join(corpus.escapes)
-    assert total > 500
+    assert total == ATTEMPTS[family] * len(MODES)
+
+
+async def test_the_judge_sees_what_gets_out(corpus: Corpus) -> None:
+    """The verdicts are not blind: a leaked secret, a change outside, a connection to the
+    listener and a surviving process are each caught as soon as the call returns."""
+    world = corpus.world
+    (world.ws / "app.py").write_text(OUTSIDE_SECRET + "\n")
+    (world.outside / "victim.txt").write_text("changed\n")
+    socket.create_connection(("127.0.0.1", world.port), 2).close()
+    survivor = await asyncio.create_subprocess_exec(
+        "bash", "-c", f"exec -a {MARKER_PROCESS} sleep 300"
+    )
+    try:
+        await until(lambda: survivor.pid in _survivors(), what="the planted survivor")
+        await corpus.call("auto", "engineer", "engineer.file.read", {"path": "app.py"}, "plant")
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # the judge killed it already
+            survivor.kill()
+        await survivor.wait()
+    [escape] = corpus.escapes
+    for problem in ("leaked", "victim.txt", "reached the network", "left processes"):
+        assert problem in escape, escape
 
 
 async def test_the_same_work_done_honestly_succeeds(corpus: Corpus) -> None:
