@@ -121,6 +121,8 @@ def _loaded_by(statement: str) -> set[str]:
 # Only the MCP server, the model adapters and the optional semantic search need these.
 HEAVY_AND_OPTIONAL = {"mcp", "mcp_types", "uvicorn", "starlette", "openai", "anthropic", "numpy"}
 HEAVY_AND_OPTIONAL |= {"torch", "sentence_transformers", "bm25s"}
+# Only [orchestration] backend = "ray" needs Ray (backend.cluster imports it when used).
+HEAVY_AND_OPTIONAL |= {"ray"}
 
 
 def test_the_tui_loads_no_mcp_server_model_sdk_or_embedding_code_before_its_first_frame() -> None:
@@ -133,3 +135,4 @@ def test_the_cli_loads_no_textual_and_the_backend_no_ui() -> None:
         "import backend.engine"
     ) == set()
     assert "textual" not in _loaded_by("import sylk_tui.cli")
+    assert "ray" not in _loaded_by("import backend.engine.build")
