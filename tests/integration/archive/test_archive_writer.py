@@ -1,20 +1,20 @@
-"""The single writer: group commit with a savepoint per job, close, concurrency."""
+"""The writer: group commit with a savepoint per job, close, concurrency; on SQLite and
+PostgreSQL alike (``archive_url``)."""
 
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import Connection, insert, text
+from sqlalchemy import Connection, create_engine, insert, text
 from sqlalchemy.exc import IntegrityError
 
 from backend.archive.schema import TRANSCRIPT
-from backend.archive.store import DB_NAME, Archive
+from backend.archive.store import Archive
 from backend.errors import ArchiveClosedError
 from backend.messages import Message, MessageType
 from backend.sessions.models import Session, SessionSnapshot
@@ -51,18 +51,19 @@ def _insert(message: Message[dict[str, Any]]) -> Any:
     return fn
 
 
-def _stored_ids(data_dir: Path) -> list[str]:
+def _stored_ids(url: str) -> list[str]:
     """Transcript ids in commit order, through an independent connection."""
-    conn = sqlite3.connect(data_dir / DB_NAME)
+    engine = create_engine(url)
     try:
-        return [r[0] for r in conn.execute("SELECT id FROM transcript ORDER BY seq")]
+        with engine.connect() as conn:
+            return [r[0] for r in conn.execute(text("SELECT id FROM transcript ORDER BY seq"))]
     finally:
-        conn.close()
+        engine.dispose()
 
 
 @pytest.fixture
-async def archive(data_dir: Path) -> AsyncIterator[Archive]:
-    arch = Archive(data_dir)
+async def archive(data_dir: Path, archive_url: str) -> AsyncIterator[Archive]:
+    arch = Archive(data_dir, url=archive_url)
     try:
         yield arch
     finally:
@@ -70,7 +71,7 @@ async def archive(data_dir: Path) -> AsyncIterator[Archive]:
 
 
 async def test_a_failing_job_fails_alone_and_its_group_commits(
-    archive: Archive, data_dir: Path
+    archive: Archive, archive_url: str
 ) -> None:
     existing = _message("s", "already there")
     archive.append_messages([existing])
@@ -105,7 +106,7 @@ async def test_a_failing_job_fails_alone_and_its_group_commits(
     # The good jobs ran in the same transaction as the failing ones and committed.
     assert outcomes[0] is outcomes[3]
     assert not isinstance(outcomes[0], BaseException)
-    assert _stored_ids(data_dir) == [existing.id, first.id, last.id]
+    assert _stored_ids(archive_url) == [existing.id, first.id, last.id]
     assert [m.id for m in archive.load_transcript("s")] == [existing.id, first.id, last.id]
     # ... and the writer goes on.
     archive.append_messages([_message("s", "after")])
@@ -133,8 +134,10 @@ async def test_an_exception_in_a_job_reaches_its_caller_unchanged(archive: Archi
     )
 
 
-async def test_writes_after_close_raise_archive_closed_error(data_dir: Path) -> None:
-    archive = Archive(data_dir)
+async def test_writes_after_close_raise_archive_closed_error(
+    data_dir: Path, archive_url: str
+) -> None:
+    archive = Archive(data_dir, url=archive_url)
     session = Session(name="s", workspace=str(data_dir))
     archive.save_sessions([session])
     archive.close()
@@ -157,21 +160,21 @@ async def test_writes_after_close_raise_archive_closed_error(data_dir: Path) -> 
         archive.write(lambda _c: None)
     with pytest.raises(ArchiveClosedError):
         await archive.awrite(lambda _c: None)
-    assert _stored_ids(data_dir) == []
+    assert _stored_ids(archive_url) == []
 
 
-async def test_close_commits_every_job_already_queued(data_dir: Path) -> None:
-    archive = Archive(data_dir)
+async def test_close_commits_every_job_already_queued(data_dir: Path, archive_url: str) -> None:
+    archive = Archive(data_dir, url=archive_url)
     sent = [_message("s", f"queued {n}") for n in range(300)]
     tasks = [asyncio.ensure_future(archive.aappend_messages([m])) for m in sent]
     await asyncio.sleep(0)  # every task has submitted its job
     await asyncio.to_thread(archive.close)
     await asyncio.gather(*tasks)  # none failed
-    assert _stored_ids(data_dir) == [m.id for m in sent]
+    assert _stored_ids(archive_url) == [m.id for m in sent]
 
 
 async def test_many_concurrent_writers_all_land_in_per_task_order(
-    archive: Archive, data_dir: Path
+    archive: Archive, archive_url: str
 ) -> None:
     tasks, per_task, threads = 40, 50, 3
 
@@ -200,7 +203,7 @@ async def test_many_concurrent_writers_all_land_in_per_task_order(
         *(writer(n) for n in range(tasks)),
         *(asyncio.to_thread(sync_writer, n) for n in range(threads)),
     )
-    stored = _stored_ids(data_dir)
+    stored = _stored_ids(archive_url)
     expected = sum(len(r) for r in results)
     assert len(stored) == expected == tasks * (per_task + 10) + threads * per_task
     position = {sid: i for i, sid in enumerate(stored)}
