@@ -139,6 +139,17 @@ async def _stop(proc: asyncio.subprocess.Process) -> None:
         await asyncio.wait_for(asyncio.shield(proc.wait()), STOP_GRACE_S)
 
 
+async def _stop_once_spawned(spawning: asyncio.Future[asyncio.subprocess.Process]) -> None:
+    """A call cancelled while its launcher starts: let the start finish, then stop its tree.
+
+    The launcher runs (and may have started the command) before the loop has connected
+    its pipes; a cancel in that window left to asyncio SIGKILLs the launcher alone, so
+    at ``landlock`` its tree lives on, and on Python 3.11 then waits for good for a
+    pipe those survivors hold open (seen as a hung call on a loaded machine)."""
+    with contextlib.suppress(OSError):  # it never started: nothing to stop
+        await _stop(await spawning)
+
+
 async def _supervise(
     proc: asyncio.subprocess.Process, timeout_s: float, on_output: OutputSink | None
 ) -> tuple[int, _Tail, _Tail]:
@@ -242,15 +253,19 @@ async def run_sandboxed(
     try:
         spec_file = call_dir / "spec"
         spec_file.write_bytes(marshal.dumps(plan.spec(argv, cwd, write_fd)))
+        spawning = asyncio.ensure_future(asyncio.create_subprocess_exec(
+            sys.executable, "-I", "-S", str(LAUNCHER), str(spec_file),
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, cwd=cwd, env=command_env(call_dir / "home"),
+            start_new_session=True, pass_fds=(write_fd,),
+        ))  # fmt: skip
         try:
-            proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-I", "-S", str(LAUNCHER), str(spec_file),
-                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, cwd=cwd, env=command_env(call_dir / "home"),
-                start_new_session=True, pass_fds=(write_fd,),
-            )  # fmt: skip
+            proc = await asyncio.shield(spawning)
         except OSError as exc:
             raise SandboxSetupError("spawn the launcher", exc.errno or 0) from None
+        except asyncio.CancelledError:
+            await asyncio.shield(_stop_once_spawned(spawning))
+            raise
         os.close(write_fd)
         write_fd = -1
         code, out, err = await _supervise(proc, timeout_s, on_output)

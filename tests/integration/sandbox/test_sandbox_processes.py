@@ -22,7 +22,7 @@ import pytest
 
 from backend.sandbox import CommandTimeoutError
 from tests.integration.sandbox.conftest import SECRET, Scene
-from tests.support.polling import finishes, until
+from tests.support.polling import finishes, until, until_sync
 
 ALLOWED = {"PATH", "HOME", "TMPDIR", "USER", "LOGNAME", "SHELL", "TERM", "TZ", "LANG",
            "LANGUAGE", "COLORTERM", "NO_COLOR", "PWD", "SHLVL", "_", "OLDPWD"}  # fmt: skip
@@ -142,6 +142,50 @@ async def test_a_cancelled_call_leaves_nothing_behind(scene: Scene) -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await finishes(task, what="the cancelled call")
+    assert survivors(mark) == []
+
+
+def _launchers() -> list[int]:
+    """This process's children that are sandbox launchers (exec'd once Popen returns)."""
+    me = str(os.getpid())
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if (
+                entry.name.isdigit()
+                and (entry / "stat").read_text().rsplit(")", 1)[1].split()[1] == me
+                and b"launcher.py" in (entry / "cmdline").read_bytes()
+            ):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+async def test_a_call_cancelled_while_its_launcher_starts_leaves_nothing_behind(
+    scene: Scene,
+) -> None:
+    """On a loaded machine the command can be running before the event loop has connected
+    its pipes. A cancel in that window once SIGKILLed the launcher alone (at ``landlock``
+    its tree lived on) and then waited, forever, for a pipe the survivors held open.
+    The loop is held here exactly as load would hold it, deterministically."""
+    mark = marker()
+    started = scene.workspace / "src" / "started"
+    loop = asyncio.get_running_loop()
+    task = asyncio.create_task(
+        scene.run(f"setsid sleep {mark} & touch src/started; sleep 600", timeout_s=600)
+    )
+
+    def hold_the_loop_once_spawned() -> None:
+        if not _launchers():
+            loop.call_soon(hold_the_loop_once_spawned)
+            return
+        until_sync(lambda: started.exists() and survivors(mark), what="the command to start")
+        task.cancel()
+
+    loop.call_soon(hold_the_loop_once_spawned)
+    with pytest.raises(asyncio.CancelledError):
+        await finishes(task, what="the call cancelled while its launcher started")
     assert survivors(mark) == []
 
 
