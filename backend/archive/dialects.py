@@ -17,13 +17,14 @@ from typing import Any
 
 from sqlalchemy import Connection, CursorResult, String, Table, cast, func, literal_column
 from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.util.typing import TupleAny, Unpack
 
 
 def is_postgres(conn: Connection) -> bool:
     return conn.dialect.name == "postgresql"
 
 
-def driver_sql(conn: Connection, sql: str, args: Any = ()) -> CursorResult[Any]:
+def driver_sql(conn: Connection, sql: str, args: Any = ()) -> CursorResult[Unpack[TupleAny]]:
     """Run ``sql`` (``?`` placeholders) with ``args`` (a tuple, or a list of tuples for
     many rows) straight on the driver: no Core compile per call."""
     if is_postgres(conn):

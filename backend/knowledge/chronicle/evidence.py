@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection
 
+from backend.archive.dialects import driver_sql, json_text
 from backend.knowledge.chronicle import store
 from backend.knowledge.chronicle.models import ALL_TIME, TimeRange, TranscriptHit
 from backend.knowledge.chronicle.text import clip
@@ -65,7 +66,8 @@ async def recorded_test_runs(
         args += list(session_ids)
 
     def run(conn: Connection) -> list[tuple[str, str, str]]:
-        rows = conn.exec_driver_sql(
+        rows = driver_sql(
+            conn,
             f"SELECT session_id, at, data FROM agent_steps WHERE {where} ORDER BY seq DESC LIMIT ?",
             (*args, _STEP_WINDOW),
         )
@@ -143,9 +145,14 @@ async def archive_questions(chronicle: Chronicle, seqs: Sequence[int]) -> set[in
     if not seqs:
         return set()
     marks = ", ".join("?" for _ in seqs)
-    sql = (
-        f"SELECT seq FROM transcript WHERE seq IN ({marks}) AND source = 'user' "
-        "AND json_extract(envelope, '$.payload.route.target') = 'archivalist'"
-    )
-    rows = await chronicle.archive.aread(lambda conn: conn.exec_driver_sql(sql, tuple(seqs)).all())
+
+    def run(conn: Connection) -> list[Any]:
+        target = json_text(conn, "envelope", "payload", "route", "target")
+        sql = (
+            f"SELECT seq FROM transcript WHERE seq IN ({marks}) AND source = 'user' "
+            f"AND {target} = 'archivalist'"
+        )
+        return list(driver_sql(conn, sql, tuple(seqs)).all())
+
+    rows = await chronicle.archive.aread(run)
     return {int(r[0]) for r in rows}

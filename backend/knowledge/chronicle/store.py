@@ -1,8 +1,10 @@
 """The chronicle's SQL: entries, file records and the two full-text indexes.
 
 Plain functions over a :class:`sqlalchemy.Connection`, so the chronicle can run
-them in the archive's writer transaction or on a read connection. Text search
-ranks by BM25; everything else is newest first.
+them in the archive's writer transaction or on a read connection, on SQLite or
+PostgreSQL (:mod:`backend.archive.dialects`). Text search is each database's own:
+FTS5 ranked by BM25 on SQLite; the ``search`` tsvector column, ranked by
+``ts_rank``, on PostgreSQL. Everything else is newest first.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import Connection
 
+from backend.archive.dialects import driver_sql, is_postgres, json_text
 from backend.knowledge.chronicle.models import (
     ALL_TIME,
     Category,
@@ -24,6 +27,7 @@ from backend.knowledge.chronicle.models import (
     TranscriptHit,
     iso,
 )
+from backend.knowledge.chronicle.text import tsquery
 
 _ENTRY_COLUMNS = (
     "e.seq, e.id, e.session_id, e.category, e.title, e.content, e.agent, e.data, "
@@ -38,6 +42,10 @@ _INSERT_FILE = (
     "INSERT INTO chronicle_files (session_id, path, operation, summary, changes, agent, at) "
     "VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
+
+
+# ts_headline's options for a snippet like FTS5's snippet(…, '**', '**', '…', 24).
+_HEADLINE = "StartSel=**, StopSel=**, MaxWords=24, MinWords=8, MaxFragments=1, FragmentDelimiter=…"
 
 
 def _time(value: str | None) -> datetime | None:
@@ -63,7 +71,8 @@ def _entry(row: Sequence[Any]) -> Entry:
 
 # -- entries ----------------------------------------------------------------------------
 def insert_entry(conn: Connection, entry: Entry, pattern_key: str | None = None) -> None:
-    conn.exec_driver_sql(
+    driver_sql(
+        conn,
         _INSERT_ENTRY,
         (
             entry.id,
@@ -75,7 +84,7 @@ def insert_entry(conn: Connection, entry: Entry, pattern_key: str | None = None)
             json.dumps(entry.data, sort_keys=True, default=str),
             pattern_key,
             iso(entry.created_at),
-            int(entry.promoted),
+            bool(entry.promoted),
             iso(entry.promoted_at) if entry.promoted_at else None,
             entry.promoted_reason,
         ),
@@ -83,7 +92,8 @@ def insert_entry(conn: Connection, entry: Entry, pattern_key: str | None = None)
 
 
 def get_entry(conn: Connection, entry_id: str) -> Entry | None:
-    row = conn.exec_driver_sql(
+    row = driver_sql(
+        conn,
         f"SELECT {_ENTRY_COLUMNS} FROM chronicle_entries e "
         "LEFT JOIN sessions s ON s.id = e.session_id WHERE e.id = ?",
         (entry_id,),
@@ -93,9 +103,10 @@ def get_entry(conn: Connection, entry_id: str) -> Entry | None:
 
 def promote(conn: Connection, entry_id: str, *, reason: str, at: datetime) -> bool:
     """Mark one entry global; False when it already was (the first reason is kept)."""
-    done = conn.exec_driver_sql(
-        "UPDATE chronicle_entries SET promoted = 1, promoted_at = ?, promoted_reason = ? "
-        "WHERE id = ? AND promoted = 0",
+    done = driver_sql(
+        conn,
+        "UPDATE chronicle_entries SET promoted = TRUE, promoted_at = ?, promoted_reason = ? "
+        "WHERE id = ? AND NOT promoted",
         (iso(at), reason, entry_id),
     )
     return bool(done.rowcount)
@@ -105,14 +116,13 @@ def promote_categories(
     conn: Connection, session_id: str, categories: Sequence[Category], *, reason: str, at: datetime
 ) -> list[str]:
     marks = ", ".join("?" for _ in categories)
-    where = f"session_id = ? AND promoted = 0 AND category IN ({marks})"
+    where = f"session_id = ? AND NOT promoted AND category IN ({marks})"
     args = (session_id, *(c.value for c in categories))
-    ids = [
-        r[0] for r in conn.exec_driver_sql(f"SELECT id FROM chronicle_entries WHERE {where}", args)
-    ]
+    ids = [r[0] for r in driver_sql(conn, f"SELECT id FROM chronicle_entries WHERE {where}", args)]
     if ids:
-        conn.exec_driver_sql(
-            f"UPDATE chronicle_entries SET promoted = 1, promoted_at = ?, promoted_reason = ? "
+        driver_sql(
+            conn,
+            f"UPDATE chronicle_entries SET promoted = TRUE, promoted_at = ?, promoted_reason = ? "
             f"WHERE {where}",
             (iso(at), reason, *args),
         )
@@ -121,8 +131,10 @@ def promote_categories(
 
 def pattern_uses(conn: Connection, key: str) -> tuple[int, int, bool]:
     """(records, distinct sessions, any promoted) of the pattern with ``key``."""
-    row = conn.exec_driver_sql(
-        "SELECT count(*), count(DISTINCT session_id), coalesce(max(promoted), 0) "
+    row = driver_sql(
+        conn,
+        "SELECT count(*), count(DISTINCT session_id), "
+        "coalesce(max(CASE WHEN promoted THEN 1 ELSE 0 END), 0) "
         "FROM chronicle_entries WHERE pattern_key = ?",
         (key,),
     ).one()
@@ -157,17 +169,22 @@ def select_entries(
         where.append("e.session_id = ?")
         args.append(session_id)
     elif not query.cross_session:
-        where.append("(e.session_id = ? OR e.promoted = 1)")
+        where.append("(e.session_id = ? OR e.promoted)")
         args.append(session_id)
     if query.promoted_only:
-        where.append("e.promoted = 1")
+        where.append("e.promoted")
     _in("e.category", [str(c) for c in query.categories], where, args, neg=False)
     _in("e.session_id", list(query.session_ids), where, args, neg=False)
     _in("e.session_id", list(query.exclude_sessions), where, args, neg=True)
     _time_where("e.created_at", query.time, where, args)
     source = "chronicle_entries e"
     order = "e.created_at DESC, e.seq DESC"
-    if match is not None:
+    if match is not None and is_postgres(conn):
+        where.insert(0, "e.search @@ to_tsquery('english', ?)")
+        args.insert(0, tsquery(match))
+        order = "ts_rank(e.search, to_tsquery('english', ?)) DESC, e.created_at DESC"
+        args.append(tsquery(match))
+    elif match is not None:
         source = "chronicle_fts f JOIN chronicle_entries e ON e.seq = f.rowid"
         where.insert(0, "chronicle_fts MATCH ?")
         args.insert(0, match)
@@ -176,11 +193,12 @@ def select_entries(
         f"SELECT {_ENTRY_COLUMNS} FROM {source} LEFT JOIN sessions s ON s.id = e.session_id"
         f"{' WHERE ' + ' AND '.join(where) if where else ''} ORDER BY {order} LIMIT ?"
     )
-    return [_entry(r) for r in conn.exec_driver_sql(sql, (*args, query.limit))]
+    return [_entry(r) for r in driver_sql(conn, sql, (*args, query.limit))]
 
 
 def category_counts(conn: Connection, session_id: str) -> dict[str, int]:
-    rows = conn.exec_driver_sql(
+    rows = driver_sql(
+        conn,
         "SELECT category, count(*) FROM chronicle_entries WHERE session_id = ? GROUP BY category",
         (session_id,),
     )
@@ -189,7 +207,8 @@ def category_counts(conn: Connection, session_id: str) -> dict[str, int]:
 
 # -- files ------------------------------------------------------------------------------
 def insert_file(conn: Connection, op: FileOp) -> None:
-    conn.exec_driver_sql(
+    driver_sql(
+        conn,
         _INSERT_FILE,
         (
             op.session_id,
@@ -238,7 +257,7 @@ def select_files(
             at=datetime.fromisoformat(r[6]),
             session_name=r[7],
         )
-        for r in conn.exec_driver_sql(sql, (*args, limit))
+        for r in driver_sql(conn, sql, (*args, limit))
     ]
 
 
@@ -257,14 +276,23 @@ def search_transcript(
     Answers the Archivalist already gave from its store are left out, so asking
     twice never finds the first answer instead of what was discussed.
     """
-    where = ["coalesce(json_extract(t.envelope, '$.payload.answered_from'), '') != 'knowledge'"]
+    answered_from = json_text(conn, "t.envelope", "payload", "answered_from")
+    where = [f"coalesce({answered_from}, '') != 'knowledge'"]
     args: list[Any] = []
     _in("t.session_id", list(session_ids), where, args, neg=False)
     _time_where("t.timestamp", time, where, args)
     if exclude_text:
         where.append("t.text != ?")
         args.append(exclude_text)
-    if match is not None:
+    if match is not None and is_postgres(conn):
+        query = tsquery(match)
+        source = "transcript t"
+        snippet = f"ts_headline('english', t.text, to_tsquery('english', ?), '{_HEADLINE}')"
+        where.insert(0, "t.search @@ to_tsquery('english', ?)")
+        args = [query, query, *args]  # the headline's, then the WHERE's
+        order = "ts_rank(t.search, to_tsquery('english', ?)) DESC, t.seq DESC"
+        args.append(query)
+    elif match is not None:
         source = "transcript_fts f JOIN transcript t ON t.seq = f.rowid"
         snippet = "snippet(transcript_fts, 0, '**', '**', '…', 24)"
         where.insert(0, "transcript_fts MATCH ?")
@@ -288,18 +316,19 @@ def search_transcript(
             snippet=r[6],
             session_name=r[7],
         )
-        for r in conn.exec_driver_sql(sql, (*args, limit))
+        for r in driver_sql(conn, sql, (*args, limit))
     ]
 
 
 def latest_active_session(conn: Connection, exclude: str) -> str | None:
     """The other session whose chronicle or conversation moved last."""
-    row = conn.exec_driver_sql(
+    row = driver_sql(
+        conn,
         "SELECT session_id, max(at) AS last FROM ("
         " SELECT session_id, created_at AS at FROM chronicle_entries"
         " UNION ALL SELECT session_id, at FROM chronicle_files"
         " UNION ALL SELECT session_id, timestamp AS at FROM transcript"
-        ") WHERE session_id != ? GROUP BY session_id ORDER BY last DESC LIMIT 1",
+        ") AS moved WHERE session_id != ? GROUP BY session_id ORDER BY last DESC LIMIT 1",
         (exclude,),
     ).fetchone()
     return str(row[0]) if row else None
@@ -309,5 +338,5 @@ def session_names(conn: Connection, ids: Sequence[str]) -> dict[str, str]:
     if not ids:
         return {}
     marks = ", ".join("?" for _ in ids)
-    rows = conn.exec_driver_sql(f"SELECT id, name FROM sessions WHERE id IN ({marks})", tuple(ids))
+    rows = driver_sql(conn, f"SELECT id, name FROM sessions WHERE id IN ({marks})", tuple(ids))
     return {str(i): str(n) for i, n in rows}

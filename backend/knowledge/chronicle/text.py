@@ -2,7 +2,8 @@
 
 A user's words go into SQLite's MATCH syntax only as quoted prefix terms, so
 quotes, operators or parentheses in a question can never make a query fail or
-mean something else.
+mean something else. On PostgreSQL the same match becomes a ``to_tsquery`` text
+(:func:`tsquery`), whose lexemes are only the words inside those quotes.
 """
 
 from __future__ import annotations
@@ -68,6 +69,36 @@ def fts_match(terms: Iterable[str], *, any_term: bool = False) -> str | None:
     if not quoted:
         return None
     return (" OR " if any_term else " AND ").join(quoted)
+
+
+# The match grammar fts_match (and the code's own constants) write: quoted phrases,
+# each maybe a prefix, joined by AND / OR, grouped by parentheses.
+_MATCH_TOKEN = re.compile(r'\s*(?:"([^"]*)"(\*?)|(AND|OR)\b|([()]))')
+_TSQUERY_OPS = {"AND": " & ", "OR": " | "}
+
+
+def tsquery(match: str) -> str:
+    """The FTS5 ``match`` (as :func:`fts_match` writes it) as PostgreSQL ``to_tsquery``
+    input: ``"test"* AND "fix"`` -> ``'test':* & 'fix'``. A phrase of several words
+    becomes ``<->``-joined lexemes. Anything else in ``match`` raises ValueError."""
+    out: list[str] = []
+    at = 0
+    while at < len(match.rstrip()):
+        found = _MATCH_TOKEN.match(match, at)
+        if found is None or found.end() == at:
+            raise ValueError(f"not a match expression at {at}")
+        phrase, star, op, paren = found.groups()
+        if phrase is not None:
+            parts = [w.lower() for w in _WORD.findall(phrase)]
+            if not parts:
+                raise ValueError("an empty phrase")
+            lexemes = [f"'{w}'" for w in parts]  # [^\W_]+: no quote can be inside
+            lexemes[-1] += ":*" if star else ""
+            out.append(" <-> ".join(lexemes))
+        else:
+            out.append(_TSQUERY_OPS[op] if op else paren)
+        at = found.end()
+    return "".join(out)
 
 
 def clip(text: str, limit: int) -> str:
