@@ -34,8 +34,9 @@ def clock() -> FakeWall:
 
 
 @pytest.fixture
-def archive(tmp_path: Path) -> Iterator[Archive]:
-    archive = Archive(tmp_path / "data")
+def archive(tmp_path: Path, archive_url: str) -> Iterator[Archive]:
+    """On SQLite and on PostgreSQL: the chronicle's store and search run on both."""
+    archive = Archive(tmp_path / "data", url=archive_url)
     archive.save_sessions(
         [
             Session(id="sess-a-0001", name="auth-work", workspace=str(tmp_path)),
@@ -219,6 +220,8 @@ async def test_failures_keep_their_resolution(chronicle: Chronicle) -> None:
 
 
 async def test_secrets_never_reach_the_file(chronicle: Chronicle, archive: Archive) -> None:
+    if archive.dialect != "sqlite":
+        pytest.skip("reads the SQLite file's own bytes")
     await chronicle.store(
         A, "decision", f"rotate {SECRET} monthly", title=f"key {SECRET}", data={"k": SECRET}
     )
@@ -270,6 +273,10 @@ def _raw(path: Path, sql: str) -> list[tuple[Any, ...]]:
 
 
 def test_fts_tables_and_triggers_exist(archive: Archive) -> None:
+    if archive.dialect != "sqlite":
+        pytest.skip(
+            "SQLite's FTS5 tables (PostgreSQL's search columns: tests/integration/archive_pg)"
+        )
     names = {r[0] for r in _raw(archive.path, "SELECT name FROM sqlite_master")}
     for name in ("chronicle_fts", "transcript_fts", "transcript_fts_ai", "chronicle_fts_au"):
         assert name in names

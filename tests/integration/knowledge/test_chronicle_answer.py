@@ -44,8 +44,9 @@ def data_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def archive(data_dir: Path, tmp_path: Path) -> Iterator[Archive]:
-    archive = Archive(data_dir)
+def archive(data_dir: Path, tmp_path: Path, archive_url: str) -> Iterator[Archive]:
+    """On SQLite and on PostgreSQL: transcript search and the answers run on both."""
+    archive = Archive(data_dir, url=archive_url)
     archive.save_sessions(
         [
             Session(id=A, name="auth-work", workspace=str(tmp_path)),
