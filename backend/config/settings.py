@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from backend.config.approvals import ApprovalSettings
+from backend.config.archive import ArchiveSettings, url_password, with_password
 from backend.config.budgets import BudgetLimits
 from backend.config.context import ContextSettings
 from backend.config.mcp_server_auth import McpServerAuthSettings
@@ -175,6 +176,10 @@ class SylkConfig(_Model):
     sessions: SessionSettings = Field(default_factory=SessionSettings)
     # [team] user: the owner recorded on sessions (default: the OS user).
     team: TeamSettings = Field(default_factory=TeamSettings)
+    # The archive: None = the SQLite file in the data dir; or postgresql+psycopg://…
+    # (SYLK_DATABASE_URL; SYLK_DATABASE_PASSWORD fills in the password). [archive] pool_size.
+    database_url: str | None = None
+    archive: ArchiveSettings = Field(default_factory=ArchiveSettings)
     # Extra fragment folders for the Academic's library (sub-folders are categories).
     library_paths: list[Path] = Field(default_factory=list)
     # The TUI's keys, by binding id: [keys] (or [keymap]) "session.next" = "alt+j,f5".
@@ -227,7 +232,8 @@ class SylkConfig(_Model):
             for p in self.providers.values()
             if p.api_key is not None and p.api_key.get_secret_value()
         ]
-        return keys + self.mcp_servers.secrets()
+        database = url_password(self.database_url)
+        return keys + self.mcp_servers.secrets() + ([database] if database else [])
 
 
 def _is_vendor(url: str) -> bool:
@@ -276,6 +282,12 @@ def _with_builtins(raw: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any
         merged["default_model"] = env["SYLK_MODEL"]
     if env.get("SYLK_SEMANTIC"):  # auto | on | off, over the file's [search] semantic
         merged["search"] = {**merged.get("search", {}), "semantic": env["SYLK_SEMANTIC"]}
+    if env.get("SYLK_DATABASE_URL"):
+        merged["database_url"] = env["SYLK_DATABASE_URL"]
+    if merged.get("database_url"):
+        merged["database_url"] = with_password(
+            str(merged["database_url"]), env.get("SYLK_DATABASE_PASSWORD")
+        )
     if env.get("SYLK_LIBRARY_PATHS"):
         extra = [p for p in env["SYLK_LIBRARY_PATHS"].split(os.pathsep) if p]
         merged["library_paths"] = [*merged.get("library_paths", []), *extra]
