@@ -190,6 +190,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         **{verb: lambda a: lifecycle_cli.run(a, _engine) for verb in lifecycle_cli.VERBS},
     }
     try:
+        if argv is None:  # a real `sylk` process: its imports the cheap way (not the TUI's)
+            from sylk_tui.commands.quick_imports import preload
+
+            preload(args)
         if args.command == "sessions":
             return handlers[args.verb](args)
         if args.command in ("run", "route"):
