@@ -1,6 +1,6 @@
 """Text work for the pattern tier: normalising input, time scopes, identifiers, subjects.
 
-Everything here is pure and cheap (precompiled regexes, set look-ups), so the
+Everything here is pure and cheap (regexes compiled once, set look-ups), so the
 pattern tier stays in the tens of microseconds per request.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from backend.guide.routing.decision import Target
 
@@ -333,16 +333,29 @@ def _opens_compound(found: list[str], at: int) -> bool:
 # -- rules ----------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """One trigger: a regex over normalised, space-padded text, worth ``weight`` to ``target``."""
+    """One trigger: a regex over normalised, space-padded text, worth ``weight`` to ``target``.
+
+    The regex is compiled on the first route, not at import: the rule tables are a few
+    hundred alternatives, and a command that routes nothing (``sylk mcp serve``, a
+    slash command) should not pay for them."""
 
     target: Target
     weight: float
-    regex: re.Pattern[str]
+    source: str  # the regex, already :func:`spaced`
     intent: str | None = None
     # Targets whose score this match cancels ("write tests" is not an Architect job).
     suppresses: frozenset[Target] = frozenset()
     # Halve the weight unless the text points into the codebase ("how does raft work").
     needs_anchor: bool = False
+    compiled: re.Pattern[str] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        compiled = self.compiled
+        if compiled is None:  # a race compiles twice, to the same pattern: harmless
+            compiled = re.compile(self.source)
+            object.__setattr__(self, "compiled", compiled)
+        return compiled
 
 
 def rule(
@@ -354,5 +367,5 @@ def rule(
     needs_anchor: bool = False,
 ) -> Rule:
     """A :class:`Rule` matching any of ``alternatives`` (regexes written with ``\\b``)."""
-    regex = re.compile(spaced("|".join(alternatives)))
-    return Rule(target, weight, regex, intent, frozenset(suppresses), needs_anchor)
+    source = spaced("|".join(alternatives))
+    return Rule(target, weight, source, intent, frozenset(suppresses), needs_anchor)
