@@ -315,7 +315,7 @@ EngineEvent = Annotated[
     | HandoffCompleted,
     Field(discriminator="kind"),
 ]
-EVENT_ADAPTER: TypeAdapter[EngineEvent] = TypeAdapter(EngineEvent)
+EVENT_ADAPTER: TypeAdapter[EngineEvent] = TypeAdapter(EngineEvent, config={"defer_build": True})
 
 Listener = Callable[[EngineEvent], None]
 
