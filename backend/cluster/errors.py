@@ -38,20 +38,6 @@ class ClusterUnreachableError(ClusterError):
         )
 
 
-class AskNotSupportedError(ClusterError):
-    """Approval mode ``ask`` needs a person at the worker's questions: not forwarded yet."""
-
-    error_kind = ErrorKind.DENIED
-
-    def __init__(self) -> None:
-        super().__init__(
-            "approval mode ask is not supported on the ray backend yet: "
-            "use auto-edit or run locally",
-            help_hint='/approval auto-edit, or [orchestration] backend = "local"',
-            details={"reason": "ask_on_ray"},
-        )
-
-
 class NotARepositoryError(ClusterError):
     """A pipeline goes to a worker through git: the session's workspace must be in a repository."""
 

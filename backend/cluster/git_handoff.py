@@ -24,7 +24,7 @@ from pathlib import Path
 from backend.checkpoints.git_process import CheckpointError, run_git
 from backend.cluster.errors import ApplyConflictError, NotARepositoryError
 from backend.worktrees.errors import WorktreeGitError
-from backend.worktrees.git_repo import branch_slug, find_git_dir, git
+from backend.worktrees.git_repo import NoRepositoryError, branch_slug, find_git_dir, git
 
 # The remote side of a fetch or push (a local path: a child git process) with hooks off.
 UPLOAD_PACK = "git -c core.hooksPath=/dev/null upload-pack"
@@ -61,7 +61,7 @@ def session_repository(workspace: Path) -> SessionRepository:
     to its git dir (refs are shared with the main repository)."""
     try:
         found = find_git_dir(workspace)
-    except Exception:  # a .git file: a linked worktree (a session's isolation)
+    except NoRepositoryError:  # a .git file: a linked worktree (a session's isolation)
         found = _linked_worktree(workspace)
     if found is None:
         raise NotARepositoryError(workspace)

@@ -2,15 +2,18 @@
 
 Every ``import ray`` of Sylk is inside a function here or in the worker's task, so the
 default install (and ``import backend.engine``) never pays for it. Connecting is bounded
-by ``connect_timeout_s``: ``ray.init`` runs in a thread, and past the limit the plan's
-node fails with :class:`ClusterUnreachableError` instead of waiting on a head that is not
-there (the thread is left to finish on its own; Ray offers no way to stop it).
+by ``connect_timeout_s`` (:class:`RayConnector`): past the limit the plan's node fails
+with :class:`ClusterUnreachableError` instead of waiting on a head that is not there.
+A ``ray://`` address needs Ray Client (``ray[client]``: grpcio), which the extra installs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import importlib
+import threading
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -34,18 +37,55 @@ def init_kwargs(settings: OrchestrationSettings) -> dict[str, Any]:
     return {**quiet, "address": settings.address}
 
 
-async def connect(settings: OrchestrationSettings) -> ModuleType:
-    """Ray, connected to the configured cluster (an existing connection is kept)."""
-    ray = import_ray()
-    if ray.is_initialized():
+class RayConnector:
+    """Connects this process to the configured cluster, once.
+
+    ``ray.init`` blocks and cannot be stopped, and Ray Client retries a dead address for
+    about 30 s. So it runs in a daemon thread of its own (never the loop's default
+    executor, which ``asyncio.run`` joins at exit: a dead head would hold the process),
+    each caller waits at most ``connect_timeout_s``, and a connect still in flight is
+    waited on again by the next node rather than started twice (Ray is one per process).
+    """
+
+    def __init__(self, settings: OrchestrationSettings) -> None:
+        self._settings = settings
+        self._attempt: concurrent.futures.Future[None] | None = None
+
+    async def connect(self) -> ModuleType:
+        """Ray, connected (an existing connection is kept), or :class:`ClusterUnreachableError`."""
+        ray = import_ray()
+        if ray.is_initialized():
+            return ray
+        settings = self._settings
+        if self._attempt is None or self._attempt.done():
+            self._attempt = _in_thread(lambda: ray.init(**init_kwargs(settings)))
+        try:
+            async with asyncio.timeout(settings.connect_timeout_s):
+                await asyncio.shield(asyncio.wrap_future(self._attempt))
+        except TimeoutError:
+            raise ClusterUnreachableError(
+                settings.address, f"no answer within {settings.connect_timeout_s:g} s"
+            ) from None
+        except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError...
+            first = (str(exc).strip().splitlines() or [""])[0][:300]
+            raise ClusterUnreachableError(
+                settings.address, f"{type(exc).__name__}: {first}"
+            ) from None
         return ray
-    try:
-        async with asyncio.timeout(settings.connect_timeout_s):
-            await asyncio.to_thread(ray.init, **init_kwargs(settings))
-    except TimeoutError:
-        raise ClusterUnreachableError(
-            settings.address, f"no answer within {settings.connect_timeout_s:g} s"
-        ) from None
-    except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError...
-        raise ClusterUnreachableError(settings.address, f"{type(exc).__name__}: {exc}") from None
-    return ray
+
+
+def _in_thread(call: Callable[[], object]) -> concurrent.futures.Future[None]:
+    done: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+    def run() -> None:
+        if not done.set_running_or_notify_cancel():
+            return
+        try:
+            call()
+        except BaseException as exc:  # handed to the waiter, which types it
+            done.set_exception(exc)
+        else:
+            done.set_result(None)
+
+    threading.Thread(target=run, name="sylk-ray-connect", daemon=True).start()
+    return done

@@ -3,11 +3,13 @@
 For each engineer node the driver snapshots the session's working tree to a base ref,
 sends a Ray task (:func:`backend.cluster.worker_pipeline.run_job`) that runs the whole
 pipeline in a checkout of that base on some worker, republishes the worker's notices on
-the session's event stream as they come (through one Ray queue per driver), and once the
-task returns applies base..result to the working tree exactly once: a ref
-``refs/sylk/applied/<plan>/<node>-<key>`` records the application, so a retry, a
-duplicate result or a restart never applies it again (the node passes with the output
-the result commit carries). The worker's model usage is recorded in the driver's archive.
+the session's event stream as they come (through one Ray queue per driver), asks the
+worker's questions on the driver's board (``question_relay``: an approval in ``ask`` mode
+reaches the user's inbox, the answer goes back), and once the task returns applies
+base..result to the working tree exactly once: a ref ``refs/sylk/applied/<plan>/<node>-
+<key>`` records the application, so a retry, a duplicate result or a restart never
+applies it again (the node passes with the output the result commit carries). The
+worker's model usage is recorded in the driver's archive.
 
 A worker that dies mid-pipeline is a failed attempt the scheduler retries (or Ray, with
 ``max_retries``); its edits lived only in its checkout and were never pushed.
@@ -23,7 +25,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from backend.cluster.errors import AskNotSupportedError
+from backend.cluster.errors import ApplyConflictError
 from backend.cluster.git_handoff import (
     apply_result,
     commit_message,
@@ -34,11 +36,12 @@ from backend.cluster.git_handoff import (
     session_repository,
     snapshot_base,
 )
-from backend.cluster.ray_connection import connect
+from backend.cluster.question_relay import ASK, DriverQuestions
+from backend.cluster.ray_connection import RayConnector
 from backend.cluster.worker_pipeline import Body, WorkerJob, WorkerOutcome, run_job, sylk_env
 from backend.config.orchestration import OrchestrationSettings
 from backend.errors import SylkError
-from backend.events import EngineNotice, EventStream, PipelineMoved
+from backend.events import ChoiceQuestion, EngineNotice, EventStream, PipelineMoved
 from backend.orchestration import NodeResult
 from backend.plans import PlanNode
 
@@ -54,8 +57,8 @@ class DriverSide(Protocol):
     body: Body
 
     def workspace(self, session_id: str) -> Path: ...
-    def check(self, session_id: str) -> None:
-        """Raise a typed error when the session's settings cannot run on a worker."""
+    async def ask(self, question: ChoiceQuestion, session_id: str) -> str | None:
+        """A worker's question put to the user in ``session_id`` (the driver's board)."""
 
     def engine_fields(self, session_id: str) -> dict[str, Any]: ...
     async def record_usage(self, session_id: str, rows: list[dict[str, Any]]) -> None: ...
@@ -67,6 +70,8 @@ class RayPipelines:
     def __init__(self, side: DriverSide, settings: OrchestrationSettings) -> None:
         self._side = side
         self._settings = settings
+        self._connector = RayConnector(settings)
+        self._questions = DriverQuestions(side.ask)
         self._events = side.events
         self._listeners: dict[str, Listener] = {}
         self._queue: Any = None
@@ -82,14 +87,14 @@ class RayPipelines:
         try:
             return await self._run(session_id, plan_id, node, upstream)
         except SylkError as error:  # typed: the node fails saying why, never a traceback
-            retry = not isinstance(error, AskNotSupportedError)
+            # The user changed the same lines meanwhile: theirs to decide, never rerun over.
+            retry = not isinstance(error, ApplyConflictError)
             return NodeResult.failed(error.message, retryable=retry)
 
     async def _run(
         self, session_id: str, plan_id: str, node: PlanNode, upstream: Mapping[str, Any]
     ) -> NodeResult:
         side = self._side
-        side.check(session_id)
         repo = session_repository(side.workspace(session_id))
         where = node_ref_part(plan_id, node.id)
         key = node_key(session_id, plan_id, node.model_dump_json())
@@ -111,7 +116,7 @@ class RayPipelines:
             base_ref=base_ref, result_ref=f"refs/sylk/results/{where}/{attempt}",
             body=side.body, engine=side.engine_fields(session_id), env=sylk_env(os.environ),
         )  # fmt: skip
-        self._listeners[job.run_key] = self._republish(session_id, plan_id, node.id)
+        self._listeners[job.run_key] = self._republish(job.run_key, session_id, plan_id, node.id)
         ref = self._remote.remote(job, self._queue)
         try:
             outcome: WorkerOutcome = await ref
@@ -124,6 +129,7 @@ class RayPipelines:
             return NodeResult.failed(f"the ray worker's task failed: {type(exc).__name__}: {first}")
         finally:
             self._listeners.pop(job.run_key, None)
+            await self._questions.finished(job.run_key)
         await self._record_usage(session_id, outcome)
         if not outcome.ok or outcome.result_sha is None:
             return NodeResult.failed(outcome.error or "the pipeline failed",
@@ -136,7 +142,7 @@ class RayPipelines:
 
     async def _connected(self) -> Any:
         """Ray connected, the task declared, the event queue and its pump running."""
-        ray = await connect(self._settings)
+        ray = await self._connector.connect()
         if self._remote is None:
             from ray.util.queue import Queue
 
@@ -161,7 +167,7 @@ class RayPipelines:
             if (listener := self._listeners.get(run_key)) is not None:
                 listener(kind, payload)
 
-    def _republish(self, session_id: str, plan_id: str, node_id: str) -> Listener:
+    def _republish(self, run_key: str, session_id: str, plan_id: str, node_id: str) -> Listener:
         where: list[str] = ["?"]
 
         def listener(kind: str, payload: Any) -> None:
@@ -180,6 +186,8 @@ class RayPipelines:
             elif kind == "moved":
                 moved = PipelineMoved.model_validate({**payload, "session_id": session_id})
                 self._events.publish(moved)
+            elif kind == ASK:
+                self._questions.relay(run_key, session_id, payload)
 
         return listener
 

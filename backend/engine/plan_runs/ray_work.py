@@ -6,7 +6,8 @@ worker's usage), and :func:`run_on_worker` is the body a worker runs: an engine 
 from the driver's configuration (same providers, approval mode and rules, sandbox; a
 private data dir) on the worker's checkout, running the node through the same
 :class:`PipelineWork` path as a local run. So the sandbox and the approval policy on a
-worker are the local ones by construction.
+worker are the local ones by construction; what the policy asks the user is relayed to
+the driver's QuestionBoard (``backend.cluster.question_relay``) when someone answers there.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from backend.approvals.session_approvals import METADATA_KEY
-from backend.cluster.errors import AskNotSupportedError, RayMissingError
+from backend.cluster.errors import RayMissingError
+from backend.cluster.question_relay import WorkerQuestions
 from backend.cluster.worker_pipeline import Body, PipelineOutcome, Send, WorkerJob
-from backend.config.choices import ApprovalMode
-from backend.events import EngineEvent, EngineNotice, EventStream, PipelineMoved
+from backend.events import ChoiceQuestion, EngineEvent, EngineNotice, EventStream, PipelineMoved
 
 if TYPE_CHECKING:
     from backend.engine.build import EngineParts
@@ -37,10 +38,8 @@ class EngineSide:
     def workspace(self, session_id: str) -> Path:
         return Path(self._parts.sessions.get(session_id).workspace)
 
-    def check(self, session_id: str) -> None:
-        book = self._parts.approvals.book
-        if book.mode(session_id) is ApprovalMode.ASK and not book.assume_yes:
-            raise AskNotSupportedError()
+    async def ask(self, question: ChoiceQuestion, session_id: str) -> str | None:
+        return await self._parts.questions.ask(question, session_id)
 
     def engine_fields(self, session_id: str) -> dict[str, Any]:
         config = self._parts.config
@@ -51,6 +50,9 @@ class EngineSide:
             "model": config.model,
             "approval_mode": config.approval_mode,
             "assume_yes": config.assume_yes,
+            # Someone answers questions here (the TUI): the worker relays its own to us;
+            # else it refuses as a local run with nobody to ask does (approval_required).
+            "answered_here": self._parts.questions.answered_here,
             "approvals": self._parts.sessions.get(session_id).metadata.get(METADATA_KEY),
         }
 
@@ -79,6 +81,11 @@ async def run_on_worker(
     parts = build(config, settings.model_copy(update={"sessions": sessions}))
     engine = Engine.from_parts(parts)
     detach = parts.events.add_listener(_forwarder(job, send))
+    if fields.get("answered_here"):
+        relay = WorkerQuestions(job.run_key, send)
+        detach_questions = relay.attach(parts.questions.attach, parts.events.add_listener)
+    else:
+        detach_questions = _nothing
     try:
         session = await engine.ensure_session()
         if fields.get("approvals"):
@@ -90,10 +97,15 @@ async def run_on_worker(
         )
         usage = _usage_rows(parts, session.id)
     finally:
+        detach_questions()
         detach()
         await engine.aclose()
     return PipelineOutcome(ok=result.ok, output=str(result.output or ""), error=result.error,
                            retryable=result.retryable, usage=usage)  # fmt: skip
+
+
+def _nothing() -> None:
+    return None
 
 
 def _usage_rows(parts: EngineParts, session_id: str) -> list[dict[str, Any]]:
