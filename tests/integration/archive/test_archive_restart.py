@@ -1,9 +1,12 @@
 """A restart restores exactly what the engine held: sessions, states, the
-foreground session, transcripts and snapshots, through a real archive file."""
+foreground session, transcripts and snapshots, through a real archive: a SQLite
+file, and a PostgreSQL database (``database_url``)."""
 
 from __future__ import annotations
 
 from typing import Any
+
+import pytest
 
 from backend.engine import Engine, EngineConfig
 from backend.engine.build import EngineParts, build
@@ -14,6 +17,11 @@ from backend.sessions.models import (
     SessionContext,
     SessionState,
 )
+
+
+@pytest.fixture(autouse=True)
+def _on_each_backend(archive_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SYLK_DATABASE_URL", archive_url)
 
 
 def _fill_context(ctx: SessionContext) -> None:
