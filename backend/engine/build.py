@@ -64,6 +64,7 @@ from backend.skills.gateway.gateway import Gateway
 from backend.skills.gateway.read_guard import install_read_guard
 from backend.skills.hooks.agents import consultation_logging
 from backend.skills.hooks.builtin import (
+    caller_reach,
     file_tracking,
     result_logging,
     route_cache_hooks,
@@ -142,6 +143,8 @@ def build(config: EngineConfig, settings: SylkConfig | None = None) -> EnginePar
             plan_request=plan_request,
         ),
     )
+    gateway.hooks.install(caller_reach(sessions.reach))  # cross-session reads stop at the user
+    knowledge.cross_reach = sessions.reach.user_sessions
     read_guard = install_read_guard(gateway)  # edits need a (fresh) read of the file first
     approvals = _approvals(config, settings, sessions, questions, gateway)
     librarian_answers = LibrarianAnswers(knowledge.code, archive)

@@ -9,6 +9,7 @@ event; the knowledge desk answers what needs no model.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
 from backend.agents.knowledge_desk import KnowledgeDesk, Question
@@ -44,6 +45,9 @@ class KnowledgeServices:
     ) -> None:
         self._settings = settings
         self._events = events
+        # The sessions a cross-session answer may draw on (the user's own, on a shared
+        # archive: ``TeamReach.user_sessions``); None: every session.
+        self.cross_reach: Callable[[], tuple[str, ...]] | None = None
         self.chronicle = Chronicle(archive, redactor=redactor)
         self.tools = ToolDiscovery(archive)
         self.code = CodeKnowledgeHub(
@@ -112,6 +116,13 @@ class KnowledgeServices:
     def no_model_hint(self) -> str:
         return how_to_configure(self._settings.source)
 
+    def _reach(self, q: Question) -> tuple[str, ...] | None:
+        if not q.cross_session:
+            return (q.session_id,)
+        if self.cross_reach is None:
+            return None
+        return tuple({*self.cross_reach(), q.session_id})  # never () (every session)
+
     async def _history_answer(self, q: Question) -> str:
         if q.intent == ArchivalistIntent.RECORD:
             return await record_statement(self.chronicle, q.session_id, q.text, q.subject)
@@ -122,7 +133,7 @@ class KnowledgeServices:
             subject=q.subject,
             time_scope=q.time_scope,
             session_id=q.session_id,
-            reach=None if q.cross_session else (q.session_id,),
+            reach=self._reach(q),
         )
 
     async def _library_answer(self, q: Question) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from backend.archive.ownership import TeamReach
 from backend.archive.phase_log import phase_history, sessions_with_phase_moves
 from backend.archive.store import Archive
 from backend.clock import utc_now
@@ -63,6 +64,7 @@ class SessionService:
         # Only the sessions this user made on this host: on a shared archive a
         # teammate's are never resumed, suspended, failed or deleted from here.
         self.owner = owner or local_owner()
+        self.reach = TeamReach(archive, self.owner)  # what cross-session reads may reach
         self._events = events
         self._redactor = redactor
         self._workspace = workspace

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import getpass
 import socket
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -50,3 +51,11 @@ def owns(owner: SessionOwner | None, reader: SessionOwner) -> bool:
 def same_user(owner: SessionOwner | None, reader: SessionOwner) -> bool:
     """``reader`` may read this session's history with the cross-session scope."""
     return owner_of(owner, reader).user == reader.user
+
+
+class SessionReach(Protocol):
+    """Which sessions a caller may read beyond its own (with the cross-session scope)."""
+
+    def same_user(self, ref: str) -> bool:
+        """Every session whose id starts with ``ref`` belongs to the caller's user."""
+        ...

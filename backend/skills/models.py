@@ -21,6 +21,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from backend.config.approvals import ApprovalMode
+from backend.sessions.ownership import SessionReach
 from backend.workspace.confinement import Confinement
 
 OP_NAME = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_-]*)+$")
@@ -117,6 +118,9 @@ class SkillContext:
     approval: ApprovalMode | None = None
     # None: no bound beyond scopes and write permission. Set by the front end, as approval.
     op_bound: OpBound | None = None
+    # Whose other sessions the cross-session scope reaches: the caller's user's only
+    # (``backend.archive.ownership.TeamReach``). None: a single user's archive, every one.
+    reach: SessionReach | None = None
 
 
 Handler = Callable[[SkillContext, Any], Awaitable[SkillResult | Any]]

@@ -18,8 +18,13 @@ TRANSCRIPT_TEMPLATE = "sylk://sessions/{session_id}/transcript"
 
 
 def may_read(ctx: SkillContext | None, session_id: str) -> bool:
-    """A caller reads its own session, and others only with the cross-session scope."""
-    return ctx is None or session_id == ctx.session_id or CROSS_SESSION_SCOPE in ctx.scopes
+    """A caller reads its own session, and others only with the cross-session scope,
+    and then only its own user's (``ctx.reach``): a teammate's history stays theirs."""
+    if ctx is None or session_id == ctx.session_id:
+        return True
+    if CROSS_SESSION_SCOPE not in ctx.scopes:
+        return False
+    return ctx.reach is None or ctx.reach.same_user(session_id)
 
 
 def transcript_uri(session_id: str) -> str:

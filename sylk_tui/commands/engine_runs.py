@@ -80,7 +80,10 @@ async def with_engine(
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    return asyncio.run(with_engine(args, lambda e: sessions_io.list_sessions(e, args.json)))
+    async def listing(engine: Engine) -> int:
+        return await sessions_io.list_sessions(engine, args.json, args.team)
+
+    return asyncio.run(with_engine(args, listing))
 
 
 def cmd_new(args: argparse.Namespace) -> int:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from sylk_tui import paths
+from sylk_tui.commands import team_sessions
 from sylk_tui.export.formats import FORMATS, SessionFormat
 
 if TYPE_CHECKING:
@@ -33,6 +34,10 @@ def add_parsers(verbs: Any, common: Common) -> None:
     listing = verbs.add_parser("list", help="list sessions with their workspaces")
     common(listing, default=argparse.SUPPRESS)
     listing.add_argument("--json", action="store_true", help="print JSON")
+    listing.add_argument(
+        "--team", action="store_true",
+        help="every session of a shared archive, with its owner (user@host): names and states",
+    )  # fmt: skip
 
     exp = verbs.add_parser("export", help="export a session (transcript, plans, usage)")
     common(exp, default=argparse.SUPPRESS)
@@ -81,7 +86,9 @@ def listing_lines(
     return lines
 
 
-async def list_sessions(engine: Engine, as_json: bool) -> int:
+async def list_sessions(engine: Engine, as_json: bool, team: bool = False) -> int:
+    if team:
+        return team_sessions.print_team(engine, as_json)
     sessions = engine.list_sessions()
     active = engine.active_session()
     active_id = active.id if active is not None else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from backend.archive.ownership import TeamReach
 from backend.archive.session_stats import session_stats
 from backend.archive.snapshot_rows import SnapshotRow
 from backend.engine.lifecycle.idle_timer import IdleTimer
@@ -34,6 +35,12 @@ class LifecycleVerbs:
     _parts: EngineParts
     _idle: IdleTimer | None = None
     limits_command = limits_verb  # /session limits: show or set (engine.worker_lanes)
+
+    @property
+    def team(self) -> TeamReach:
+        """This engine's owner (``team.reader``), every session's owner (``team_rows``)
+        and how far a cross-session read reaches: the user's own sessions, any host."""
+        return self._parts.sessions.reach
 
     @property
     def idle_timer(self) -> IdleTimer:

@@ -301,12 +301,16 @@ async def _resume(
     briefing = await build_briefing(chronicle, target, "standard")
     recent = await _messages(chronicle, None, text, session_ids=(target,), limit=5)
     if not (briefing.counts or briefing.files or recent):
-        if reach is not None:  # other sessions are private to this caller
+        others = None if reach is None else tuple(s for s in reach if s != session_id)
+        if others == ():  # other sessions are private to this caller
             return (
                 f"**{NOTHING}**: this session has recorded no work yet.\n\n"
                 "Try: start on a task; the chronicle fills as agents work."
             ), [session_id]
         other = await chronicle.latest_other_session(session_id)
+        if others is not None and other not in others:  # a teammate's: the caller's latest
+            latest = await _messages(chronicle, None, text, session_ids=others, limit=1)
+            other = latest[0].session_id if latest else None
         if other is None:
             return (
                 f"**{NOTHING}**: no session has recorded any work yet.\n\n"

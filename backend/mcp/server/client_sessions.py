@@ -69,6 +69,7 @@ def caller_context(
         # The client's rights fix its approval mode: without write rights read-only, with
         # them the engine's (the config's or --approval); it can answer no question.
         approval=engine.approval_mode() if can_write else ApprovalMode.READ_ONLY,
+        reach=engine.team,  # --cross-session reaches this user's sessions, never a teammate's
     )
 
 

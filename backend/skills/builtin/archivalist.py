@@ -33,7 +33,7 @@ from backend.skills.builtin.declare import (
 )
 from backend.skills.envelopes import ErrorCode, SkillError
 from backend.skills.models import Guidance, Handler, Policy, Skill, SkillContext, SkillResult
-from backend.skills.session_scope import CROSS_SESSION_SCOPE, CROSS_SESSION_TAG
+from backend.skills.session_scope import CROSS_SESSION_SCOPE, CROSS_SESSION_TAG, may_read
 from backend.workspace.files import Workspace
 
 if TYPE_CHECKING:
@@ -144,6 +144,12 @@ def _entries(found: list[Entry], **extra: Any) -> dict[str, Any]:
     return {"entries": [e.as_dict() for e in found], "count": len(found), **extra}
 
 
+def _readable(ctx: SkillContext, found: list[Entry]) -> list[Entry]:
+    """Promoted entries, and the unpromoted ones of sessions the caller may read: on a
+    shared archive another user's private entries never leave the store."""
+    return [e for e in found if e.promoted or may_read(ctx, e.session_id)]
+
+
 def _handlers(chronicle: Chronicle) -> dict[str, Handler]:
     """One handler per op, closed over ``chronicle``."""
 
@@ -169,7 +175,7 @@ def _handlers(chronicle: Chronicle) -> dict[str, Handler]:
             else "every session" if p.cross_session
             else "this session and promoted entries of other sessions"
         )  # fmt: skip
-        return _entries(await chronicle.query(sid, q), scope=scope)
+        return _entries(_readable(ctx, await chronicle.query(sid, q)), scope=scope)
 
     async def cross_session(ctx: SkillContext, p: CrossSessionParams) -> dict[str, Any]:
         q = ChronicleQuery(
@@ -182,7 +188,7 @@ def _handlers(chronicle: Chronicle) -> dict[str, Handler]:
             promoted_only=p.promoted_only,
             limit=p.limit,
         )
-        return _entries(await chronicle.query(ctx.session_id, q))
+        return _entries(_readable(ctx, await chronicle.query(ctx.session_id, q)))
 
     async def store(ctx: SkillContext, p: StoreParams) -> SkillResult:
         entry = await chronicle.store(
@@ -213,8 +219,7 @@ def _handlers(chronicle: Chronicle) -> dict[str, Handler]:
 
     async def promote(ctx: SkillContext, p: PromoteParams) -> dict[str, Any]:
         entry = await chronicle.get(p.pattern_id)
-        visible = entry.session_id == ctx.session_id or entry.promoted
-        if not visible and CROSS_SCOPE not in ctx.scopes:
+        if not (entry.promoted or may_read(ctx, entry.session_id)):
             raise EntryNotFoundError(p.pattern_id)  # never confirm another session's entry
         who = (
             "validated and approved by the inspector"

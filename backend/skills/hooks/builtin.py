@@ -14,6 +14,7 @@ installed by whoever wires them.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import logging
 import re
@@ -24,6 +25,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ValidationError
 
 from backend.redaction import REDACTED, Redactor
+from backend.sessions.ownership import SessionReach
 from backend.skills.envelopes import ErrorCode, FieldError
 from backend.skills.hooks.registry import (
     Hook,
@@ -35,7 +37,7 @@ from backend.skills.hooks.registry import (
 )
 from backend.skills.models import OpKind
 from backend.skills.registry import Registry
-from backend.skills.session_scope import CROSS_SESSION_SCOPE, CROSS_SESSION_TAG
+from backend.skills.session_scope import CROSS_SESSION_SCOPE, CROSS_SESSION_TAG, may_read
 
 _SECRET_KEY = re.compile(r"(api[_-]?key|token|secret|password|authorization)", re.I)
 _LOG_VALUE_MAX = 200
@@ -206,14 +208,18 @@ def session_scoping() -> Hook:
                 data.args["session_id"] = own
                 if data.params is not None:
                     data.params = data.params.model_copy(update={"session_id": own})
-            elif not own.startswith(given) and not crossing:  # an id prefix is fine
+            elif not own.startswith(given) and not (crossing and may_read(data.ctx, given)):
                 raise Rejection(
                     ErrorCode.ACCESS_DENIED,
                     refused,
                     details={"reason": "cross_session", "session_id": given},
                 )
         others = [s for s in data.args.get("session_ids") or [] if s != own]
-        if "session_ids" in fields and others and not crossing:
+        if (
+            "session_ids" in fields
+            and others
+            and not (crossing and all(may_read(data.ctx, s) for s in others))
+        ):
             raise Rejection(
                 ErrorCode.ACCESS_DENIED,
                 refused,
@@ -221,6 +227,17 @@ def session_scoping() -> Hook:
             )
 
     return Hook("session_scoping", HookKind.PRE_TOOL, scope, HookPriority.NORMAL)
+
+
+def caller_reach(reach: SessionReach) -> Hook:
+    """Give a call the engine's team reach when its context brings none (an agent's), so
+    the cross-session scope stops at the user's own sessions (``session_scope.may_read``)."""
+
+    def stamp(data: ToolCallData) -> None:
+        if data.ctx.reach is None:
+            data.ctx = dataclasses.replace(data.ctx, reach=reach)
+
+    return Hook("caller_reach", HookKind.PRE_TOOL, stamp, HookPriority.FIRST)
 
 
 def core_tool_hooks(registry: Registry) -> list[Hook]:
