@@ -22,7 +22,10 @@ from backend.mcp.client.content import media_blocks
 from backend.skills.envelopes import Envelope, ErrorCode, code_for, failure
 from backend.skills.hooks.builtin import field_errors, validation_message
 
-_CONTENT_BLOCK: TypeAdapter[mcp_types.ContentBlock] = TypeAdapter(mcp_types.ContentBlock)
+# Built on the first media reply, not at start-up (the server answers initialize first).
+_CONTENT_BLOCK: TypeAdapter[mcp_types.ContentBlock] = TypeAdapter(
+    mcp_types.ContentBlock, config={"defer_build": True}
+)
 
 
 def as_result(value: Any, *, is_error: bool = False) -> mcp_types.CallToolResult:
