@@ -153,16 +153,18 @@ def _token_auth(args: argparse.Namespace, settings: SylkConfig) -> TokenAuth:
 
 
 def _run_token(args: argparse.Namespace) -> int:
-    from backend.mcp.server.auth.token_store import UnknownTokenError
+    # The store alone, not TokenAuth: that brings in the MCP SDK, most of this start-up.
+    from backend.mcp.server.auth.token_store import TokenStore, UnknownTokenError
+    from sylk_tui import paths
 
-    auth = _token_auth(args, _settings())
-    names = auth.settings.token_names()
+    store = TokenStore(paths.data_dir(getattr(args, "data_dir", None)))
+    names = _settings().mcp_server.token_names()
     if args.name not in names:
         raise UnknownTokenError(args.name, names)
     if args.token_verb == "show":
-        print(auth.store.value(args.name))  # the one place a token is ever printed
+        print(store.value(args.name))  # the one place a token is ever printed
         return 0
-    auth.store.rotate(args.name)
+    store.rotate(args.name)
     print(
         f"sylk: rotated MCP token {args.name!r}; a running server refuses the old one from "
         "its next request on (`sylk mcp token show` prints the new one)",

@@ -45,6 +45,7 @@ def loaded_after(statement: str) -> set[str]:
         "import sylk_tui.cli",
         "import sylk_tui.cli, sylk_tui.app",
         "import backend.engine",
+        "import backend.mcp.server.auth.token_store",  # `sylk mcp token show`: a file read
     ],
 )
 def test_no_entry_point_loads_the_mcp_sdk_vendor_sdks_or_numpy(statement: str) -> None:
