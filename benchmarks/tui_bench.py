@@ -4,9 +4,10 @@ Figures (``--only NAME,...`` picks some; ``--quick`` takes every one smaller and
 
 - ``start``: spawn to the first full frame on a 120x40 pseudo-terminal, and to the
   working screen ("ready"), against a minimal Textual app; runs alternated.
-- ``cli``: ``sylk run "/session list"`` (spawn to exit) against ``python -c`` opening the
-  SQLite file and printing; ``sylk mcp serve`` (spawn to the ``initialize`` reply)
-  against ``python -c`` answering one JSON-RPC line. Overhead = the difference.
+- ``cli``: ``sylk run "/session list"`` and ``sylk run`` with a request the Guide routes
+  (offline provider) (spawn to exit) against ``python -c`` opening the SQLite file and
+  printing; ``sylk mcp serve`` (spawn to the ``initialize`` reply) against ``python -c``
+  answering one JSON-RPC line. Overhead = the difference; the children's CPU time too.
 - ``idle``: CPU share of one core and terminal bytes written per second while the app
   sits ready, against the minimal Textual app idle the same way.
 - ``switch``: keypress to rendered over N ``alt+down`` switches across S sessions x M
@@ -26,11 +27,13 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -118,29 +121,54 @@ def start(tmp: Path, runs: int) -> dict[str, Any]:
     }
 
 
+def _timed_with_cpu(measure: Callable[[], float]) -> tuple[float, float]:
+    """Wall seconds as ``measure`` says, and the CPU seconds (user + system) the child
+    used until it was reaped: steadier than wall time on a shared machine."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = measure()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def cli(tmp: Path, runs: int) -> dict[str, Any]:
     env = _env(tmp)
     data, workspace = _fresh(tmp, "cli")
     run_argv = term.sylk_argv(data, workspace, "run", "/session list")
+    # A request the Guide routes (its rule tables compile on the first route); the
+    # offline provider answers it (exit 3), as with no key configured.
+    routed_argv = term.sylk_argv(data, workspace, "run", "what changed in the router?")
     serve_argv = term.sylk_argv(data, workspace, "mcp", "serve")
     term.time_exit(run_argv, env)  # creates the archive the baseline reads
     database = next(data.glob("*.db"), None) or next(data.rglob("*.db"))
-    samples: dict[str, list[float]] = {"run": [], "run_base": [], "serve": [], "serve_base": []}
+    measures: dict[str, Callable[[], float]] = {
+        "run": lambda: term.time_exit(run_argv, env),
+        "run_base": lambda: term.time_exit(term.baseline_list_argv(database), env),
+        "routed": lambda: term.time_exit(routed_argv, {**env, "SYLK_PROVIDER": "offline"}),
+        "serve": lambda: term.time_initialize(serve_argv, env),
+        "serve_base": lambda: term.time_initialize(term.baseline_server_argv(), env),
+    }
+    wall: dict[str, list[float]] = {key: [] for key in measures}
+    cpu: dict[str, list[float]] = {key: [] for key in measures}
     for n in range(runs + 1):
-        timed = {
-            "run": term.time_exit(run_argv, env),
-            "run_base": term.time_exit(term.baseline_list_argv(database), env),
-            "serve": term.time_initialize(serve_argv, env),
-            "serve_base": term.time_initialize(term.baseline_server_argv(), env),
-        }
-        if n:
-            for key, value in timed.items():
-                samples[key].append(value)
+        for key, measure in measures.items():
+            seconds, cpu_seconds = _timed_with_cpu(measure)
+            if n:
+                wall[key].append(seconds)
+                cpu[key].append(cpu_seconds)
+
+    def figure(key: str, base: str) -> dict[str, Any]:
+        steadier = _stats(cpu[key], cpu[base])
+        return {**_stats(wall[key], wall[base]),
+                "cpu_median_ms": steadier["median_ms"],
+                "cpu_overhead_ms": steadier["overhead_ms"]}  # fmt: skip
+
     return {
-        "run": _stats(samples["run"], samples["run_base"]),
-        "mcp_serve": _stats(samples["serve"], samples["serve_base"]),
+        "run": figure("run", "run_base"),
+        "run_routed": figure("routed", "run_base"),
+        "mcp_serve": figure("serve", "serve_base"),
         "baseline": "python -c: open the SQLite file and print (run); answer one "
-        "JSON-RPC line (mcp serve)",
+        "JSON-RPC line (mcp serve). cpu_*: the child's user + system CPU to its exit "
+        "(mcp serve: to its exit after stdin closes)",
     }
 
 
