@@ -23,6 +23,11 @@ class SkillIndex:
 
     ``embedding`` (optional, see :mod:`backend.skills.search.embedding`): a dense stage whose
     ranking is fused with BM25's; without it search is BM25 alone.
+
+    The index is built on first use (:attr:`index`), from the registry as it then stands,
+    and follows its changes from there: tokenising every op's fields is most of an
+    engine's build, and ``sylk run /session list`` or an MCP client's ``initialize``
+    search nothing.
     """
 
     def __init__(
@@ -32,27 +37,40 @@ class SkillIndex:
         *,
         embedding: EmbeddingStage | None = None,
     ) -> None:
-        self.index = BM25Index(config)
-        lead = self.index.config.lead_words
+        self._registry = registry
+        self._config = config
+        self._index: BM25Index | None = None
         self.embedding = embedding
         if embedding is not None:
             embedding.bind(registry)
-        for skill in registry.list():
-            self.index.add(skill.op, skill_fields(skill, lead), group=skill.domain)
-        for resource in registry.resources():
-            self.index.add(resource.uri, resource_fields(resource, lead), group=resource.domain)
         registry.subscribe(self._on_change)
 
+    @property
+    def index(self) -> BM25Index:
+        index = self._index
+        if index is None:
+            index = BM25Index(self._config)
+            lead = index.config.lead_words
+            for skill in self._registry.list():
+                index.add(skill.op, skill_fields(skill, lead), group=skill.domain)
+            for resource in self._registry.resources():
+                index.add(resource.uri, resource_fields(resource, lead), group=resource.domain)
+            self._index = index
+        return index
+
     def _on_change(self, change: RegistryChange) -> None:
-        lead = self.index.config.lead_words
+        index = self._index
+        if index is None:
+            return  # not built yet: the build reads the registry as it stands then
+        lead = index.config.lead_words
         if change.removed:
-            self.index.remove(change.key)
+            index.remove(change.key)
         elif change.skill is not None:
             skill = change.skill
-            self.index.add(change.key, skill_fields(skill, lead), group=skill.domain)
+            index.add(change.key, skill_fields(skill, lead), group=skill.domain)
         elif change.resource is not None:
             resource = change.resource
-            self.index.add(change.key, resource_fields(resource, lead), group=resource.domain)
+            index.add(change.key, resource_fields(resource, lead), group=resource.domain)
 
     def search(
         self,
