@@ -44,7 +44,9 @@ async def _engine(stub: LLMStub, data_dir: Path, workspace: Path, api: str) -> E
         f'[providers.openai]\nbase_url = "{stub.openai_base_url}"\napi = "{api}"\n'
         "\n[retry]\nbase_delay_s = 0.01\n"
     )
-    settings = load_config(config, env={"OPENAI_API_KEY": KEY})
+    # An explicit env leaves the conftest's SYLK_SEMANTIC=off behind: say it here, or
+    # the engine warms the semantic model on a thread (~3 s of CPU) during the test.
+    settings = load_config(config, env={"OPENAI_API_KEY": KEY, "SYLK_SEMANTIC": "off"})
     engine_config = EngineConfig(data_dir=data_dir, workspace=workspace, provider="openai")
     return Engine.from_parts(build(engine_config, settings))
 
