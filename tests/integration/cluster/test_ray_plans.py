@@ -2,8 +2,10 @@
 each worker clones the session's repository at a base ref, runs the whole pipeline in an
 engine of its own, pushes its result, and the driver applies it to the session's files
 exactly once. Hooks planted in the session's repository never run; a worker SIGKILLed
-mid-pipeline is retried and its edit lands once. One Ray head for the module: it is the
-slowest thing these tests start."""
+mid-pipeline is retried and its edit lands once. The worker keeps the driver's rules: a
+deny rule refuses there, its sandbox confines commands to its own checkout, and in ask
+mode its approvals are asked in the driver's QuestionBoard and answered from there. One
+Ray head for the module: it is the slowest thing these tests start."""
 
 from __future__ import annotations
 
@@ -19,18 +21,20 @@ from typing import Any
 
 import pytest
 
+from backend.config.approvals import ApprovalSettings
 from backend.config.orchestration import OrchestrationSettings
 from backend.config.settings import load_config
 from backend.engine import Engine, EngineConfig
 from backend.engine.build import build
-from backend.events import EngineEvent, EngineNotice
+from backend.events import EngineEvent, EngineNotice, QuestionAsked
 from backend.orchestration import DagStatus
 from tests.integration.orchestration.plan_runs import architect_proposes, node, plan
 from tests.integration.plans.conftest import say
-from tests.support.scripted import read_then_edit
+from tests.support.scripted import execute, read_then_edit
 
 ray = pytest.importorskip("ray")
-pytestmark = pytest.mark.slow
+# One head for the module: with `--dist loadgroup` xdist keeps these on one worker too.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
 HOOKS = ("pre-receive", "update", "post-receive", "post-update", "post-checkout",
          "reference-transaction", "pre-commit", "pre-push")  # fmt: skip
 
@@ -88,12 +92,14 @@ def script(path: Path, monkeypatch: pytest.MonkeyPatch, threads: dict[str, Any])
 class RayRun:
     """A driver engine with ``[orchestration] backend = "ray"`` (the head already up)."""
 
-    def __init__(self, data_dir: Path, workspace: Path) -> None:
+    def __init__(
+        self, data_dir: Path, workspace: Path, *, deny: tuple[str, ...] = (), isolated: bool = False
+    ) -> None:
         base = load_config(None)
-        sessions = base.sessions.model_copy(update={"git_isolation": False})
+        sessions = base.sessions.model_copy(update={"git_isolation": isolated})
         settings = base.model_copy(update={
             "orchestration": OrchestrationSettings(backend="ray", address="auto"),
-            "sessions": sessions,
+            "sessions": sessions, "approvals": ApprovalSettings(deny=list(deny)),
         })  # fmt: skip
         config = EngineConfig(data_dir=data_dir, workspace=workspace, provider="scripted",
                               watch_files=False, run_approved_plans=True)  # fmt: skip
@@ -107,9 +113,18 @@ class RayRun:
         return [e.text.removeprefix(prefix) for e in self.events
                 if isinstance(e, EngineNotice) and e.text.startswith(prefix)]  # fmt: skip
 
-    async def approved(self) -> str:
+    async def worker_pid(self, task: str) -> int:
+        """The pid of the worker running ``task``, once its first notice came."""
+        for _ in range(600):
+            found = [n for n in self.notices(task) if n.startswith("on ray worker")]
+            if found:
+                return int(found[0].rsplit("pid ", 1)[1].rstrip(")"))
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"task {task} never reached a worker")
+
+    async def approved(self, mode: str = "auto-edit") -> str:
         session = await self.engine.ensure_session()
-        await self.engine.approval_command(session.id, "auto-edit")
+        await self.engine.approval_command(session.id, mode)
         await say(self.engine, session.id, "@architect add a --verbose flag")
         await say(self.engine, session.id, "/plan approve p1")
         return session.id
@@ -161,14 +176,7 @@ async def test_a_worker_killed_mid_pipeline_is_retried_and_its_edit_lands_once(
     run = RayRun(data_dir, repo)
     try:
         sid = await run.approved()
-        pid = 0
-        for _ in range(600):
-            found = [n for n in run.notices("e1") if n.startswith("on ray worker")]
-            if found:
-                pid = int(found[0].rsplit("pid ", 1)[1].rstrip(")"))
-                break
-            await asyncio.sleep(0.05)
-        assert pid
+        pid = await run.worker_pid("e1")
         await asyncio.sleep(1.5)  # into the pause: the read done, the edit not yet
         os.kill(pid, signal.SIGKILL)
         outcome = await run.engine.wait_dag(sid, "p1")
@@ -181,5 +189,102 @@ async def test_a_worker_killed_mid_pipeline_is_retried_and_its_edit_lands_once(
         results = refs(repo, "refs/sylk/results/p1/e1/")
         assert "refs/sylk/results/p1/e1/1" not in results  # the dead attempt pushed nothing
         assert results == ["refs/sylk/results/p1/e1/2"]
+    finally:
+        await run.engine.aclose()
+
+
+def shell(command: str) -> dict[str, Any]:
+    return execute("engineer.shell.run", command=command)
+
+
+async def test_on_a_worker_the_sandbox_and_the_deny_rules_hold(
+    ray_head: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data_dir: Path, repo: Path
+) -> None:
+    secret = data_dir / "secrets.toml"
+    secret.write_text("token = 'driver-only'\n")
+    home_mark = Path.home() / f".sylk-escape-{os.getpid()}"
+    outside = [repo / "escaped.txt", home_mark, tmp_path / "escaped.txt"]
+    writes = " ".join(f"{{ echo x > {p}; }} 2>/dev/null && w=$w+ || w=$w-;" for p in outside)
+    probe = f'w=W; {writes} cat {secret} >/dev/null 2>&1 && r=R+ || r=R-; echo "$w/$r"'
+    turns = [
+        {"text": "Trying the walls.", "tool_calls": [shell(probe)]},
+        {"expect": "W---/R-", "text": "Pushing.", "tool_calls": [shell("git push origin main")]},
+        {"expect": "matches the deny rule 'git push*'", "text": "Confined and refused."},
+    ]
+    script(tmp_path / "s.json", monkeypatch, {"e1": turns, "e2": appends("b.txt", "two\n", "e2\n")})
+    run = RayRun(data_dir, repo, deny=("git push*",))
+    try:
+        sid = await run.approved("auto")  # commands run unasked when the sandbox confines
+        outcome = await run.engine.wait_dag(sid, "p1")
+        assert outcome is not None and outcome.status is DagStatus.PASSED, outcome
+        # Each expect held, or the script had failed the node: every write outside the
+        # worker's checkout and the driver's secrets refused; the deny rule applied there.
+        assert str(outcome.outputs["e1"]).endswith("Confined and refused."), outcome
+        assert not any(p.exists() for p in outside)
+        assert (repo / "b.txt").read_text() == "two\ne2\n"
+    finally:
+        home_mark.unlink(missing_ok=True)
+        await run.engine.aclose()
+
+
+async def test_in_ask_mode_the_workers_approvals_are_answered_on_the_driver(
+    ray_head: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data_dir: Path, repo: Path
+) -> None:
+    refused = [*read_then_edit("b.txt", "two\n", "two\ne2\n", said="")[:2],
+               {"expect": "the user denied the request", "text": "Left b.txt alone."}]  # fmt: skip
+    script(tmp_path / "s.json", monkeypatch, {"e1": appends("a.txt", "one\n", "e1\n"),
+                                              "e2": refused})  # fmt: skip
+    run = RayRun(data_dir, repo)
+    board = run.parts.questions
+    detach = board.attach()  # a front end (the TUI's inbox) answers on the driver
+    asked: list[QuestionAsked] = []
+
+    def answer(event: EngineEvent) -> None:
+        if isinstance(event, QuestionAsked) and event.question.plan is not None:
+            asyncio.get_running_loop().call_soon(board.answer, event.question_id, "approve")
+        if isinstance(event, QuestionAsked) and event.question.approval is not None:
+            asked.append(event)
+            path = event.question.approval.path
+            value = "allow" if path.endswith("a.txt") else "deny:not this one"
+            asyncio.get_running_loop().call_soon(board.answer, event.question_id, value)
+
+    run.engine.events.add_listener(answer)
+    try:
+        sid = await run.approved("ask")
+        outcome = await run.engine.wait_dag(sid, "p1")
+        assert outcome is not None and outcome.status is DagStatus.PASSED, outcome
+        assert sorted(Path(q.question.approval.path).name for q in asked  # type: ignore[union-attr]
+                      ) == ["a.txt", "b.txt"]  # fmt: skip
+        assert {q.session_id for q in asked} == {sid}  # in the user's session, the inbox's
+        assert (repo / "a.txt").read_text() == "one\ne1\n"  # allowed: edited, applied
+        assert (repo / "b.txt").read_text() == "two\n"  # denied on the driver: untouched
+        assert str(outcome.outputs["e2"]).endswith("Left b.txt alone.")
+        assert board.pending() == []
+    finally:
+        detach()
+        await run.engine.aclose()
+
+
+async def test_an_isolated_session_lands_in_its_worktree_and_a_conflict_applies_nothing(
+    ray_head: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data_dir: Path, repo: Path
+) -> None:
+    slow = appends("a.txt", "one\n", "from e1\n")
+    slow[1] = {**slow[1], "pause_s": 3}  # the user edits a.txt meanwhile
+    script(tmp_path / "s.json", monkeypatch, {"e1": slow, "e2": appends("b.txt", "two\n", "e2\n")})
+    run = RayRun(data_dir, repo, isolated=True)  # the session in a linked worktree
+    try:
+        sid = await run.approved()
+        tree = Path(run.parts.sessions.get(sid).workspace)
+        assert (tree / ".git").is_file() and tree != repo
+        await run.worker_pid("e1")  # its base is taken: the user's edit comes after
+        (tree / "a.txt").write_text("one, rewritten by the user\n")
+        outcome = await run.engine.wait_dag(sid, "p1")
+        assert outcome is not None and outcome.status is DagStatus.FAILED, outcome
+        failed = outcome.records["e1"]
+        assert "the worker's edits to a.txt conflict with the session's files" in str(failed.error)
+        assert failed.attempts == 1  # the user's edit is theirs to weigh: never rerun over
+        assert (tree / "a.txt").read_text() == "one, rewritten by the user\n"  # untouched
+        assert (tree / "b.txt").read_text() == "two\ne2\n"  # e2 landed, in the worktree
+        assert (repo / "b.txt").read_text() == "two\n"  # the main checkout is not the session's
     finally:
         await run.engine.aclose()
