@@ -46,9 +46,10 @@ contracts: dev
 
 # Three workers on two cores: much of the suite waits on subprocesses, sockets, ptys and
 # file events, so a third worker fills those waits (2,660 tests: 9m28 with two workers,
-# 7m58 with three, same quiet machine). `pytest` alone runs in one process.
+# 7m58 with three, same quiet machine). `pytest` alone runs in one process. loadgroup keeps
+# tests marked xdist_group on one worker (the Ray tests share one local head).
 pytest: dev
-	$(BIN)/pytest -n 3 --durations=15
+	$(BIN)/pytest -n 3 --dist loadgroup --durations=15
 
 # Every check, in the order CI runs them.
 test: lint typecheck contracts pytest
