@@ -16,12 +16,12 @@ from backend.config.choices import MODE_NAMES
 from backend.errors import ArchiveWriteError, SylkError
 from sylk_tui import paths
 from sylk_tui import repl as repl_cli
+from sylk_tui.commands import archive_cli, sessions_io
 from sylk_tui.commands import checkpoints as checkpoint_cli
 from sylk_tui.commands import mcp as mcp_cli
 from sylk_tui.commands import plan as plan_cli
 from sylk_tui.commands import session_lifecycle as lifecycle_cli
 from sylk_tui.commands import session_models as session_models_cli
-from sylk_tui.commands import sessions_io
 from sylk_tui.commands.exit_codes import (
     EXIT_CODES,
     EXIT_ERROR,
@@ -130,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     checkpoint_cli.add_parsers(verbs, _common)
     lifecycle_cli.add_parsers(verbs, _common)
     mcp_cli.add_parser(commands, _common)
+    archive_cli.add_parser(commands, _common)
     plan_cli.add_parser(commands)
     repl_cli.add_parser(commands, _common)
     return parser
@@ -200,6 +201,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _engine_command(args.command)(args)
         if args.command == "mcp":
             return mcp_cli.run(args, _engine)
+        if args.command == "archive":
+            return archive_cli.run(args)
         if args.command == "plan":
             return plan_cli.run(args)
         if args.command == "repl":
