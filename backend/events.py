@@ -286,6 +286,18 @@ class IndexProgress(_Event):
     error: str | None = None
 
 
+class ArchiveChanged(_Event):
+    """Another process (a teammate's Sylk on the shared archive, or another ``sylk`` here)
+    made or moved a session (``change`` "session") or promoted a chronicle entry
+    ("promoted", ``entry_id``); ``owner`` is ``user@host`` (None: a row without one)."""
+
+    kind: Literal["archive.changed"] = "archive.changed"
+    change: str
+    entry_id: str | None = None
+    owner: str | None = None
+    teammate: bool = False  # another user's change, not this user's other process's
+
+
 class FileConflict(_Event):
     """Another live session changed a file ``session_id`` changed (sent to each of the two)."""
 
@@ -312,7 +324,8 @@ EngineEvent = Annotated[
     | DagStatusChanged
     | PipelineMoved
     | FileConflict
-    | HandoffCompleted,
+    | HandoffCompleted
+    | ArchiveChanged,
     Field(discriminator="kind"),
 ]
 EVENT_ADAPTER: TypeAdapter[EngineEvent] = TypeAdapter(EngineEvent, config={"defer_build": True})

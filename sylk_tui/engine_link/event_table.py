@@ -17,6 +17,7 @@ from textual.message import Message
 from backend.events import (
     ActiveSessionChanged,
     AgentStepEvent,
+    ArchiveChanged,
     DagStatusChanged,
     EngineEvent,
     EngineNotice,
@@ -81,6 +82,13 @@ def _agent_stepped(event: AgentStepEvent, _by_hand: bool) -> AgentStepped:
     )
 
 
+def _teammate_promoted(event: ArchiveChanged) -> Message | None:
+    """A decision a teammate promoted on the shared archive, as a toast."""
+    if event.change != "promoted" or not event.teammate:
+        return None
+    return EngineNoticePosted("info", f"{event.owner} promoted a decision for the team")
+
+
 EventT = TypeVar("EventT", bound=BaseModel)
 
 
@@ -141,6 +149,7 @@ EVENT_MESSAGES: Mapping[str, Rule[Any]] = _table(
         ),
     ),
     Rule(PipelineMoved, lambda e, _: PipelineChanged(e)),
+    Rule(ArchiveChanged, lambda e, _: _teammate_promoted(e)),
 )
 """Engine event kind -> how it becomes a message; a kind not here is not shown."""
 

@@ -7,8 +7,10 @@ so the facade stays one class and these stay in their own room.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import TYPE_CHECKING, Any
 
+from backend.archive.live_updates import ArchiveChange, ArchiveWatch
 from backend.archive.ownership import TeamReach
 from backend.archive.session_stats import session_stats
 from backend.archive.snapshot_rows import SnapshotRow
@@ -22,6 +24,7 @@ from backend.engine.lifecycle.snapshot_work import (
 from backend.engine.lifecycle.unrecoverable import fail_broken_dag, fail_for_good, ready_for_turn
 from backend.engine.worker_lanes import limits_verb
 from backend.errors import CommandError
+from backend.events import ArchiveChanged
 from backend.messages import Message
 from backend.sessions.models import Session, SessionSnapshot, SessionState
 from backend.sessions.snapshots import SessionRunningError
@@ -31,9 +34,38 @@ if TYPE_CHECKING:
     from backend.engine.build import EngineParts
 
 
+def watch_archive(parts: EngineParts, loop: asyncio.AbstractEventLoop) -> ArchiveWatch:
+    """The archive watch, its changes published on ``loop`` as engine events."""
+
+    me = parts.sessions.owner
+
+    def publish(change: ArchiveChange) -> None:
+        promoted = change.kind == "promoted"
+        if promoted:
+            parts.knowledge.chronicle.cache.clear()
+        parts.events.publish(
+            ArchiveChanged(
+                session_id=change.session_id,
+                change=change.kind,
+                entry_id=change.id if promoted else None,
+                owner=change.owner,
+                teammate=(change.owner or str(me)).rpartition("@")[0] != me.user,
+            )
+        )
+
+    def deliver(change: ArchiveChange) -> None:  # on the watch's thread
+        with contextlib.suppress(RuntimeError):  # the loop closed: nobody is listening
+            loop.call_soon_threadsafe(publish, change)
+
+    watch = ArchiveWatch(parts.archive, deliver)
+    watch.start()
+    return watch
+
+
 class LifecycleVerbs:
     _parts: EngineParts
     _idle: IdleTimer | None = None
+    _watch: ArchiveWatch | None = None
     limits_command = limits_verb  # /session limits: show or set (engine.worker_lanes)
 
     @property
@@ -63,6 +95,7 @@ class LifecycleVerbs:
         run again); (session id, plan id) of each. Front ends call it once at start, so
         the idle timer starts here too (when a limit is configured)."""
         self.start_idle_timer()
+        self.watch_archive()
         return await self._parts.dags.resume_dags()
 
     async def fail_session(self, ref: str | None, reason: str) -> Session:
@@ -128,6 +161,15 @@ class LifecycleVerbs:
         restored, _ = await restore_snapshot(self._parts, ref, snapshot, resume=resume)
         return restored
 
+    def watch_archive(self) -> None:
+        """Publish other processes' session changes and promoted entries as
+        :class:`ArchiveChanged` until the engine closes (a promotion also empties the
+        chronicle's answer cache, so the next read finds it). Called on the loop, once."""
+        if self._watch is None:
+            self._watch = watch_archive(self._parts, asyncio.get_running_loop())
+
     async def _close_lifecycle(self) -> None:
+        if self._watch is not None:
+            await asyncio.to_thread(self._watch.stop)
         if self._idle is not None:
             await asyncio.shield(self._idle.aclose())
