@@ -9,6 +9,7 @@ import pytest
 
 from backend.engine import Engine, EngineConfig
 from backend.engine.build import EngineParts, build
+from tests.support.engine_env import QUIET_ENV
 
 # The real PostgreSQL server (one per worker) and its fixtures: postgres_url, archive_url.
 pytest_plugins = ["tests.support.postgres"]
@@ -39,7 +40,9 @@ def _no_provider_from_the_host(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
     # Engines (and `sylk` children) search lexically: a background model load must not
     # change a test's search results halfway. The stage's own tests build it directly.
-    monkeypatch.setenv("SYLK_SEMANTIC", "off")
+    # A test with its own env dict for load_config gets the same from engine_env().
+    for name, value in QUIET_ENV.items():
+        monkeypatch.setenv(name, value)
 
 
 @pytest.fixture
