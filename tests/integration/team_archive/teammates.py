@@ -12,10 +12,13 @@ from backend.engine.build import build
 from backend.messages import Message, MessageType
 
 
-def teammate(data_dir: Path, workspace: Path, user: str, **settings: Any) -> Engine:
-    """An engine acting for ``user`` ([team] user) on the archive in ``data_dir``."""
+def teammate(
+    data_dir: Path, workspace: Path, user: str, url: str | None = None, **settings: Any
+) -> Engine:
+    """An engine acting for ``user`` ([team] user) on the archive at ``url`` (None: the
+    SQLite file in ``data_dir``)."""
     config = load_config(None, env={}).model_copy(
-        update={"team": TeamSettings(user=user), **settings}
+        update={"team": TeamSettings(user=user), "database_url": url, **settings}
     )
     return Engine.from_parts(build(EngineConfig(data_dir=data_dir, workspace=workspace), config))
 

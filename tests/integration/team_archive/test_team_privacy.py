@@ -27,8 +27,8 @@ class Alice:
     shared_entry: str
 
 
-async def _alices_history(data_dir: Path, workspace: Path) -> Alice:
-    alice = teammate(data_dir, workspace, "alice")
+async def _alices_history(data_dir: Path, workspace: Path, url: str | None) -> Alice:
+    alice = teammate(data_dir, workspace, "alice", url)
     try:
         session = await alice.create_session("alice work", isolation=False)
         alice.archive.append_messages([said(session.id, f"the {SECRET} plan for payments")])
@@ -50,9 +50,11 @@ async def _as(engine: Engine, sid: str, op: str, **args: Any) -> Envelope:
     return await engine._parts.gateway.execute(ctx, op, args)
 
 
-async def test_bob_reads_nothing_private_of_alice(data_dir: Path, workspace: Path) -> None:
-    alice = await _alices_history(data_dir, workspace)
-    bob = teammate(data_dir, workspace, "bob")
+async def test_bob_reads_nothing_private_of_alice(
+    data_dir: Path, workspace: Path, archive_url: str
+) -> None:
+    alice = await _alices_history(data_dir, workspace, archive_url)
+    bob = teammate(data_dir, workspace, "bob", archive_url)
     try:
         sid = (await bob.create_session("bob work", isolation=False)).id
         for op, args in [
@@ -102,7 +104,7 @@ async def test_bob_reads_nothing_private_of_alice(data_dir: Path, workspace: Pat
 
 
 async def test_alice_reads_her_own_other_sessions(data_dir: Path, workspace: Path) -> None:
-    alice = await _alices_history(data_dir, workspace)
+    alice = await _alices_history(data_dir, workspace, None)
     again = teammate(data_dir, workspace, "alice")
     try:
         sid = (await again.create_session("alice later", isolation=False)).id
