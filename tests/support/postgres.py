@@ -50,7 +50,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
@@ -179,6 +179,7 @@ class PgServer:
     """A running PostgreSQL server (its socket in its data folder) and what tests need."""
 
     data: Path
+    _proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @property
     def socket_dir(self) -> str:
@@ -212,20 +213,55 @@ class PgServer:
         return self.url(name)
 
     def start(self) -> None:
+        """Run the postmaster as this process's child (so a killed one is reaped at
+        once: postgres will not start while the old pid still answers), in a session
+        of its own; wait until its pid file says ``ready``."""
         self.log.touch()
         _own(self.log)  # the server's user appends to it
-        _run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-w", "-t",
-             str(START_TIMEOUT_S), "-o", f"-k {self.data}", "start", log=self.log)  # fmt: skip
+        with self.log.open("ab") as log:
+            self._proc = subprocess.Popen(
+                [str(_bin() / "postgres"), "-D", str(self.data), "-k", str(self.data)],
+                user=_server_user(), stdin=subprocess.DEVNULL, stdout=log,
+                stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while (code := self._proc.poll()) is None and time.monotonic() < deadline:
+            lines = _read(self.data / "postmaster.pid").split("\n")
+            if lines[0] == str(self._proc.pid) and len(lines) > 7 and lines[7].strip() == "ready":
+                return
+            time.sleep(0.02)
+        self._stop_child()
+        raise RuntimeError(f"postgres did not start ({code}); see {self.log}:\n"
+                           f"{self.log.read_text()[-3000:]}")  # fmt: skip
 
     def stop(self) -> None:
-        """At once, without a checkpoint: a test server's data is thrown away."""
-        _run("pg_ctl", "-D", str(self.data), "stop", "-m", "immediate", "-w", check=False)
+        """At once, without a checkpoint (SIGQUIT, what ``pg_ctl stop -m immediate``
+        sends): a test server's data is thrown away."""
+        if self._proc is None:  # a server this process did not start (or stopped)
+            if not (self.data / "postmaster.pid").exists():
+                return
+            _run("pg_ctl", "-D", str(self.data), "stop", "-m", "immediate", "-w", check=False)
+            return
+        with contextlib.suppress(ProcessLookupError):
+            self._proc.send_signal(signal.SIGQUIT)
+        self._stop_child()
+
+    def _stop_child(self) -> None:
+        if self._proc is None:
+            return
+        try:
+            self._proc.wait(timeout=START_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        self._proc = None
 
     def kill_and_restart(self) -> None:
         """SIGKILL the postmaster, then start the server again on the same data folder:
         what an OOM kill or a crash does to a database server (recovery replays the WAL)."""
         pid = self.pid
         os.kill(pid, signal.SIGKILL)
+        self._stop_child()
         deadline = time.monotonic() + START_TIMEOUT_S
         while _alive(pid) and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -238,7 +274,14 @@ class PgServer:
             except RuntimeError:
                 if time.monotonic() > deadline:
                     raise
-                time.sleep(0.1)
+                time.sleep(0.05)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
 
 
 def _alive(pid: int) -> bool:
@@ -321,8 +364,7 @@ def running_server() -> Iterator[PgServer]:
     finally:
         shutil.rmtree(home, ignore_errors=True)
         assert guard.stdin is not None
-        guard.stdin.close()  # the guard finds nothing left to do and ends
-        guard.wait(timeout=30)
+        guard.stdin.close()  # the guard finds nothing left to do and ends by itself
 
 
 @pytest.fixture(scope="session")

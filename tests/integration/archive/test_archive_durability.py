@@ -1,10 +1,12 @@
-"""Durability under SIGKILL: whatever the archive acknowledged is in the file.
+"""Durability under SIGKILL: whatever the archive acknowledged is in the database,
+and nothing is in it half-written; on SQLite and on PostgreSQL.
 
-A real child process (``archive_child.py write``) appends messages through
-``Archive.append_messages`` and prints each id only after the call returned.
-We kill it with SIGKILL at a random moment, many rounds over the same file, so
-each round also reopens (and probes) an archive that was just crashed. Set
-``SYLK_CRASH_SEED`` to replay a failing run.
+Writers (``archive_child.py``, forked by one fork server that imported the project
+once) append messages through ``Archive.append_messages`` and print each id only
+after the call returned. We kill each with SIGKILL at a random moment, many rounds
+over the same database, so each round also reopens (and probes, and migrates) an
+archive that was just crashed. On PostgreSQL we also SIGKILL the server itself while
+a writer writes. Set ``SYLK_CRASH_SEED`` to replay a failing run.
 """
 
 from __future__ import annotations
@@ -12,16 +14,10 @@ from __future__ import annotations
 import os
 import queue
 import random
-import shutil
 import signal
 import sqlite3
 import struct
-import subprocess
-import sys
-import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,191 +25,139 @@ import pytest
 
 from backend.archive.store import DB_NAME, Archive
 from backend.messages import Message, MessageType
+from tests.integration.archive.crash_harness import (
+    READY_TIMEOUT,
+    ForkServer,
+    Round,
+    Writer,
+    damage,
+    stored_rows,
+)
+from tests.support.postgres import running_server
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
-CHILD = Path(__file__).with_name("archive_child.py")
 ROUNDS = 24
-READY_TIMEOUT = 30.0
 
 
-@dataclass
-class Child:
-    proc: subprocess.Popen[str]
-    lines: queue.SimpleQueue[str | None] = field(default_factory=queue.SimpleQueue)
-    stderr_path: Path | None = None
-
-    def start_reader(self) -> None:
-        def pump() -> None:
-            assert self.proc.stdout is not None
-            for line in self.proc.stdout:  # complete lines only; a torn tail has no "\n"
-                if line.endswith("\n"):
-                    self.lines.put(line.rstrip("\n"))
-            self.lines.put(None)  # EOF
-
-        threading.Thread(target=pump, daemon=True).start()
-
-    def expect(self, word: str, seed: int) -> None:
-        line = self.lines.get(timeout=READY_TIMEOUT)
-        assert line == word, f"seed={seed}: child said {line!r}, expected {word!r}{self.errors()}"
-
-    def errors(self) -> str:
-        if self.stderr_path is None or not self.stderr_path.exists():
-            return ""
-        return "\n--- child stderr ---\n" + self.stderr_path.read_text()
-
-
-def spawn(data_dir: Path, round_no: int, seed: int, logs: Path) -> Child:
-    stderr_path = logs / f"child-{round_no:03d}.stderr"
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    with stderr_path.open("w") as stderr:
-        proc = subprocess.Popen(
-            [sys.executable, str(CHILD), "write", str(data_dir), str(round_no), str(seed)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            text=True,
-            bufsize=1,
-            cwd=REPO_ROOT,
-            env=env,
-        )
-    child = Child(proc, stderr_path=stderr_path)
-    child.start_reader()
-    return child
-
-
-def stored_ids(db: Path, scratch: Path) -> tuple[str, list[str]]:
-    """integrity_check and the transcript ids in commit order, as a reopening Sylk finds them.
-
-    Read from a copy in ``scratch``, opened read-write: recovering a killed
-    writer's file (rolling back a hot ``-journal``, rebuilding the WAL index)
-    needs write access. A child killed while a brand-new archive switches to
-    WAL leaves such a journal, and a ``mode=ro`` connection then fails with
-    "attempt to write a readonly database" (SQLITE_READONLY_ROLLBACK). The copy
-    also leaves the real file exactly as the killed child left it for the next
-    round. ``-shm`` is not copied: it only indexes ``-wal`` and is rebuilt from it.
-    """
-    shutil.rmtree(scratch, ignore_errors=True)
-    scratch.mkdir()
-    copy = scratch / db.name
-    for suffix in ("", "-wal", "-journal"):
-        if Path(f"{db}{suffix}").exists():
-            shutil.copyfile(f"{db}{suffix}", f"{copy}{suffix}")
-    conn = sqlite3.connect(copy, isolation_level=None)
-    try:
-        check = "\n".join(r[0] for r in conn.execute("PRAGMA integrity_check"))
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if "transcript" not in tables:
-            return check, []
-        return check, [r[0] for r in conn.execute("SELECT id FROM transcript ORDER BY seq")]
-    finally:
-        conn.close()
-
-
-@dataclass
-class Round:
-    """What one child said before it died."""
-
-    acked: list[str] = field(default_factory=list)
-    opened: bool = False
-    eof: bool = False
-
-    def take(self, line: str | None) -> None:
-        if line is None:
-            self.eof = True
-        elif line == "open":
-            self.opened = True
-        elif line != "done":
-            self.acked.append(line)
-
-
-def run_round(child: Child, rng: random.Random, seed: int, spawn_next: Callable[[], None]) -> Round:
-    """Let the child write, SIGKILL it at a random moment, collect its acknowledgements."""
-    child.expect("imported", seed)
+def run_round(server: ForkServer, writer: Writer, rng: random.Random, seed: int) -> Round:
+    """Let the writer write, SIGKILL it at a random moment, collect its acknowledgements."""
     # Kill plan: after a random number of acknowledgements, or after a random
-    # delay from "go" (which may land inside open, probe or schema creation).
+    # delay from the fork (which may land inside open, probe or schema creation).
     by_acks = rng.random() < 0.6
     want_acks = rng.randint(0, 400)
     delay = rng.uniform(0.0, rng.choice((0.012, 0.06, 0.3)))
-    assert child.proc.stdin is not None
-    child.proc.stdin.write("go\n")
-    child.proc.stdin.flush()
     started = time.monotonic()
-    spawn_next()  # the next child imports while this one writes
     result = Round()
     if by_acks:
         while not result.eof and not (result.opened and len(result.acked) >= want_acks):
-            result.take(child.lines.get(timeout=READY_TIMEOUT))
+            result.take(writer.lines.get(timeout=READY_TIMEOUT))
     else:
         while not result.eof and (left := delay - (time.monotonic() - started)) > 0:
             try:
-                result.take(child.lines.get(timeout=left))
+                result.take(writer.lines.get(timeout=left))
             except queue.Empty:
                 break
-    assert not result.eof, f"seed={seed}: the child ended by itself{child.errors()}"
-    os.kill(child.proc.pid, signal.SIGKILL)
-    child.proc.wait(timeout=10)
-    assert child.proc.returncode == -signal.SIGKILL, f"seed={seed}{child.errors()}"
+    assert not result.eof, f"seed={seed}: the writer ended by itself{writer.errors()}"
+    os.kill(writer.pid, signal.SIGKILL)
+    assert server.reap(writer) == -signal.SIGKILL, f"seed={seed}{writer.errors()}"
     while not result.eof:  # every complete line printed before the kill was acknowledged
-        result.take(child.lines.get(timeout=10))
+        result.take(writer.lines.get(timeout=10))
     return result
 
 
-@pytest.mark.slow
-def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
-    seed = int(os.environ.get("SYLK_CRASH_SEED", random.randrange(2**32)))
-    print(f"SYLK_CRASH_SEED={seed}")
-    rng = random.Random(seed)
-    data_dir = tmp_path / "data"
-    db = data_dir / DB_NAME
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    acked_all: list[str] = []
-    early = 0
-    children = [spawn(data_dir, 0, rng.randrange(2**32), logs)]
+def _check(url: str, scratch: Path, acked: list[str], where: str) -> list[str]:
+    """Every acknowledged id stored, nothing damaged; the ids in commit order."""
+    check, rows = stored_rows(url, scratch)
+    assert check == "ok", f"{where}: the database's check: {check}"
+    assert not (broken := damage(rows)), f"{where}: stored in part: {broken[:5]}"
+    ids = [row.id for row in rows]
+    present = set(ids)
+    missing = [i for i in acked if i not in present]
+    assert not missing, f"{where}: {len(missing)} acknowledged ids lost: {missing[:5]}"
+    assert len(present) == len(ids), f"{where}: duplicate ids"
+    return ids
 
-    def spawn_next() -> None:
-        if len(children) < ROUNDS:
-            children.append(spawn(data_dir, len(children), rng.randrange(2**32), logs))
 
-    try:
-        for round_no in range(ROUNDS):
-            result = run_round(children[round_no], rng, seed, spawn_next)
-            early += not result.opened
-            acked_all.extend(result.acked)
-            where = f"seed={seed} round={round_no}"
-            if not db.exists():
-                assert not acked_all, f"{where}: acknowledged writes but no database file"
-                continue
-            check, ids = stored_ids(db, tmp_path / "check")
-            assert check == "ok", f"{where}: integrity_check: {check}"
-            present = set(ids)
-            missing = [i for i in acked_all if i not in present]
-            assert not missing, f"{where}: {len(missing)} acknowledged ids lost: {missing[:5]}"
-            # One writer per round: commit order is acknowledgement order.
-            this_round = set(result.acked)
-            assert [i for i in ids if i in this_round] == result.acked, where
-    finally:
-        for child in children:
-            if child.proc.poll() is None:
-                child.proc.kill()
-            child.proc.wait(timeout=10)
-            if child.proc.stdin is not None:
-                child.proc.stdin.close()
-
-    print(f"rounds={ROUNDS} acknowledged={len(acked_all)} killed_before_open={early}")
-    assert len(children) == ROUNDS
-    assert acked_all, f"seed={seed}: no round acknowledged anything"
-    # Finally open the crashed file through the project's own open path.
-    archive = Archive(data_dir)
+def _reopened(url: str, tmp_path: Path, acked: list[str], seed: int) -> None:
+    """The crashed database opened through the project's own open path."""
+    archive = Archive(tmp_path / "data", url=url)
     try:
         assert archive.integrity_check() == "ok"
         stored: list[str] = []
         for n in range(3):
             stored.extend(m.id for m in archive.load_transcript(f"crash-session-{n}"))
-        assert set(acked_all) <= set(stored), f"seed={seed}"
+        assert set(acked) <= set(stored), f"seed={seed}"
         assert len(stored) == len(set(stored)), f"seed={seed}: duplicate ids"
     finally:
         archive.close()
+
+
+@pytest.mark.slow
+def test_acknowledged_writes_survive_sigkill(archive_url: str, tmp_path: Path) -> None:
+    seed = int(os.environ.get("SYLK_CRASH_SEED", random.randrange(2**32)))
+    print(f"SYLK_CRASH_SEED={seed}")
+    rng = random.Random(seed)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    acked_all: list[str] = []
+    early = 0
+    server = ForkServer(archive_url, logs)
+    try:
+        for round_no in range(ROUNDS):
+            writer = server.writer(round_no, rng.randrange(2**32))
+            result = run_round(server, writer, rng, seed)
+            where = f"seed={seed} round={round_no}"
+            assert not result.errors, f"{where}: {result.errors}{writer.errors()}"
+            early += not result.opened
+            acked_all.extend(result.acked)
+            ids = _check(archive_url, tmp_path / "check", acked_all, where)
+            # One writer per round: commit order is acknowledgement order.
+            this_round = set(result.acked)
+            assert [i for i in ids if i in this_round] == result.acked, where
+    finally:
+        server.close()
+    print(f"rounds={ROUNDS} acknowledged={len(acked_all)} killed_before_open={early}")
+    assert acked_all, f"seed={seed}: no round acknowledged anything"
+    _reopened(archive_url, tmp_path, acked_all, seed)
+
+
+@pytest.mark.slow
+def test_acknowledged_writes_survive_a_killed_postgres_server(tmp_path: Path) -> None:
+    """SIGKILL the postmaster (every backend goes with it) while a writer writes, start
+    the server again on the same data folder: every acknowledged write is there (crash
+    recovery replays the WAL that COMMIT flushed), the writer was told with a typed
+    error, not a traceback, and writes again once the server is back."""
+    seed = int(os.environ.get("SYLK_CRASH_SEED", random.randrange(2**32)))
+    rng = random.Random(seed)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    with running_server() as pg:  # a server of this test's own: it is killed
+        assert pg.execute("SHOW fsync") == [("on",)]
+        assert pg.execute("SHOW synchronous_commit") == [("on",)]
+        url = pg.create_database()
+        server = ForkServer(url, logs)
+        try:
+            writer = server.writer(0, rng.randrange(2**32))
+            result = Round()
+            while not (result.opened and len(result.acked) >= rng.randint(20, 200)):
+                result.take(writer.lines.get(timeout=READY_TIMEOUT))
+                assert not result.eof, f"seed={seed}{writer.errors()}"
+            before = len(result.acked)
+            pg.kill_and_restart()
+            while len(result.acked) < before + 50:  # it writes again on the new server
+                result.take(writer.lines.get(timeout=READY_TIMEOUT))
+                assert not result.eof, f"seed={seed}: the writer ended{writer.errors()}"
+            os.kill(writer.pid, signal.SIGKILL)
+            assert server.reap(writer) == -signal.SIGKILL, f"seed={seed}{writer.errors()}"
+            while not result.eof:
+                result.take(writer.lines.get(timeout=10))
+        finally:
+            server.close()
+        print(f"acknowledged={len(result.acked)} errors={result.errors}")
+        assert result.errors, f"seed={seed}: no write failed while the server was down"
+        typed = {"error ArchiveWriteError archive_unavailable", "error ArchiveUnavailableError -"}
+        assert set(result.errors) <= typed, f"seed={seed}: {result.errors}"
+        _check(url, tmp_path / "check", result.acked, f"seed={seed}")
+        _reopened(url, tmp_path, result.acked, seed)
 
 
 # -- a child killed while a brand-new archive switches to WAL ------------------------
@@ -224,7 +168,7 @@ def killed_while_switching_to_wal(db: Path) -> None:
     transaction, ``PRAGMA journal_mode=WAL`` on the empty file: page 1 is written,
     the ``-journal`` (a header for a database of 0 pages) is not yet deleted.
 
-    Byte for byte what ``archive_child.py write`` leaves when killed at that
+    Byte for byte what a writer of ``archive_child.py`` leaves when killed at that
     ``unlink`` (the journal's random nonce aside); the random kills of
     :func:`test_acknowledged_writes_survive_sigkill` land there only rarely.
     """
@@ -254,7 +198,7 @@ def test_a_first_open_killed_while_switching_to_wal(tmp_path: Path) -> None:
         conn.close()
 
     # The harness's check reads it as recovered, and leaves it for the next round.
-    assert stored_ids(db, tmp_path / "check") == ("ok", [])
+    assert stored_rows(f"sqlite:///{db}", tmp_path / "check") == ("ok", [])
     assert {p.name: p.read_bytes() for p in data_dir.iterdir()} == files
 
     # What a user sees: Sylk reopens the crashed archive and keeps working.
@@ -271,4 +215,5 @@ def test_a_first_open_killed_while_switching_to_wal(tmp_path: Path) -> None:
     finally:
         archive.close()
     assert not Path(f"{db}-journal").exists()
-    assert stored_ids(db, tmp_path / "check") == ("ok", [sent[0].id])
+    check, rows = stored_rows(f"sqlite:///{db}", tmp_path / "check")
+    assert (check, [row.id for row in rows]) == ("ok", [sent[0].id])
