@@ -1,10 +1,8 @@
 """Typed engine events and the stream any number of subscribers can follow.
 
-Subscribers either register a synchronous listener (called in publish order on
-the engine's thread) or iterate a :class:`Subscription` asynchronously. A
-subscription's queue is unbounded: a slow reader never makes the engine drop
-an event, it only reads them later.
-"""
+Subscribers register a synchronous listener (called in publish order on the engine's
+thread) or iterate a :class:`Subscription`, whose queue is unbounded: a slow reader
+never makes the engine drop an event, it only reads them later."""
 
 from __future__ import annotations
 
@@ -16,6 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from backend.archive_events import ArchiveChanged
 from backend.clock import utc_now
 from backend.messages import Message
 from backend.sessions.models import Session, SessionState
@@ -284,18 +283,6 @@ class IndexProgress(_Event):
     changed: int = 0
     seconds: float = 0.0
     error: str | None = None
-
-
-class ArchiveChanged(_Event):
-    """Another process (a teammate's Sylk on the shared archive, or another ``sylk`` here)
-    made or moved a session (``change`` "session") or promoted a chronicle entry
-    ("promoted", ``entry_id``); ``owner`` is ``user@host`` (None: a row without one)."""
-
-    kind: Literal["archive.changed"] = "archive.changed"
-    change: str
-    entry_id: str | None = None
-    owner: str | None = None
-    teammate: bool = False  # another user's change, not this user's other process's
 
 
 class FileConflict(_Event):

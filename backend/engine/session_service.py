@@ -13,9 +13,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from backend.archive.ownership import TeamReach
 from backend.archive.phase_log import phase_history, sessions_with_phase_moves
 from backend.archive.store import Archive
+from backend.archive.team.ownership import TeamReach
 from backend.clock import utc_now
 from backend.errors import CommandError
 from backend.events import (

@@ -119,7 +119,7 @@ class SkillContext:
     # None: no bound beyond scopes and write permission. Set by the front end, as approval.
     op_bound: OpBound | None = None
     # Whose other sessions the cross-session scope reaches: the caller's user's only
-    # (``backend.archive.ownership.TeamReach``). None: a single user's archive, every one.
+    # (``backend.archive.team.ownership.TeamReach``). None: a single user's archive, every one.
     reach: SessionReach | None = None
 
 

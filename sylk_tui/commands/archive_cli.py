@@ -1,6 +1,6 @@
 """``sylk archive migrate --to URL [--from URL]``: a local archive into the team's.
 
-The copy and its checks are :mod:`backend.archive.copy`; this prints the table of
+The copy and its checks are :mod:`backend.archive.team.copy`; this prints the table of
 counts and checksums and exits non-zero, naming the tables, when any differs. The
 source defaults to the configured archive (``database_url``, else the data dir's
 ``sylk.db``). Nothing here opens an engine: no session is resumed by a migration.
@@ -39,8 +39,8 @@ def add_parser(commands: Any, common: Common) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from backend.archive.copy import ArchiveCopy, MigrationError, open_source, same_location
     from backend.archive.store import Archive
+    from backend.archive.team.copy import ArchiveCopy, MigrationError, open_source, same_location
     from backend.config.settings import load_config
     from backend.sessions.ownership import local_owner
 

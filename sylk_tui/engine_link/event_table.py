@@ -14,10 +14,10 @@ from typing import Any, Generic, TypeVar, cast
 from pydantic import BaseModel
 from textual.message import Message
 
+from backend.archive_events import ArchiveChanged
 from backend.events import (
     ActiveSessionChanged,
     AgentStepEvent,
-    ArchiveChanged,
     DagStatusChanged,
     EngineEvent,
     EngineNotice,

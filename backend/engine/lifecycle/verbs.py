@@ -10,10 +10,11 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from backend.archive.live_updates import ArchiveChange, ArchiveWatch
-from backend.archive.ownership import TeamReach
 from backend.archive.session_stats import session_stats
 from backend.archive.snapshot_rows import SnapshotRow
+from backend.archive.team.live_updates import ArchiveChange, ArchiveWatch
+from backend.archive.team.ownership import TeamReach
+from backend.archive_events import ArchiveChanged
 from backend.engine.lifecycle.idle_timer import IdleTimer
 from backend.engine.lifecycle.snapshot_work import (
     restore_snapshot,
@@ -24,7 +25,6 @@ from backend.engine.lifecycle.snapshot_work import (
 from backend.engine.lifecycle.unrecoverable import fail_broken_dag, fail_for_good, ready_for_turn
 from backend.engine.worker_lanes import limits_verb
 from backend.errors import CommandError
-from backend.events import ArchiveChanged
 from backend.messages import Message
 from backend.sessions.models import Session, SessionSnapshot, SessionState
 from backend.sessions.snapshots import SessionRunningError

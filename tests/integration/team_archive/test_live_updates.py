@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from backend.archive_events import ArchiveChanged
 from backend.engine import Engine, EngineConfig
 from backend.engine.build import build
-from backend.events import ArchiveChanged, EngineEvent
+from backend.events import EngineEvent
 from backend.knowledge.chronicle.models import ChronicleQuery
 from sylk_tui.engine_link.event_table import message_for
 from sylk_tui.engine_link.messages import EngineNoticePosted
