@@ -34,6 +34,7 @@ import asyncio
 import json
 import os
 import resource
+import shutil
 import statistics
 import sys
 import tempfile
@@ -360,7 +361,10 @@ def main() -> None:
         if args.executor in ("ray", "both"):
             report["handoff_alone_ms"] = fx.handoff_alone_sync(alone_repo, args.rounds)
             ray_temp = tempfile.mkdtemp(prefix="r", dir="/tmp")  # Ray's sockets: a short path
-            done = ray_side(root / "ray", shape, ray_temp)
+            try:
+                done = ray_side(root / "ray", shape, ray_temp)
+            finally:
+                shutil.rmtree(ray_temp, ignore_errors=True)
             report["ray"] = summarise(done["raw"], pipelines, args.latency, alone)
             report["ray"]["extra_costs"] = done["costs"]
     medians = [report[k]["overhead_ms"].get("median") for k in ("local", "ray") if k in report]
