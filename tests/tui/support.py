@@ -21,13 +21,6 @@ from tests.support.polling import until
 FROZEN_NOW = datetime(2026, 3, 14, 15, 0, tzinfo=UTC)
 """The wall clock of the snapshot tests."""
 
-LEXICAL = {"SYLK_SEMANTIC": "off"}
-"""For a test that builds its config from its own environment: skill search stays
-lexical, as ``tests/conftest.py`` makes it for every other test. The semantic stage's
-warm-up on the first turn (a core busy for seconds) makes ``pilot.pause()`` slow enough
-to miss a 150 ms streaming window; the UI itself stays responsive (event-loop lag during
-the warm-up, measured: max ~50 ms)."""
-
 
 async def settle(pilot: Pilot[Any]) -> None:
     """Wait until no worker runs and every message they posted is handled."""

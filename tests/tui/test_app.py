@@ -270,12 +270,13 @@ async def test_an_error_that_quotes_a_key_is_shown_redacted(
     """A provider's error may echo the key it was sent; the toast never shows it."""
     from pydantic import SecretStr
 
-    from backend.config.settings import ProviderSettings, SylkConfig
+    from backend.config.settings import ProviderSettings
     from backend.errors import SylkError
+    from tests.support.engine_env import quiet_config
 
     key = "sk-tui-leak-0123456789abcdef"
     provider = ProviderSettings(kind="openai", api_key=SecretStr(key))
-    settings = SylkConfig(providers={"openai": provider})
+    settings = quiet_config(providers={"openai": provider})
     engine = Engine.from_parts(build(engine_config, settings))
 
     async def failing(session_id: str, text: str) -> object:

@@ -10,7 +10,8 @@ import pytest
 from backend.engine import Engine, EngineConfig
 from backend.messages import MessageType
 from sylk_tui.app import SylkApp
-from tests.tui.support import LEXICAL, main_screen, send_line, settle, wait_for
+from tests.support.engine_env import engine_env
+from tests.tui.support import main_screen, send_line, settle, wait_for
 
 SIZE = (120, 40)
 ANSWER = "The flaky test races the file watcher; wait for the debounce before asserting."
@@ -85,8 +86,7 @@ async def test_a_real_sdk_answer_streams_into_the_tui(engine_config: EngineConfi
     with LLMStub() as stub:
         stub.push(Reply(text=["The flaky test ", "races the ", "file watcher."], delay_s=0.05))
         env = {"ANTHROPIC_API_KEY": "sk-tui-0123456789abcdef", "ANTHROPIC_BASE_URL": stub.base_url}
-        env.update(LEXICAL)
-        engine = Engine(engine_config, load_config(None, env=env))
+        engine = Engine(engine_config, load_config(None, env=engine_env(env)))
         app = SylkApp(engine)
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from backend.config.settings import SylkConfig
 from backend.engine import Engine, EngineConfig
 from backend.engine.build import build
 from backend.sessions.models import SessionState
 from screens.sessions.confirm import ConfirmScreen
 from screens.sessions.merge_offer import MergeOfferScreen
+from tests.support.engine_env import quiet_config
 from tests.support.git_repos import git, make_repo
 from tests.tui.support import RecordingApp, settle, transcript_texts, wait_for
 
@@ -33,7 +33,7 @@ def repo(tmp_path: Path) -> Path:
 @pytest.fixture
 async def repo_engine(repo: Path, data_dir: Path) -> AsyncIterator[Engine]:
     config = EngineConfig(data_dir=data_dir, workspace=repo)
-    engine = Engine.from_parts(build(config, SylkConfig()))
+    engine = Engine.from_parts(build(config, quiet_config()))
     yield engine
     await engine.aclose()
 

@@ -12,6 +12,7 @@ from backend.config.settings import load_config
 from backend.engine import Engine, EngineConfig
 from screens.session_commands import palette_entries
 from sylk_tui.app import SylkApp
+from tests.support.engine_env import engine_env
 from tests.tui.support import main_screen, send_line, settle, transcript_texts
 
 SIZE = (120, 40)
@@ -21,7 +22,7 @@ LOCAL = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
 
 @pytest.fixture
 async def local_engine(engine_config: EngineConfig) -> AsyncIterator[Engine]:
-    engine = Engine(engine_config, load_config(None, env=LOCAL))
+    engine = Engine(engine_config, load_config(None, env=engine_env(LOCAL)))
     try:
         yield engine
     finally:

@@ -17,7 +17,8 @@ from screens.state.answer_drafts import AnswerDrafts
 from sylk_tui.app import SylkApp
 from tests.stubs.llm_script import Reply
 from tests.stubs.llm_stub import LLMStub
-from tests.tui.support import LEXICAL, main_screen, settle, wait_for
+from tests.support.engine_env import engine_env
+from tests.tui.support import main_screen, settle, wait_for
 from widgets.transcript.reasoning_block import LIVE_LINES, reasoning_action, render_reasoning
 
 SIZE = (120, 40)
@@ -36,9 +37,9 @@ async def test_reasoning_streams_above_the_answer_then_folds_to_one_line(
         stub.server.reasoning = THOUGHT
         answer = ["The test ", "races the ", "watcher."]
         stub.push(Reply(text=answer, delay_s=0.15))
-        env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": stub.openai_base_url, **LEXICAL}
+        env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": stub.openai_base_url}
         config = engine_config.model_copy(update={"provider": "openai"})
-        app = SylkApp(Engine(config, load_config(None, env=env)))
+        app = SylkApp(Engine(config, load_config(None, env=engine_env(env))))
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
             screen = main_screen(app)

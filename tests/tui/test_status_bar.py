@@ -8,7 +8,8 @@ from backend.engine import Engine, EngineConfig
 from backend.llm.offline import MODEL_REMINDER
 from sylk_tui.app import SylkApp
 from tests.stubs.llm_script import Reply, StubUsage
-from tests.tui.support import LEXICAL, main_screen, send_line, settle, transcript_texts, wait_for
+from tests.support.engine_env import engine_env
+from tests.tui.support import main_screen, send_line, settle, transcript_texts, wait_for
 from widgets.status_bar import StatusBar
 
 SIZE = (120, 40)
@@ -54,8 +55,7 @@ async def test_after_a_model_turn_the_bar_shows_the_model_tokens_and_cost(
         usage = StubUsage(input_tokens=1200, output_tokens=300)
         stub.push(Reply(text=["The flaky test races the watcher."], usage=usage))
         env = {"ANTHROPIC_API_KEY": "sk-tui-0123456789abcdef", "ANTHROPIC_BASE_URL": stub.base_url}
-        env.update(LEXICAL)
-        engine = Engine(engine_config, load_config(None, env=env))
+        engine = Engine(engine_config, load_config(None, env=engine_env(env)))
         other = await engine.create_session("other")
         here = await engine.create_session("here")
         app = SylkApp(engine)

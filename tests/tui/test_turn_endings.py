@@ -10,6 +10,7 @@ from backend.messages import MessageType
 from sylk_tui.app import SylkApp
 from tests.stubs.llm_script import Reply
 from tests.stubs.llm_stub import LLMStub
+from tests.support.engine_env import engine_env
 from tests.tui.support import main_screen, send_line, settle, wait_for
 
 SIZE = (120, 40)
@@ -20,7 +21,7 @@ async def test_a_truncated_answer_says_so_in_the_transcript(engine_config: Engin
     with LLMStub() as stub:
         stub.push(Reply(text=["The flaky test ", "races the"], stop_reason="max_tokens"))
         env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": stub.base_url}
-        app = SylkApp(Engine(engine_config, load_config(None, env=env)))
+        app = SylkApp(Engine(engine_config, load_config(None, env=engine_env(env))))
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
             screen = main_screen(app)
@@ -44,7 +45,7 @@ async def test_status_marks_usage_the_server_did_not_report(engine_config: Engin
         stub.push(Reply(text=["Forty-two."], include_usage=False))
         env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": stub.openai_base_url}
         config = engine_config.model_copy(update={"provider": "openai"})
-        app = SylkApp(Engine(config, load_config(None, env=env)))
+        app = SylkApp(Engine(config, load_config(None, env=engine_env(env))))
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
             screen = main_screen(app)

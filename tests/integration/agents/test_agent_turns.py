@@ -24,6 +24,7 @@ from sylk_tui import export
 from sylk_tui.logs import configure_logging
 from tests.stubs.llm_script import Drop, Reply, Stall, Status, StreamFault, StubToolCall
 from tests.stubs.llm_stub import LLMStub
+from tests.support.engine_env import engine_env
 from tests.support.polling import finishes, until
 
 KEY = "sk-live-0123456789abcdefXYZ"
@@ -43,7 +44,7 @@ async def vendor_parts(
     llm_stub: LLMStub, vendor: str, data_dir: Path, workspace: Path
 ) -> EngineParts:
     (workspace / "README.md").write_text(README)
-    settings = load_config(None, env=_env(vendor, llm_stub)).model_copy(
+    settings = load_config(None, env=engine_env(_env(vendor, llm_stub))).model_copy(
         update={"retry": load_config(None, env={}).retry.model_copy(update={"base_delay_s": 0.01})}
     )
     config = EngineConfig(data_dir=data_dir, workspace=workspace, provider=vendor)
@@ -218,7 +219,7 @@ async def test_cancel_stops_the_stream_promptly(vendor_engine: Engine, llm_stub:
 
 async def test_connection_refused_is_a_clear_error(data_dir: Path, workspace: Path) -> None:
     env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": LLMStub.unused_url()}
-    settings = load_config(None, env=env)
+    settings = load_config(None, env=engine_env(env))
     settings = settings.model_copy(
         update={"retry": settings.retry.model_copy(update={"base_delay_s": 0.01})}
     )
@@ -245,7 +246,7 @@ async def test_a_scripted_turn_with_a_tool_call(data_dir: Path, workspace: Path)
         "  - expect: answer is 42\n"
         "    text: It says 42.\n"
     )
-    settings = load_config(None, env={"SYLK_SCRIPT": str(script)})
+    settings = load_config(None, env=engine_env(SYLK_SCRIPT=str(script)))
     parts = build(
         EngineConfig(data_dir=data_dir, workspace=workspace, provider="scripted"), settings
     )

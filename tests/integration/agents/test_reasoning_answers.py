@@ -24,6 +24,7 @@ from sylk_tui import export
 from tests.stubs.llm_script import StubToolCall, text_reply, tool_reply
 from tests.stubs.llm_stub import LLMStub
 from tests.stubs.responses_stub import ResponsesReply
+from tests.support.engine_env import engine_env
 
 KEY = "sk-reason-0123456789abcdef"
 THOUGHT = "SECRET-THOUGHT: the README holds the answer, so I read it first."
@@ -44,9 +45,7 @@ async def _engine(stub: LLMStub, data_dir: Path, workspace: Path, api: str) -> E
         f'[providers.openai]\nbase_url = "{stub.openai_base_url}"\napi = "{api}"\n'
         "\n[retry]\nbase_delay_s = 0.01\n"
     )
-    # An explicit env leaves the conftest's SYLK_SEMANTIC=off behind: say it here, or
-    # the engine warms the semantic model on a thread (~3 s of CPU) during the test.
-    settings = load_config(config, env={"OPENAI_API_KEY": KEY, "SYLK_SEMANTIC": "off"})
+    settings = load_config(config, env=engine_env(OPENAI_API_KEY=KEY))
     engine_config = EngineConfig(data_dir=data_dir, workspace=workspace, provider="openai")
     return Engine.from_parts(build(engine_config, settings))
 

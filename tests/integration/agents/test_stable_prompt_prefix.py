@@ -22,6 +22,7 @@ from backend.llm.accounting import cost_usd
 from tests.stubs.llm_script import Reply, StubToolCall
 from tests.stubs.llm_stub import LLMStub
 from tests.stubs.prompt_cache import PromptCache
+from tests.support.engine_env import engine_env
 
 KEY = "sk-prefix-0123456789abcdef"
 WRITE = {
@@ -82,7 +83,9 @@ async def test_system_and_tools_keep_their_bytes_across_steps_and_turns(
     config = EngineConfig(
         data_dir=data_dir, workspace=workspace, approval_mode=ApprovalMode.AUTO_EDIT
     )
-    engine = Engine.from_parts(build(config, load_config(None, env=_env(vendor, llm_stub))))
+    engine = Engine.from_parts(
+        build(config, load_config(None, env=engine_env(_env(vendor, llm_stub))))
+    )
     try:
         session = await engine.ensure_session()
         first = (await engine.submit(session.id, "@engineer write the todo note"))[-1]
@@ -125,7 +128,9 @@ async def test_cached_tokens_reach_the_archive_the_cost_and_status(
         Reply(text=["It says 42."]),
     )
     config = EngineConfig(data_dir=data_dir, workspace=workspace)
-    engine = Engine.from_parts(build(config, load_config(None, env=_env("anthropic", llm_stub))))
+    engine = Engine.from_parts(
+        build(config, load_config(None, env=engine_env(_env("anthropic", llm_stub))))
+    )
     try:
         session = await engine.ensure_session()
         reply = (await engine.submit(session.id, "@architect what does the README say?"))[-1]

@@ -28,6 +28,7 @@ from backend.engine.build import build
 from backend.messages import MessageType
 from tests.stubs.llm_script import Reply, StubToolCall
 from tests.stubs.llm_stub import LLMStub
+from tests.support.engine_env import engine_env
 
 KEY = "sk-live-0123456789abcdefXYZ"
 README = "Sylk test workspace: the answer is 42.\n"
@@ -45,7 +46,7 @@ def _env(vendor: str, stub: LLMStub) -> dict[str, str]:
 @pytest.fixture
 def parts(llm_stub: LLMStub, vendor: str, data_dir: Path, workspace: Path) -> EngineParts:
     (workspace / "README.md").write_text(README)
-    settings = load_config(None, env=_env(vendor, llm_stub))
+    settings = load_config(None, env=engine_env(_env(vendor, llm_stub)))
     config = EngineConfig(data_dir=data_dir, workspace=workspace, provider=vendor)
     return build(config, settings)
 

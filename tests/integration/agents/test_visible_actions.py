@@ -22,6 +22,7 @@ from backend.config.settings import load_config
 from backend.engine import Engine, EngineConfig, EngineParts
 from backend.engine.build import build
 from backend.events import AgentStepEvent, EngineEvent, QuestionAsked
+from tests.support.engine_env import engine_env
 from tests.support.polling import finishes, until
 from tests.support.scripted import execute, read_then_edit
 
@@ -47,7 +48,7 @@ async def _engine(
 ) -> tuple[Engine, EngineParts]:
     path = workspace.parent / "script.json"
     path.write_text(json.dumps(script))
-    settings = load_config(None, env={"SYLK_SCRIPT": str(path)})
+    settings = load_config(None, env=engine_env(SYLK_SCRIPT=str(path)))
     settings = settings.model_copy(update={"approvals": ApprovalSettings(mode=ApprovalMode.AUTO)})
     config = EngineConfig(data_dir=data_dir, workspace=workspace, provider="scripted")
     parts = build(config, settings)

@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from backend.config.approvals import ApprovalMode, ApprovalSettings
-from backend.config.settings import SylkConfig
 from backend.engine import Engine, EngineConfig
 from backend.engine.build import EngineParts, build
 from backend.mcp.server.server import caller_context
 from backend.skills.builtin.declare import declare
 from backend.skills.models import SkillContext
 from tests.integration.approvals.conftest import FrontEnd, context
+from tests.support.engine_env import quiet_config
 
 SHELL = "engineer.shell.run"
 
@@ -92,7 +92,7 @@ async def test_auto_runs_sandboxed_commands_and_asks_where_none_confines_them(
 
 
 async def test_the_run_mode_yes_and_deny_rules(data_dir: Path, workspace: Path) -> None:
-    settings = SylkConfig(approvals=ApprovalSettings(allow=["touch *"], deny=["rm -rf *"]))
+    settings = quiet_config(approvals=ApprovalSettings(allow=["touch *"], deny=["rm -rf *"]))
     config = EngineConfig(
         data_dir=data_dir, workspace=workspace, watch_files=False,
         approval_mode=ApprovalMode.ASK, assume_yes=True,

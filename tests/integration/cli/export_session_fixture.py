@@ -17,6 +17,7 @@ from backend.config.settings import load_config
 from backend.engine import Engine, EngineConfig
 from backend.engine.build import build
 from backend.sessions.models import Session
+from tests.support.engine_env import engine_env
 from tests.support.scripted import execute, read_then_edit
 
 PROVIDER_KEY = "sk-planted-provider-key-0123456789"  # configured: the redactor knows it
@@ -53,7 +54,7 @@ async def planted_session(tmp_path: Path, data_dir: Path, workspace: Path) -> Pl
     script.write_text(json.dumps({"turns": turns}))
     env = {"SYLK_SCRIPT": str(script), "OPENAI_API_KEY": PROVIDER_KEY,
            "MY_SERVICE_TOKEN": ENV_SECRET}  # fmt: skip
-    settings = load_config(None, env=env)
+    settings = load_config(None, env=engine_env(env))
     settings = settings.model_copy(update={"approvals": ApprovalSettings(mode=ApprovalMode.AUTO)})
     config = EngineConfig(data_dir=data_dir, workspace=workspace, provider="scripted",
                           assume_yes=True, run_approved_plans=False, watch_files=False)  # fmt: skip

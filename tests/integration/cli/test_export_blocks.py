@@ -14,6 +14,7 @@ from backend.engine.build import build
 from backend.messages import Message, MessageType
 from backend.sessions.models import Session
 from sylk_tui import export
+from tests.support.engine_env import engine_env
 from tests.support.scripted import read_then_edit
 
 SCRIPT = {"turns": read_then_edit("app.py", "x = 1", "x = 2", said="x is 2 now.")}
@@ -25,7 +26,7 @@ async def test_a_real_turns_blocks_are_exported_where_they_happened(
     (workspace / "app.py").write_text("x = 1\n")
     script = workspace.parent / "script.json"
     script.write_text(json.dumps(SCRIPT))
-    settings = load_config(None, env={"SYLK_SCRIPT": str(script)})
+    settings = load_config(None, env=engine_env(SYLK_SCRIPT=str(script)))
     settings = settings.model_copy(update={"approvals": ApprovalSettings(mode=ApprovalMode.AUTO)})
     config = EngineConfig(data_dir=data_dir, workspace=workspace, provider="scripted")
     engine = Engine.from_parts(build(config, settings))

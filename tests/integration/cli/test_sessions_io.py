@@ -26,6 +26,7 @@ from tests.integration.cli.export_session_fixture import (
     planted_session,
 )
 from tests.integration.cli.test_cli import sylk
+from tests.support.engine_env import engine_env
 
 
 @pytest.fixture
@@ -35,7 +36,7 @@ async def planted(tmp_path: Path, data_dir: Path, workspace: Path) -> Planted:
 
 def _engine(data_dir: Path, workspace: Path, env: dict[str, str]) -> Engine:
     config = EngineConfig(data_dir=data_dir, workspace=workspace, watch_files=False)
-    return Engine.from_parts(build(config, load_config(None, env=env)))
+    return Engine.from_parts(build(config, load_config(None, env=engine_env(env))))
 
 
 async def test_every_format_carries_the_session_and_not_one_secret(

@@ -10,6 +10,7 @@ from backend.config.settings import load_config
 from backend.engine import Engine, EngineConfig
 from backend.llm.selection import choose_model
 from tests.stubs import LLMStub, text_reply
+from tests.support.engine_env import engine_env
 
 
 def _config_file(tmp_path: Path, stub: LLMStub) -> Path:
@@ -31,19 +32,19 @@ def _config_file(tmp_path: Path, stub: LLMStub) -> Path:
 
 
 def test_the_roles_limit_wins_over_its_providers(tmp_path: Path, llm_stub: LLMStub) -> None:
-    config = load_config(_config_file(tmp_path, llm_stub), env={})
+    config = load_config(_config_file(tmp_path, llm_stub), env=engine_env())
     assert choose_model(config, "librarian").max_tokens == 64
     assert choose_model(config, "architect").max_tokens == 256
     # A role whose entry names another provider does not lend it its limit.
     assert choose_model(config, "librarian", provider="local").max_tokens == 64
-    unset = load_config(None, env={"OPENAI_API_KEY": "k"})
+    unset = load_config(None, env=engine_env(OPENAI_API_KEY="k"))
     assert choose_model(unset, "architect").max_tokens is None
 
 
 async def test_each_roles_limit_is_sent_with_its_requests(
     tmp_path: Path, llm_stub: LLMStub, data_dir: Path, workspace: Path
 ) -> None:
-    settings = load_config(_config_file(tmp_path, llm_stub), env={})
+    settings = load_config(_config_file(tmp_path, llm_stub), env=engine_env())
     engine = Engine(EngineConfig(data_dir=data_dir, workspace=workspace), settings)
     try:
         session = await engine.ensure_session()

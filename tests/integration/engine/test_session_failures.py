@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from backend.config.session_limits import SessionSettings
-from backend.config.settings import SylkConfig
 from backend.engine import Engine, EngineConfig, Transcript
 from backend.engine.build import build
 from backend.errors import SessionNotActiveError
@@ -20,6 +19,7 @@ from tests.integration.mcp.test_mcp_serve_clients import serving
 from tests.integration.orchestration.plan_runs import Run, architect_proposes, node, plan, script
 from tests.integration.plans.conftest import say
 from tests.support.clocks import FakeWall
+from tests.support.engine_env import quiet_config
 from tests.support.git_repos import git, make_repo
 from tests.support.polling import until
 
@@ -40,7 +40,7 @@ async def test_closing_or_deleting_a_session_forgets_its_agents_context(engine: 
 async def test_mcp_serve_starts_the_idle_timer_and_an_idle_session_suspends(
     data_dir: Path, workspace: Path
 ) -> None:
-    settings = SylkConfig(sessions=SessionSettings(auto_suspend_after_s=600))
+    settings = quiet_config(sessions=SessionSettings(auto_suspend_after_s=600))
     config = EngineConfig(data_dir=data_dir, workspace=workspace, watch_files=False)
     engine = Engine.from_parts(build(config, settings))
     try:

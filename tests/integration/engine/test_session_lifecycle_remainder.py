@@ -20,6 +20,7 @@ from backend.messages import Message
 from backend.sessions.models import SessionState
 from tests.integration.plans.conftest import scripted
 from tests.support.clocks import FakeWall
+from tests.support.engine_env import quiet_config
 
 
 def texts(messages: Sequence[Message[dict[str, Any]]]) -> list[str]:
@@ -115,7 +116,7 @@ async def test_stats_count_turns_messages_tokens_and_dags(
 
 
 async def idle_engine(data_dir: Path, workspace: Path, after_s: float) -> Engine:
-    settings = SylkConfig(sessions=SessionSettings(auto_suspend_after_s=after_s))
+    settings = quiet_config(sessions=SessionSettings(auto_suspend_after_s=after_s))
     return Engine.from_parts(build(EngineConfig(data_dir=data_dir, workspace=workspace,
                                                 watch_files=False), settings))  # fmt: skip
 

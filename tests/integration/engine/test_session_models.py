@@ -10,13 +10,14 @@ import pytest
 from backend.config.settings import SylkConfig, load_config
 from backend.engine import Engine, EngineConfig
 from tests.stubs import LLMStub, text_reply
+from tests.support.engine_env import engine_env
 
 KEY = "sk-session-models-0123456789"
 
 
 def _settings(stub: LLMStub) -> SylkConfig:
     env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": stub.base_url}
-    base = load_config(None, env=env)
+    base = load_config(None, env=engine_env(env))
     retry = base.retry.model_copy(update={"base_delay_s": 0.01, "max_attempts": 1})
     return base.model_copy(update={"retry": retry})
 

@@ -25,6 +25,7 @@ from backend.sessions.phases import (
     SessionPhase,
 )
 from backend.skills.builtin.catalog import agent_context
+from tests.support.engine_env import engine_env
 
 P = SessionPhase
 ROOT = Path(__file__).resolve().parents[3]
@@ -169,7 +170,7 @@ async def test_a_reason_holding_a_configured_secret_is_stored_redacted(
     data_dir: Path, workspace: Path
 ) -> None:
     key = "sk-ant-api03-phase-reason-key-0123456789abcdef"
-    settings = load_config(None, env={"ANTHROPIC_API_KEY": key})
+    settings = load_config(None, env=engine_env(ANTHROPIC_API_KEY=key))
     engine = Engine(EngineConfig(data_dir=data_dir, workspace=workspace), settings)
     try:
         session = await engine.create_session("secret")

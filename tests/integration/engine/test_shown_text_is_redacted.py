@@ -7,6 +7,7 @@ from pathlib import Path
 
 from backend.config.settings import load_config
 from backend.engine import Engine, EngineConfig
+from tests.support.engine_env import engine_env
 
 KEY = "sk-ant-api03-shown-text-key-0123456789abcdef"
 
@@ -14,7 +15,7 @@ KEY = "sk-ant-api03-shown-text-key-0123456789abcdef"
 async def test_a_remembered_line_and_its_answer_come_back_redacted(
     data_dir: Path, workspace: Path
 ) -> None:
-    settings = load_config(None, env={"ANTHROPIC_API_KEY": KEY})
+    settings = load_config(None, env=engine_env(ANTHROPIC_API_KEY=KEY))
     engine = Engine(EngineConfig(data_dir=data_dir, workspace=workspace), settings)
     try:
         session = await engine.ensure_session()

@@ -10,6 +10,7 @@ import pytest
 from backend.config.settings import load_config
 from backend.engine import Engine, EngineConfig
 from tests.stubs import LLMStub, text_reply
+from tests.support.engine_env import engine_env
 
 
 @pytest.mark.parametrize(
@@ -25,7 +26,8 @@ async def test_status_shows_the_profile_once_the_server_was_asked(
             f'base_url = "{stub.openai_base_url}"\ndefault_model = "qwen"\nprofile = "{setting}"\n'
         )
         engine = Engine(
-            EngineConfig(data_dir=data_dir, workspace=workspace), load_config(path, env={})
+            EngineConfig(data_dir=data_dir, workspace=workspace),
+            load_config(path, env=engine_env()),
         )
         try:
             session = await engine.ensure_session()

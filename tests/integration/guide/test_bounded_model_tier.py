@@ -18,6 +18,7 @@ import pytest
 from backend.config.settings import AgentModel, SylkConfig, load_config
 from backend.engine import Engine, EngineConfig
 from tests.stubs import LLMStub, Stall, StubToolCall, text_reply, tool_reply
+from tests.support.engine_env import engine_env
 from tests.support.polling import until
 
 KEY = "sk-guide-bounds-0123456789"
@@ -33,7 +34,7 @@ def _settings(stub: LLMStub, vendor: str, deadline_s: float) -> SylkConfig:
         env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": stub.base_url}
     else:
         env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": stub.openai_base_url}
-    base = load_config(None, env=env)
+    base = load_config(None, env=engine_env(env))
     guide = base.guide.model_copy(
         update={"model_tier_deadline_s": deadline_s, "model_tier_max_tokens": 77}
     )
@@ -108,7 +109,7 @@ async def test_a_stalled_model_is_abandoned_at_the_deadline_and_not_retried(
 async def test_an_unusable_guide_provider_leaves_routing_to_the_patterns(
     data_dir: Path, workspace: Path
 ) -> None:
-    settings = load_config(None, env={}).model_copy(
+    settings = load_config(None, env=engine_env()).model_copy(
         update={"agents": {"guide": AgentModel(provider="anthropic", model="claude-haiku-4-5")}}
     )
     engine = Engine(EngineConfig(data_dir=data_dir, workspace=workspace), settings)

@@ -18,6 +18,7 @@ from backend.guide.routing.decision import RouteDecision, Target
 from backend.messages import Message, MessageType
 from tests.stubs.llm_script import Reply, Stall, StubToolCall
 from tests.stubs.llm_stub import LLMStub
+from tests.support.engine_env import engine_env
 from tests.support.polling import until
 
 KEY = "sk-guide-0123456789abcdef"
@@ -25,7 +26,7 @@ KEY = "sk-guide-0123456789abcdef"
 
 def _settings(stub: LLMStub, **guide: Any) -> Any:
     env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": stub.base_url}
-    base = load_config(None, env=env)
+    base = load_config(None, env=engine_env(env))
     retry = base.retry.model_copy(update={"base_delay_s": 0.01, "deadline_s": 30.0})
     return base.model_copy(update={"retry": retry, "guide": base.guide.model_copy(update=guide)})
 

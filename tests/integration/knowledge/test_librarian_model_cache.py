@@ -23,6 +23,7 @@ from backend.messages import Message, MessageType
 from backend.skills.hooks.registry import HookKind, ToolCallData
 from tests.stubs.llm_script import Reply, Status, StubToolCall
 from tests.stubs.llm_stub import LLMStub
+from tests.support.engine_env import engine_env
 from tests.support.polling import until
 
 KEY = "sk-librarian-0123456789abcdef"
@@ -65,7 +66,9 @@ async def rig(llm_stub: LLMStub, data_dir: Path, workspace: Path) -> AsyncIterat
     )
     (workspace / "notes.py").write_text("TODO = ['buy milk']\n")
     env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": llm_stub.base_url}
-    parts = build(EngineConfig(data_dir=data_dir, workspace=workspace), load_config(None, env=env))
+    parts = build(
+        EngineConfig(data_dir=data_dir, workspace=workspace), load_config(None, env=engine_env(env))
+    )
     engine = Engine.from_parts(parts)
     try:
         session = await engine.ensure_session()

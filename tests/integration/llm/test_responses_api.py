@@ -50,6 +50,7 @@ from tests.integration.conftest import TEST_KEY
 from tests.stubs import LLMStub, Status, StubToolCall, text_reply, tool_reply
 from tests.stubs.llm_script import Reply, StreamFault, StubUsage
 from tests.stubs.responses_stub import ResponsesReply, responses_rejection
+from tests.support.engine_env import engine_env
 
 RESPONSES = "/v1/responses"
 CHAT = "/v1/chat/completions"
@@ -262,7 +263,9 @@ async def test_a_server_error_event_before_any_output_is_retried(llm_stub: LLMSt
 def _config(tmp_path: Path, body: str, env: dict[str, str] | None = None) -> Any:
     path = tmp_path / "config.toml"
     path.write_text(body)
-    return load_config(path, env=env if env is not None else {"OPENAI_API_KEY": TEST_KEY})
+    return load_config(
+        path, env=engine_env(env if env is not None else {"OPENAI_API_KEY": TEST_KEY})
+    )
 
 
 @pytest.mark.parametrize(("api", "path"), [("responses", RESPONSES), ("chat", CHAT)])

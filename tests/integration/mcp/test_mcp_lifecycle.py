@@ -20,7 +20,6 @@ from typing import Any
 import pytest
 
 from backend.config.mcp_servers import McpSettings
-from backend.config.settings import SylkConfig
 from backend.engine import Engine, EngineConfig
 from backend.engine.build import build
 from backend.mcp.client.errors import McpServerDownError, McpServerStartingError
@@ -28,6 +27,7 @@ from backend.mcp.client.hub import McpHub, ServerState
 from backend.skills.builtin.catalog import agent_context
 from tests.integration.mcp.test_mcp_http import INITIALIZE, start_serve
 from tests.integration.mcp.test_mcp_signals import StdioPeer, stopped
+from tests.support.engine_env import quiet_config
 from tests.support.polling import finishes, until
 
 STUBS = Path(__file__).resolve().parents[2] / "stubs"
@@ -242,7 +242,7 @@ async def test_status_and_search_show_each_servers_health(
         "hung": broken("hang", pids),
         "junk": broken("garbage-exit", pids),
     }
-    settings_ = SylkConfig.model_validate({"mcp_servers": {"servers": servers}})
+    settings_ = quiet_config(mcp_servers={"servers": servers})
     parts = build(
         EngineConfig(data_dir=data_dir, workspace=workspace, watch_files=False), settings_
     )

@@ -25,6 +25,7 @@ from backend.mcp.client.errors import McpServerDownError
 from backend.mcp.client.hub import McpHub, ServerState
 from backend.skills.models import SkillContext, SkillResult
 from tests.support.child_process import ChildProcess
+from tests.support.engine_env import engine_env
 from tests.support.polling import finishes, until
 
 STUB = Path(__file__).resolve().parents[2] / "stubs" / "mcp_http_upstream.py"
@@ -148,7 +149,7 @@ async def test_through_the_engine_status_describe_and_execute_never_show_the_tok
             }
         }
     )
-    settings = load_config(None, env={}).model_copy(update={"mcp_servers": servers})
+    settings = load_config(None, env=engine_env()).model_copy(update={"mcp_servers": servers})
     parts = build(EngineConfig(data_dir=data_dir, workspace=workspace), settings)
     engine = Engine.from_parts(parts)
     try:
@@ -220,7 +221,7 @@ def test_bad_remote_entries_are_config_errors_naming_the_server(
     path = tmp_path / "config.toml"
     path.write_text(f"[mcp_servers.servers.far]\n{body}\n")
     with pytest.raises(ConfigError, match=problem) as bad:
-        load_config(path, env={})
+        load_config(path, env=engine_env())
     if "transport" not in entry:
         assert "'far'" in str(bad.value)
 
@@ -249,7 +250,7 @@ def test_a_header_secret_never_prints_in_a_config_error(tmp_path: Path) -> None:
         f'headers = {{ Authorization = "Bearer {TOKEN}" }}\n'
     )
     with pytest.raises(ConfigError) as bad:
-        load_config(path, env={})
+        load_config(path, env=engine_env())
     assert TOKEN not in str(bad.value) and "plain http" in str(bad.value)
     settings = McpSettings.model_validate(
         {"servers": {"far": {"url": "https://x.example/", "headers": {"X-Api-Key": TOKEN}}}}

@@ -14,12 +14,12 @@ from typing import Any
 
 from mcp import Client
 
-from backend.config.settings import SylkConfig
 from backend.engine import Engine, EngineConfig
 from backend.engine.build import EngineParts, build
 from backend.mcp.client.hub import ServerState
 from backend.mcp.server.server import SylkMcpServer
 from backend.skills.models import SkillContext
+from tests.support.engine_env import quiet_config
 from tests.support.polling import until
 
 STUB = Path(__file__).resolve().parents[2] / "stubs" / "mcp_echo_server.py"
@@ -33,8 +33,8 @@ def engine_with_echo(data_dir: Path, workspace: Path, tools_file: Path) -> Engin
         "max_restarts": 2,
     }
     # The echo tools act outside Sylk's sandbox: allowed by rule, as nobody is asked here.
-    settings = SylkConfig.model_validate(
-        {"mcp_servers": {"servers": {"echo": echo}}, "approvals": {"allow": ["echo.*"]}}
+    settings = quiet_config(
+        mcp_servers={"servers": {"echo": echo}}, approvals={"allow": ["echo.*"]}
     )
     config = EngineConfig(data_dir=data_dir, workspace=workspace, watch_files=False)
     return build(config, settings)

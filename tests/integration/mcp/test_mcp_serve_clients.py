@@ -35,6 +35,7 @@ from backend.mcp.server.engine_serving import Served, serve_engine
 from backend.mcp.server.http_sessions import SessionLimits
 from backend.mcp.server.http_transport import HttpEndpoint
 from tests.integration.mcp.test_mcp_http import execute, structured
+from tests.support.engine_env import engine_env
 from tests.support.polling import until
 
 STUBS = Path(__file__).resolve().parents[2] / "stubs"
@@ -52,7 +53,7 @@ async def engine_with(
 ) -> AsyncIterator[Engine]:
     workspace = tmp_path / "workspace"
     workspace.mkdir(parents=True, exist_ok=True)
-    settings = load_config(None, env={})
+    settings = load_config(None, env=engine_env())
     if servers:
         mcp = McpSettings.model_validate({"servers": servers})
         settings = settings.model_copy(update={"mcp_servers": mcp})

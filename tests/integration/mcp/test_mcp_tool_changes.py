@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from backend.config.mcp_servers import McpSettings
-from backend.config.settings import SylkConfig
 from backend.engine import Engine, EngineConfig
 from backend.engine.build import EngineParts, build
 from backend.mcp.client.as_skills import attach_skills
@@ -25,6 +24,7 @@ from backend.skills.builtin.catalog import build_gateway
 from backend.skills.envelopes import Envelope
 from backend.skills.gateway.gateway import Gateway
 from backend.skills.models import SkillContext
+from tests.support.engine_env import quiet_config
 from tests.support.polling import until
 
 STUB = Path(__file__).resolve().parents[2] / "stubs" / "mcp_changing_server.py"
@@ -133,9 +133,7 @@ async def test_refresh_relists_a_server_that_never_tells(
 
 
 def engine_parts(data_dir: Path, workspace: Path, **servers: dict[str, Any]) -> EngineParts:
-    settings = SylkConfig.model_validate(
-        {"mcp_servers": {"servers": servers}, "approvals": {"allow": ["changing.*"]}}
-    )
+    settings = quiet_config(mcp_servers={"servers": servers}, approvals={"allow": ["changing.*"]})
     return build(EngineConfig(data_dir=data_dir, workspace=workspace, watch_files=False), settings)
 
 

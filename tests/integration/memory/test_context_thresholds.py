@@ -26,6 +26,7 @@ from backend.memory.summaries import CHECKPOINT_MARK
 from backend.messages import MessageType
 from tests.stubs.llm_script import Reply
 from tests.stubs.llm_stub import LLMStub
+from tests.support.engine_env import engine_env
 
 WINDOW = 100_000
 LIBRARIAN_SUMMARY = {
@@ -63,7 +64,7 @@ async def _engine(
 ) -> tuple[Engine, EngineParts, Recording]:
     path = workspace.parent / "script.json"
     path.write_text(json.dumps(script))
-    settings = load_config(None, env={"SYLK_SCRIPT": str(path)})
+    settings = load_config(None, env=engine_env(SYLK_SCRIPT=str(path)))
     settings = settings.model_copy(
         update={"context": ContextSettings(windows={"scripted": WINDOW})}
     )
@@ -196,7 +197,7 @@ async def test_with_no_usage_reported_the_context_is_an_estimate(
     for text in ("First answer.", "Second answer."):
         llm_stub.push([Reply(text=[text], include_usage=False)])
     env = {"OPENAI_API_KEY": "sk-test-0123456789", "OPENAI_BASE_URL": llm_stub.openai_base_url}
-    settings = load_config(None, env=env)
+    settings = load_config(None, env=engine_env(env))
     config = EngineConfig(data_dir=data_dir, workspace=workspace, provider="openai")
     parts = build(config, settings)
     engine = Engine.from_parts(parts)

@@ -15,6 +15,7 @@ from backend.engine.build import build
 from backend.skills.hooks.registry import HookKind, PromptData
 from tests.stubs.llm_script import Reply, StubToolCall
 from tests.stubs.llm_stub import LLMStub
+from tests.support.engine_env import engine_env
 from tests.support.polling import until
 
 ECHO_SERVER = Path(__file__).resolve().parents[2] / "stubs" / "mcp_echo_server.py"
@@ -28,7 +29,7 @@ async def test_an_agent_finds_and_runs_an_mcp_tool_through_the_gateway(
     servers = McpSettings.model_validate(
         {"servers": {"echo": {"command": [sys.executable, str(ECHO_SERVER)]}}}
     )
-    settings = load_config(None, env=env).model_copy(update={"mcp_servers": servers})
+    settings = load_config(None, env=engine_env(env)).model_copy(update={"mcp_servers": servers})
     llm_stub.push(
         Reply(tool_calls=[StubToolCall("search", {"query": "reverse some text"})]),
         Reply(tool_calls=[StubToolCall("execute", {"op": "echo.mcp_tools"})]),
@@ -79,7 +80,7 @@ async def test_files_an_agent_writes_land_in_the_session_context(
     config = EngineConfig(
         data_dir=data_dir, workspace=workspace, approval_mode=ApprovalMode.AUTO_EDIT
     )  # no one here to approve the write
-    parts = build(config, load_config(None, env=env))
+    parts = build(config, load_config(None, env=engine_env(env)))
     engine = Engine.from_parts(parts)
     seen: list[tuple[str, str]] = []
 

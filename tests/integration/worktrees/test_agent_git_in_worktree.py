@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from backend.config.settings import SylkConfig
 from backend.engine import Engine, EngineConfig
 from backend.engine.build import build
 from backend.sandbox.support import LEVELS, sandbox_support
@@ -25,6 +24,7 @@ from backend.sessions.models import Session
 from backend.skills.builtin.catalog import agent_context
 from backend.skills.envelopes import Envelope
 from backend.worktrees.sandbox_git import sandboxed_git_hint, worktree_gitdir
+from tests.support.engine_env import quiet_config
 from tests.support.git_repos import git, make_repo
 
 pytestmark = pytest.mark.skipif(
@@ -53,7 +53,7 @@ def repo(tmp_path: Path) -> Path:
 @pytest.fixture
 async def engine(repo: Path, data_dir: Path, level: str) -> AsyncIterator[Engine]:
     config = EngineConfig(data_dir=data_dir, workspace=repo)
-    settings = SylkConfig.model_validate({"approvals": {"mode": "auto"}})  # the sandbox decides
+    settings = quiet_config(approvals={"mode": "auto"})  # the sandbox decides
     eng = Engine.from_parts(build(config, settings))
     yield eng
     await eng.aclose()

@@ -11,16 +11,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-from backend.config.settings import SylkConfig
 from backend.engine import Engine, EngineConfig
 from backend.engine.build import build
 from backend.events import EngineNotice
 from backend.sessions.models import Session, SessionConfig
+from tests.support.engine_env import quiet_config
 from tests.support.git_repos import git, make_repo
 
 
 def open_engine(data_dir: Path, workspace: Path, **settings: object) -> Engine:
-    config = SylkConfig.model_validate(settings)
+    config = quiet_config(**settings)
     return Engine.from_parts(build(EngineConfig(data_dir=data_dir, workspace=workspace), config))
 
 
