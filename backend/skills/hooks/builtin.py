@@ -200,7 +200,9 @@ def session_scoping() -> Hook:
         own = data.ctx.session_id
         crossing = CROSS_SESSION_TAG in data.skill.tags and CROSS_SESSION_SCOPE in data.ctx.scopes
         refused = f"{data.skill.op} may only act on the caller's session"
-        if CROSS_SESSION_TAG in data.skill.tags:
+        if crossing:  # the scope is held: what it cannot reach is another user's
+            refused = f"{data.skill.op}: that session is another user's; its history is private"
+        elif CROSS_SESSION_TAG in data.skill.tags:
             refused += f" (other sessions need the {CROSS_SESSION_SCOPE} scope)"
         if "session_id" in fields:
             given = data.args.get("session_id")

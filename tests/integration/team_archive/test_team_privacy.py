@@ -73,6 +73,8 @@ async def test_bob_reads_nothing_private_of_alice(
             assert not refused.ok and refused.error is not None, (op, refused)
             assert refused.error.code is ErrorCode.ACCESS_DENIED, (op, refused.error)
             assert SECRET not in refused.model_dump_json()
+        teammates = await _as(bob, sid, "sessions.transcript", session_id=alice.session)
+        assert teammates.error is not None and "another user's" in teammates.error.message
         listed = await _as(bob, sid, "sessions.list")
         assert alice.session not in {s["id"] for s in listed.result["sessions"]}
         for op, args in [
