@@ -130,10 +130,13 @@ def run_export(args: argparse.Namespace, make_engine: MakeEngine) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    from backend.config.settings import load_config
+    from backend.sessions.ownership import local_owner
     from sylk_tui.export.importing import import_session
 
     data_dir = paths.data_dir(getattr(args, "data_dir", None))
-    session = import_session(Path(args.file), data_dir, new_id=args.new_id)
+    owner = local_owner(load_config(paths.config_file()).team.user)
+    session = import_session(Path(args.file), data_dir, new_id=args.new_id, owner=owner)
     print(f"{session.id}\t{session.name}")
     print(f"imported {session.name!r} into {data_dir}", file=sys.stderr)
     return 0

@@ -23,6 +23,7 @@ from backend.clock import utc_now
 from backend.errors import ErrorKind, SylkError
 from backend.messages import Message, message_text, new_id
 from backend.sessions.models import Session, SessionState
+from backend.sessions.ownership import SessionOwner
 from sylk_tui.export.document import EXPORT_VERSION, FORMAT, SECTIONS
 
 MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
@@ -134,8 +135,11 @@ def fresh_ids(document: dict[str, Any], session: Session, messages: list[Message
     return swap(document)
 
 
-def import_session(path: Path, data_dir: Path, *, new_id: bool = False) -> Session:
-    """Import the session exported to ``path`` into the archive in ``data_dir``."""
+def import_session(
+    path: Path, data_dir: Path, *, new_id: bool = False, owner: SessionOwner | None = None
+) -> Session:
+    """Import the session exported to ``path`` into the archive in ``data_dir``; with
+    ``owner``, as the importer's (an engine runs only the sessions its user owns)."""
     from backend.archive.store import Archive
 
     document = read_document(path)
@@ -143,6 +147,8 @@ def import_session(path: Path, data_dir: Path, *, new_id: bool = False) -> Sessi
     if new_id:
         document = fresh_ids(document, session, messages)
         session, messages = parse(path, document)
+    if owner is not None:
+        session = session.model_copy(update={"owner": owner})
     if session.state is SessionState.ACTIVE:
         session = session.model_copy(
             update={"state": SessionState.SUSPENDED, "suspended_at": utc_now()}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 from backend.errors import SessionNotFoundError
 from backend.sessions.ownership import SessionOwner
 from sylk_tui.cli import main
-from tests.integration.team_archive.teammates import teammate
+from tests.integration.team_archive.teammates import said, teammate
 
 HOST = socket.gethostname()
 
@@ -69,3 +70,34 @@ def test_sessions_list_shows_own_and_team_shows_every_owner(
     assert all(set(r) == {"id", "name", "state", "owner", "mine"} for r in team)
     assert main(["sessions", "list", "--team", *common]) == 0
     assert f"alice work  alice@{HOST}" in capsys.readouterr().out
+
+
+async def _alice_hands_over(data_dir: Path, workspace: Path) -> None:
+    alice = teammate(data_dir, workspace, "alice")
+    try:
+        handed = await alice.create_session("handed over", isolation=False)
+        alice.archive.append_messages([said(handed.id, "the context bob needs")])
+    finally:
+        await alice.aclose()
+
+
+def test_an_imported_session_is_the_importers(
+    data_dir: Path, workspace: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    asyncio.run(_alice_hands_over(data_dir, workspace))
+    config_dir = tmp_path / "config"
+    config_dir.mkdir()
+    monkeypatch.setenv("SYLK_CONFIG_DIR", str(config_dir))
+    common = ["--data-dir", str(data_dir), "--workspace", str(workspace)]
+    (config_dir / "config.toml").write_text('[team]\nuser = "alice"\n')
+    exported = tmp_path / "s.json"
+    assert main(["sessions", "export", "1", "--format", "json", "-o", str(exported), *common]) == 0
+    other = tmp_path / "bob-data"
+    other.mkdir()
+    (config_dir / "config.toml").write_text('[team]\nuser = "bob"\n')
+    mine = ["--data-dir", str(other), "--workspace", str(workspace)]
+    assert main(["sessions", "import", str(exported), *mine]) == 0
+    capsys.readouterr()
+    assert main(["sessions", "list", "--json", *mine]) == 0
+    assert [r["name"] for r in json.loads(capsys.readouterr().out)] == ["handed over"]
