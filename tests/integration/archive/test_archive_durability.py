@@ -138,7 +138,8 @@ def test_acknowledged_writes_survive_a_killed_postgres_server(tmp_path: Path) ->
         try:
             writer = server.writer(0, rng.randrange(2**32))
             result = Round()
-            while not (result.opened and len(result.acked) >= rng.randint(20, 200)):
+            kill_after = rng.randint(20, 200)
+            while not (result.opened and len(result.acked) >= kill_after):
                 result.take(writer.lines.get(timeout=READY_TIMEOUT))
                 assert not result.eof, f"seed={seed}{writer.errors()}"
             before = len(result.acked)
@@ -152,10 +153,12 @@ def test_acknowledged_writes_survive_a_killed_postgres_server(tmp_path: Path) ->
                 result.take(writer.lines.get(timeout=10))
         finally:
             server.close()
-        print(f"acknowledged={len(result.acked)} errors={result.errors}")
+        print(f"SYLK_CRASH_SEED={seed} acknowledged={len(result.acked)} "
+              f"failed_writes={len(result.errors)}")  # fmt: skip
         assert result.errors, f"seed={seed}: no write failed while the server was down"
         typed = {"error ArchiveWriteError archive_unavailable", "error ArchiveUnavailableError -"}
         assert set(result.errors) <= typed, f"seed={seed}: {result.errors}"
+        assert "Traceback" not in writer.errors(), f"seed={seed}: logged{writer.errors()}"
         _check(url, tmp_path / "check", result.acked, f"seed={seed}")
         _reopened(url, tmp_path, result.acked, seed)
 
