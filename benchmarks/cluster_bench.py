@@ -205,7 +205,7 @@ async def run_plans(root: Path, executor: str, shape: Shape) -> dict[str, Any]:
     engine, archive = Engine.from_parts(parts), parts.archive
     watch = Watch()
     ids: list[str] = []
-    rss: dict[str, float] = {"built": fx.rss_now_mb()}
+    rss: dict[str, Any] = {"built": fx.rss_now_mb()}
     try:
         for s in range(shape.sessions):
             session = await engine.create_session(f"bench-{s}", activate=True, isolation=False)
@@ -225,6 +225,8 @@ async def run_plans(root: Path, executor: str, shape: Shape) -> dict[str, Any]:
         rows = table_rows(archive)
         rss["plans_done"] = fx.rss_now_mb()
         rss["descendants_plans_done"] = fx.tree_rss_mb(os.getpid())
+        if executor == "ray":
+            rss["each_ray_worker_plans_done"] = fx.ray_worker_rss_mb(os.getpid())
         statuses = [(await engine.dag_status(sid))[0]["status"] for sid in ids]
     finally:
         await engine.aclose()
@@ -306,7 +308,8 @@ def start_ray(concurrency: int, temp: str) -> dict[str, Any]:
         "first_task_ms": round(cold * 1000, 1),
         "warm_task_ms": round(statistics.median(warm) * 1000, 1),
         "rss_mb_after_head_start": {"driver": fx.rss_now_mb(),
-                                    "head_and_workers": fx.tree_rss_mb(os.getpid())},
+                                    "head_and_workers": fx.tree_rss_mb(os.getpid()),
+                                    "each_worker": fx.ray_worker_rss_mb(os.getpid())},
     }  # fmt: skip
 
 

@@ -169,49 +169,58 @@ def handoff_alone_sync(project: Path, rounds: int) -> dict[str, float]:
     return asyncio.run(handoff_alone(project, rounds))
 
 
+def _processes() -> dict[int, list[str]]:
+    """Every live process's ``/proc/<pid>/stat`` fields after its name (ppid first)."""
+    table: dict[int, list[str]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                table[int(entry.name)] = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+    return table
+
+
+def _descendants(root: int) -> dict[int, list[str]]:
+    table = _processes()
+    parents = {pid: int(fields[1]) for pid, fields in table.items()}
+
+    def below(pid: int) -> bool:
+        for _ in range(64):
+            pid = parents.get(pid, 0)
+            if pid == root:
+                return True
+            if pid <= 1:
+                return False
+        return False
+
+    return {pid: fields for pid, fields in table.items() if below(pid)}
+
+
 def tree_cpu_s(pid: int) -> float:
     """CPU seconds of every live descendant of ``pid`` (their own and their reaped
     children's): what Ray's head and workers spent, read from ``/proc``."""
     tick = os.sysconf("SC_CLK_TCK")
-    parents: dict[int, int] = {}
-    cpu: dict[int, float] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        parents[int(entry.name)] = int(fields[1])
-        cpu[int(entry.name)] = sum(int(x) for x in fields[11:15]) / tick
-    return sum(cpu[p] for p in parents if _descends(p, pid, parents))
+    return sum(sum(int(x) for x in f[11:15]) / tick for f in _descendants(pid).values())
 
 
 def tree_rss_mb(pid: int) -> float:
     """Resident set of every live descendant of ``pid`` (MB; shared pages counted twice)."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            parents[int(entry.name)] = int(fields[1])
-    total = 0
-    for p in parents:
-        if _descends(p, pid, parents):
-            total += _rss_kb(Path(f"/proc/{p}/status"))
-    return round(total / 1024, 1)
+    kb = sum(_rss_kb(Path(f"/proc/{p}/status")) for p in _descendants(pid))
+    return round(kb / 1024, 1)
 
 
-def _descends(p: int, root: int, parents: dict[int, int]) -> bool:
-    seen = 0
-    while p in parents and seen < 64:
-        p = parents[p]
-        if p == root:
-            return True
-        seen += 1
-    return False
+def ray_worker_rss_mb(pid: int) -> list[float]:
+    """Resident set of each live Ray worker process below ``pid`` (``ray::…`` titles)."""
+    found: list[float] = []
+    for p in _descendants(pid):
+        try:
+            title = Path(f"/proc/{p}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if title.startswith(b"ray::"):
+            found.append(round(_rss_kb(Path(f"/proc/{p}/status")) / 1024, 1))
+    return sorted(found)
 
 
 def _rss_kb(status: Path) -> int:
