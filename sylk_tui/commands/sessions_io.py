@@ -3,8 +3,8 @@
 ``list`` shows each session's workspace (home as ``~``) beside its state and phase;
 ``export ID --format md|json|html|svg [-o FILE]`` writes the whole session with no
 secret in it (:mod:`sylk_tui.export`); ``import FILE [--new-id]`` reads a JSON export
-back into this (or ``--data-dir``'s) archive. A bad file or a conflict is one error line
-and a non-zero exit; nothing is written then.
+back into the configured archive (``database_url``, else the data dir's file). A bad
+file or a conflict is one error line and a non-zero exit; nothing is written then.
 """
 
 from __future__ import annotations
@@ -130,13 +130,18 @@ def run_export(args: argparse.Namespace, make_engine: MakeEngine) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    from sqlalchemy import make_url
+
     from backend.config.settings import load_config
     from backend.sessions.ownership import local_owner
     from sylk_tui.export.importing import import_session
 
     data_dir = paths.data_dir(getattr(args, "data_dir", None))
-    owner = local_owner(load_config(paths.config_file()).team.user)
-    session = import_session(Path(args.file), data_dir, new_id=args.new_id, owner=owner)
+    settings = load_config(paths.config_file())
+    owner = local_owner(settings.team.user)
+    url = settings.database_url  # the configured archive, as every engine here opens it
+    session = import_session(Path(args.file), data_dir, new_id=args.new_id, owner=owner, url=url)
+    where = make_url(url).render_as_string(hide_password=True) if url else data_dir
     print(f"{session.id}\t{session.name}")
-    print(f"imported {session.name!r} into {data_dir}", file=sys.stderr)
+    print(f"imported {session.name!r} into {where}", file=sys.stderr)
     return 0

@@ -136,10 +136,16 @@ def fresh_ids(document: dict[str, Any], session: Session, messages: list[Message
 
 
 def import_session(
-    path: Path, data_dir: Path, *, new_id: bool = False, owner: SessionOwner | None = None
+    path: Path,
+    data_dir: Path,
+    *,
+    new_id: bool = False,
+    owner: SessionOwner | None = None,
+    url: str | None = None,
 ) -> Session:
-    """Import the session exported to ``path`` into the archive in ``data_dir``; with
-    ``owner``, as the importer's (an engine runs only the sessions its user owns)."""
+    """Import the session exported to ``path`` into the archive in ``data_dir`` (or at
+    ``url``, the configured ``database_url``: a team's PostgreSQL); with ``owner``, as the
+    importer's (an engine runs only the sessions its user owns)."""
     from backend.archive.store import Archive
 
     document = read_document(path)
@@ -153,7 +159,7 @@ def import_session(
         session = session.model_copy(
             update={"state": SessionState.SUSPENDED, "suspended_at": utc_now()}
         )
-    archive = Archive(data_dir)
+    archive = Archive(data_dir, url=url)
     try:
         _refuse_conflicts(archive, session, messages)
         archive.write(lambda conn: _write(conn, path, document, session, messages))
@@ -163,13 +169,14 @@ def import_session(
 
 
 def _refuse_conflicts(archive: Any, session: Session, messages: list[Message[Any]]) -> None:
+    from backend.archive.dialects import driver_sql
+
     def held(conn: Any) -> tuple[bool, bool]:
-        has_session = conn.exec_driver_sql(
-            "SELECT 1 FROM sessions WHERE id = ?", (session.id,)
-        ).first()
+        has_session = driver_sql(conn, "SELECT 1 FROM sessions WHERE id = ?", (session.id,)).first()
         ids = [m.id for m in messages]
         has_message = any(
-            conn.exec_driver_sql(
+            driver_sql(
+                conn,
                 f"SELECT 1 FROM transcript WHERE id IN ({','.join('?' * len(chunk))})",
                 tuple(chunk),
             ).first()
@@ -193,25 +200,28 @@ def _write(
 ) -> None:
     from sqlalchemy.exc import IntegrityError, InterfaceError, ProgrammingError
 
+    from backend.archive.dialects import driver_sql
     from backend.archive.store import Archive
 
     Archive.upsert_sessions([session])(conn)
-    conn.exec_driver_sql(
-        "INSERT INTO transcript (id, session_id, type, source, timestamp, text, envelope) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [
-            (m.id, session.id, m.type.value, m.source, m.timestamp.isoformat(),
-             message_text(m), m.model_dump_json())
-            for m in messages
-        ],
-    )  # fmt: skip
+    if messages:  # an empty executemany is an error on the drivers, not a write of nothing
+        driver_sql(
+            conn,
+            "INSERT INTO transcript (id, session_id, type, source, timestamp, text, envelope) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (m.id, session.id, m.type.value, m.source, m.timestamp.isoformat(),
+                 message_text(m), m.model_dump_json())
+                for m in messages
+            ],
+        )  # fmt: skip
     for name, section in SECTIONS.items():
         rows = document.get(name, [])
         if not rows:
             continue
-        columns = _columns(conn, section.table) - {"seq", "session_id"}
+        columns = _columns(conn, section.table)
         for row in rows:
-            values = {k: v for k, v in row.items() if k in columns}
+            values = {k: _cell(v, columns[k]) for k, v in row.items() if k in columns}
             for column in section.json_columns:
                 if column in values and not isinstance(values[column], str):
                     values[column] = json.dumps(values[column], ensure_ascii=False)
@@ -221,12 +231,24 @@ def _write(
                 f"VALUES ({', '.join('?' * len(names))})"
             )
             try:
-                conn.exec_driver_sql(sql, (session.id, *values.values()))
+                driver_sql(conn, sql, (session.id, *values.values()))
             except (IntegrityError, InterfaceError, ProgrammingError) as exc:
                 raise ExportFileError(
                     path, f"a row of its {name} is refused ({exc.orig})"
                 ) from None
 
 
-def _columns(conn: Any, table: str) -> set[str]:
-    return {str(r[1]) for r in conn.exec_driver_sql(f"PRAGMA table_info({table})")}
+def _columns(conn: Any, table: str) -> dict[str, bool]:
+    """The table's columns a row may fill (not its key or session), each with whether it
+    is a boolean: an export from SQLite writes those as 0 and 1, PostgreSQL wants bools."""
+    from sqlalchemy import Boolean, inspect
+
+    return {
+        str(c["name"]): isinstance(c["type"], Boolean)
+        for c in inspect(conn).get_columns(table)
+        if c["name"] not in ("seq", "session_id")
+    }
+
+
+def _cell(value: Any, boolean: bool) -> Any:
+    return bool(value) if boolean and isinstance(value, int) else value
