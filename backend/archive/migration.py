@@ -13,7 +13,7 @@ from __future__ import annotations
 from sqlalchemy import Connection, inspect
 
 from backend.archive import postgres
-from backend.archive.dialects import is_postgres, upsert
+from backend.archive.dialects import is_postgres, json_text, upsert
 from backend.archive.schema import APPLICATION_ID, SCHEMA_META, SCHEMA_VERSION, TABLES, ensure_fts
 
 _meta = SCHEMA_META
@@ -22,6 +22,8 @@ ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
     # (table, column, its definition): each has a default, so rows before it read well
     ("usage", "estimated", "BOOLEAN NOT NULL DEFAULT FALSE"),
     ("usage", "pipeline_id", "VARCHAR"),
+    ("sessions", "owner_user", "VARCHAR"),
+    ("sessions", "owner_host", "VARCHAR"),
 )
 
 
@@ -50,7 +52,21 @@ def migrate(conn: Connection, found: int | None) -> None:
 
 def _add_columns(conn: Connection) -> None:
     """Add the :data:`ADDED_COLUMNS` a file made before them lacks."""
+    added = set()
     for table, column, definition in ADDED_COLUMNS:
         have = {c["name"] for c in inspect(conn).get_columns(table)}
         if column not in have:
             conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
+            added.add(column)
+    if "owner_user" in added:  # rows written with an owner in ``data`` keep it in SQL
+        _fill_owners(conn)
+
+
+def _fill_owners(conn: Connection) -> None:
+    user, host = (json_text(conn, "data", "owner", f) for f in ("user", "host"))
+    conn.exec_driver_sql(
+        f"UPDATE sessions SET owner_user = {user}, owner_host = {host} WHERE {user} IS NOT NULL"
+    )
+    conn.exec_driver_sql(
+        "CREATE INDEX IF NOT EXISTS ix_sessions_owner_user ON sessions (owner_user)"
+    )

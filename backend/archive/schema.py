@@ -57,6 +57,10 @@ SESSIONS = Table(
     _text("last_active_at"),
     _flag("closed"),
     _text("data"),
+    # The owner (``data``'s ``owner``) as columns, so a team's reads filter in SQL; NULL:
+    # a row written before owners existed, which reads as the reader's.
+    _text("owner_user", nullable=True, index=True),
+    _text("owner_host", nullable=True),
 )
 
 TRANSCRIPT = Table(

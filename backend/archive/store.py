@@ -102,15 +102,14 @@ def _json_time(value: datetime) -> str:
 
 
 def _session_values(session: Session) -> dict[str, Any]:
+    owner = session.owner  # also as columns: a team's reads filter on them in SQL
     return {
-        "id": session.id,
-        "name": session.name,
-        "state": session.state.value,
+        "id": session.id, "name": session.name, "state": session.state.value,
         "created_at": session.created_at.isoformat(),
         "last_active_at": session.last_active_at.isoformat(),
-        "closed": session.closed_at is not None,
-        "data": session.model_dump_json(),
-    }
+        "closed": session.closed_at is not None, "data": session.model_dump_json(),
+        "owner_user": owner.user if owner else None, "owner_host": owner.host if owner else None,
+    }  # fmt: skip
 
 
 class Archive:

@@ -15,7 +15,7 @@ from typing import Any
 
 from backend.archive.phase_log import phase_history, sessions_with_phase_moves
 from backend.archive.store import Archive
-from backend.archive.team.ownership import TeamReach
+from backend.archive.team.ownership import TeamReach, owned_sessions
 from backend.clock import utc_now
 from backend.errors import CommandError
 from backend.events import (
@@ -37,7 +37,7 @@ from backend.sessions.models import (
     SessionSnapshot,
     SessionState,
 )
-from backend.sessions.ownership import SessionOwner, local_owner, owns
+from backend.sessions.ownership import SessionOwner, local_owner
 from backend.sessions.phases import PhaseChange, SessionPhase
 
 Transcript = list[Message[dict[str, Any]]]
@@ -72,9 +72,7 @@ class SessionService:
         self._release: list[Release] = []
         self._created: list[Prepare] = []  # a new session given its worktree
         self._discarded: list[Release] = []  # before a close or delete: its worktree goes
-        self._manager = SessionManager(
-            s for s in archive.load_sessions() if owns(s.owner, self.owner)
-        )
+        self._manager = SessionManager(owned_sessions(archive, self.owner))  # asked of SQL
         self._changes: list[SessionChange] = []
         self._manager.add_listener(self._changes.append)
         self._lock = asyncio.Lock()

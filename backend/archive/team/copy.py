@@ -29,6 +29,7 @@ from sqlalchemy.engine import make_url
 
 from backend.archive.schema import SCHEMA_META, TABLES
 from backend.archive.store import Archive
+from backend.archive.team.ownership import json_owner
 from backend.errors import ArchiveError, ErrorKind
 from backend.sessions.ownership import SessionOwner
 
@@ -188,9 +189,17 @@ class ArchiveCopy:
 
         rows = self.source.read(read)
         if table.name == "sessions":
-            at = [c.name for c in cols].index("data")
-            rows = [(*r[:at], _with_owner(r[at], self.owner), *r[at + 1 :]) for r in rows]
+            names = [c.name for c in cols]
+            rows = [self._owned(dict(zip(names, r, strict=True))) for r in rows]
         return rows
+
+    def _owned(self, row: dict[str, Any]) -> Row:
+        """A session row with an owner, in ``data`` and the owner columns alike."""
+        data = _with_owner(row["data"], self.owner)
+        if row.get("owner_user") is None:
+            owner = json_owner(data) or self.owner
+            row = {**row, "owner_user": owner.user, "owner_host": owner.host}
+        return tuple({**row, "data": data}.values())
 
     def _target_rows(self, table: Table, column: str, values: Sequence[Any]) -> list[Row]:
         """The target's rows whose ``column`` is one of ``values``, in ``seq`` order."""
