@@ -56,6 +56,11 @@ def same_user(owner: SessionOwner | None, reader: SessionOwner) -> bool:
 class SessionReach(Protocol):
     """Which sessions a caller may read beyond its own (with the cross-session scope)."""
 
+    @property
+    def user(self) -> str:
+        """The user whose sessions these are: a query filters on it in SQL, before its limit."""
+        ...
+
     def same_user(self, ref: str) -> bool:
         """Every session whose id starts with ``ref`` belongs to the caller's user."""
         ...

@@ -281,7 +281,8 @@ class ChronicleQuery:
     Visibility: by default a session sees its own entries and the promoted
     entries of every other session; ``current_only`` narrows that to its own,
     ``cross_session`` widens it to every session. ``session_ids`` and
-    ``exclude_sessions`` then filter what is visible.
+    ``exclude_sessions`` then filter what is visible. ``reader_user`` (a shared
+    archive): another user's unpromoted entries are never visible.
     """
 
     search_text: str | None = None
@@ -293,6 +294,7 @@ class ChronicleQuery:
     cross_session: bool = False
     promoted_only: bool = False
     limit: int = 20
+    reader_user: str | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.limit <= MAX_LIMIT:

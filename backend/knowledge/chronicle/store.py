@@ -173,6 +173,9 @@ def select_entries(
         args.append(session_id)
     if query.promoted_only:
         where.append("e.promoted")
+    if query.reader_user is not None:  # before the LIMIT: a teammate's never takes a place
+        where.append("(e.promoted OR s.owner_user IS NULL OR s.owner_user = ?)")
+        args.append(query.reader_user)
     _in("e.category", [str(c) for c in query.categories], where, args, neg=False)
     _in("e.session_id", list(query.session_ids), where, args, neg=False)
     _in("e.session_id", list(query.exclude_sessions), where, args, neg=True)

@@ -150,6 +150,12 @@ def _readable(ctx: SkillContext, found: list[Entry]) -> list[Entry]:
     return [e for e in found if e.promoted or may_read(ctx, e.session_id)]
 
 
+def _reader(ctx: SkillContext) -> str | None:
+    """The caller's user on a shared archive: its query leaves out a teammate's private
+    entries in SQL, before the limit (after it, fewer than ``limit`` would come back)."""
+    return None if ctx.reach is None else ctx.reach.user
+
+
 def _handlers(chronicle: Chronicle) -> dict[str, Handler]:
     """One handler per op, closed over ``chronicle``."""
 
@@ -169,6 +175,7 @@ def _handlers(chronicle: Chronicle) -> dict[str, Handler]:
             cross_session=p.cross_session,
             promoted_only=p.promoted_only,
             limit=p.limit,
+            reader_user=_reader(ctx),
         )
         scope = (
             "this session" if p.current_only
@@ -187,6 +194,7 @@ def _handlers(chronicle: Chronicle) -> dict[str, Handler]:
             cross_session=True,
             promoted_only=p.promoted_only,
             limit=p.limit,
+            reader_user=_reader(ctx),
         )
         return _entries(_readable(ctx, await chronicle.query(ctx.session_id, q)))
 
