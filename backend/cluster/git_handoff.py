@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import tempfile
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +30,30 @@ from backend.worktrees.git_repo import NoRepositoryError, branch_slug, find_git_
 # The remote side of a fetch or push (a local path: a child git process) with hooks off.
 UPLOAD_PACK = "git -c core.hooksPath=/dev/null upload-pack"
 RECEIVE_PACK = "git -c core.hooksPath=/dev/null -c receive.denyCurrentBranch=refuse receive-pack"
+# What checks and tools leave in a tree (bytecode, caches, coverage data) is never the
+# pipeline's work: two results carrying the same ``pkg/__pycache__/x.pyc`` would not both
+# apply. Kept out of the base and of every result whatever the repository's .gitignore
+# says, without touching that file or the user's config ("dir/" names a directory).
+LEFTOVERS = (
+    "__pycache__/", "*.py[cod]", ".pytest_cache/", ".ruff_cache/", ".mypy_cache/",
+    ".hypothesis/", ".tox/", ".nox/", "htmlcov/", ".coverage", ".coverage.*", "coverage.xml",
+)  # fmt: skip
+
+
+EXCLUDES = "".join(f"{name}\n" for name in LEFTOVERS)  # an excludes file's lines
+
+Run = Callable[[list[str]], Awaitable[str]]
+
+
+async def add_all_but_leftovers(run: Run, head: str | None, excludes: Path) -> None:
+    """``add -A`` minus :data:`LEFTOVERS` (``excludes`` holds them): untracked ones are
+    ignored, tracked ones (the repository committed some) stay as ``head`` has them.
+    (Safe git takes pathspecs literally, so no exclude pathspec: an excludes file.)"""
+    await run(["-c", f"core.excludesFile={excludes}", "add", "-A", "--", "."])
+    listed = await run(["ls-files", "-z", "-c", "-i", f"--exclude-from={excludes}"])
+    if tracked := [name for name in listed.split("\0") if name]:
+        await run(["reset", "-q", head, "--", *tracked] if head
+                  else ["rm", "-q", "--cached", "--", *tracked])  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -90,7 +115,10 @@ async def snapshot_base(repo: SessionRepository, ref: str) -> str:
                           ok_codes=(0, 1))).strip()  # fmt: skip
         if head:
             await _indexed(repo, index, ["read-tree", head])
-        await _indexed(repo, index, ["add", "-A", "--", "."])
+        (Path(scratch) / "exclude").write_text(EXCLUDES)
+        await add_all_but_leftovers(
+            lambda args: _indexed(repo, index, args), head or None, Path(scratch) / "exclude"
+        )
         tree = (await _indexed(repo, index, ["write-tree"])).strip()
     parents = ["-p", head] if head else []
     message = f"sylk: base of {ref}\n".encode()
@@ -158,6 +186,9 @@ async def fetch_checkout(source: Path, base_ref: str, checkout: Path) -> str:
         await run_git(git_dir, checkout, ["init", "-q"])
     except CheckpointError as exc:
         raise WorktreeGitError("init", str(exc)) from None
+    # The checkout is the worker's own: its ``git status`` (an agent's too) hides them.
+    (git_dir / "info").mkdir(exist_ok=True)
+    (git_dir / "info" / "exclude").write_text(EXCLUDES)
     await git(git_dir, checkout, ["fetch", "-q", "--no-tags", f"--upload-pack={UPLOAD_PACK}",
                                   str(source), f"{base_ref}:refs/sylk/base"])  # fmt: skip
     await git(git_dir, checkout, ["checkout", "-q", "--detach", "refs/sylk/base"])
@@ -165,9 +196,11 @@ async def fetch_checkout(source: Path, base_ref: str, checkout: Path) -> str:
 
 
 async def commit_and_push(checkout: Path, message: str, source: Path, result_ref: str) -> str:
-    """Commit everything the pipeline left in the checkout; push it to ``result_ref``."""
+    """Commit what the pipeline left in the checkout (not :data:`LEFTOVERS`, even where
+    the base tracks them); push it to ``result_ref``."""
     git_dir = checkout / ".git"
-    await git(git_dir, checkout, ["add", "-A", "--", "."])
+    await add_all_but_leftovers(lambda args: git(git_dir, checkout, args), "refs/sylk/base",
+                                git_dir / "info" / "exclude")  # fmt: skip
     await git(git_dir, checkout, ["commit", "-q", "--allow-empty", "--no-verify", "-m",
                                   message or "sylk: pipeline result"])  # fmt: skip
     sha = (await git(git_dir, checkout, ["rev-parse", "HEAD"])).strip()

@@ -187,6 +187,58 @@ async def test_a_session_in_a_linked_worktree_hands_off_through_its_repository(
     assert git(tree, "status", "--porcelain") == " M a.txt\n?? sub/\n"  # HEAD, index kept
 
 
+LEFT = ("pkg/__pycache__/m.cpython-311.pyc", "__pycache__/conftest.cpython-311.pyc",
+        ".pytest_cache/v/cache/lastfailed", ".ruff_cache/0.1/x", ".coverage",
+        "pkg/m.pyo")  # fmt: skip
+
+
+def leave_leftovers(tree: Path, tag: str) -> None:
+    for name in LEFT:
+        (tree / name).parent.mkdir(parents=True, exist_ok=True)
+        (tree / name).write_bytes(f"{tag}\0".encode())
+
+
+def committed_names(repo: Path, sha: str) -> set[str]:
+    return set(git(repo, "ls-tree", "-r", "--name-only", sha).split())
+
+
+async def test_build_leftovers_stay_out_of_the_base_and_of_every_result(tmp_path: Path) -> None:
+    """No .gitignore: bytecode and caches the checks leave on both sides never travel,
+    so two workers that ran the same tests both apply; the user's config is untouched."""
+    (tmp_path / "repo" / "pkg" / "__pycache__").mkdir(parents=True)
+    old = "pkg/__pycache__/old.pyc"  # committed by the user once: theirs, never rewritten
+    root = committed(tmp_path / "repo", {"pkg/m.py": "V = 1\n", "pkg/n.py": "W = 1\n", old: "c"})
+    sources = {"pkg/m.py", "pkg/n.py", old}
+    config = (root / ".git" / "config").read_text()
+    leave_leftovers(root, "user")  # the user's own test run, never committed
+    repo = session_repository(root)
+    results: list[tuple[str, str]] = []
+    for i, name in enumerate(("m", "n")):
+        base = await snapshot_base(repo, f"refs/sylk/base/p1/e{i}")
+        assert committed_names(root, base) == sources
+        checkout = tmp_path / f"worker{i}"
+        await fetch_checkout(root, f"refs/sylk/base/p1/e{i}", checkout)
+        (checkout / "pkg" / f"{name}.py").write_text(f"{name.upper()} = 2\n")
+        leave_leftovers(checkout, f"worker{i}")  # each tester ran pytest on the package
+        (checkout / old).write_text(f"worker{i}")
+        assert git(checkout, "status", "--porcelain") == f" M {old}\n M pkg/{name}.py\n"
+        sha = await commit_and_push(checkout, "done", root, f"refs/sylk/results/p1/e{i}/1")
+        assert committed_names(root, sha) == sources
+        assert git(root, "show", f"{sha}:{old}") == "c"
+        results.append((base, sha))
+    for i, (base, sha) in enumerate(results):
+        await apply_result(repo, base, sha, f"refs/sylk/applied/p1/e{i}-k")
+    assert (root / "pkg" / "m.py").read_text() == "M = 2\n"
+    assert (root / "pkg" / "n.py").read_text() == "N = 2\n"
+    assert (root / ".coverage").read_bytes() == b"user\0"  # the user's leftovers: theirs
+    assert not (root / ".gitignore").exists()
+    assert (root / ".git" / "config").read_text() == config
+    assert (
+        not (root / ".git" / "info" / "exclude").exists()
+        or "pycache" not in (root / ".git" / "info" / "exclude").read_text()
+    )
+
+
 def test_a_workspace_outside_any_repository_is_a_typed_refusal(tmp_path: Path) -> None:
     (tmp_path / "plain").mkdir()
     with pytest.raises(NotARepositoryError) as raised:
