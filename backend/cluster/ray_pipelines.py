@@ -36,6 +36,7 @@ from backend.cluster.git_handoff import (
     session_repository,
     snapshot_base,
 )
+from backend.cluster.pipeline_history import PipelineHistory
 from backend.cluster.question_relay import ASK, DriverQuestions
 from backend.cluster.ray_connection import RayConnector
 from backend.cluster.worker_pipeline import Body, WorkerJob, WorkerOutcome, run_job, sylk_env
@@ -62,6 +63,8 @@ class DriverSide(Protocol):
 
     def engine_fields(self, session_id: str) -> dict[str, Any]: ...
     async def record_usage(self, session_id: str, rows: list[dict[str, Any]]) -> None: ...
+    async def record_history(self, session_id: str, history: PipelineHistory) -> int:
+        """An attempt's history stored under ``session_id`` once (0: stored before)."""
 
 
 class RayPipelines:
@@ -131,6 +134,7 @@ class RayPipelines:
             self._listeners.pop(job.run_key, None)
             await self._questions.finished(job.run_key)
         await self._record_usage(session_id, outcome)
+        await self._record_history(session_id, outcome)
         if not outcome.ok or outcome.result_sha is None:
             return NodeResult.failed(outcome.error or "the pipeline failed",
                                      retryable=outcome.retryable)  # fmt: skip
@@ -198,6 +202,14 @@ class RayPipelines:
                 await self._side.record_usage(session_id, rows)
             except SylkError as exc:
                 log.warning("the ray worker's usage was not recorded: %s", exc)
+
+    async def _record_history(self, session_id: str, outcome: WorkerOutcome) -> None:
+        """What the attempt did (transcript, steps, chronicle), failed or not, as a local
+        run keeps it; a killed attempt returned nothing, so it stores nothing."""
+        try:
+            await self._side.record_history(session_id, outcome.history)
+        except (SylkError, ValueError) as exc:  # ValueError: an envelope that did not parse
+            log.warning("the ray worker's history was not recorded: %s", exc)
 
     async def aclose(self) -> None:
         if self._pump is not None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.cluster.git_handoff import changed_files, commit_and_push, fetch_checkout
+from backend.cluster.pipeline_history import PipelineHistory
 from backend.plans import PlanNode
 
 Send = Callable[[tuple[str, str, Any]], None]  # (run key, kind, payload) to the driver
@@ -38,6 +39,7 @@ class PipelineOutcome:
     error: str | None = None
     retryable: bool = True
     usage: list[dict[str, Any]] = field(default_factory=list)
+    history: PipelineHistory = field(default_factory=PipelineHistory)
 
 
 # (job, the workspace in the checkout, a private data dir, send) -> the pipeline's outcome
@@ -74,6 +76,7 @@ class WorkerOutcome:
     result_sha: str | None = None
     files: list[str] = field(default_factory=list)
     usage: list[dict[str, Any]] = field(default_factory=list)
+    history: PipelineHistory = field(default_factory=PipelineHistory)
     worker: str = ""
     pid: int = 0
 
@@ -102,10 +105,10 @@ async def _run(job: WorkerJob, send: Send, worker: str, scratch: Path) -> Worker
     ran = await job.body(job, workspace, scratch / "data", send)
     if not ran.ok:
         return WorkerOutcome(ok=False, error=ran.error, retryable=ran.retryable,
-                             base_sha=base_sha, usage=ran.usage, worker=worker,
+                             base_sha=base_sha, usage=ran.usage, history=ran.history, worker=worker,
                              pid=os.getpid())  # fmt: skip
     sha = await commit_and_push(checkout, ran.output, source, job.result_ref)
     files = await changed_files(checkout / ".git", checkout, base_sha, sha)
     return WorkerOutcome(ok=True, output=ran.output, base_sha=base_sha, result_sha=sha,
-                         files=files, usage=ran.usage, worker=worker,
+                         files=files, usage=ran.usage, history=ran.history, worker=worker,
                          pid=os.getpid())  # fmt: skip

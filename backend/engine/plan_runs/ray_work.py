@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from backend.approvals.session_approvals import METADATA_KEY
 from backend.cluster.errors import RayMissingError
+from backend.cluster.pipeline_history import PipelineHistory, harvest, store_write
 from backend.cluster.question_relay import WorkerQuestions
 from backend.cluster.worker_pipeline import Body, PipelineOutcome, Send, WorkerJob
 from backend.events import ChoiceQuestion, EngineEvent, EngineNotice, EventStream, PipelineMoved
@@ -59,6 +60,11 @@ class EngineSide:
     async def record_usage(self, session_id: str, rows: list[dict[str, Any]]) -> None:
         await self._parts.archive.arecord_usage(rows)
 
+    async def record_history(self, session_id: str, history: PipelineHistory) -> int:
+        archive = self._parts.archive
+        stored: int = await archive.awrite(store_write(history, session_id), key=session_id)
+        return stored
+
 
 async def run_on_worker(
     job: WorkerJob, workspace: Path, data_dir: Path, send: Send
@@ -96,12 +102,15 @@ async def run_on_worker(
             parts.answers.answer, session.id, job.plan_id, job.node, job.upstream
         )
         usage = _usage_rows(parts, session.id)
+        await parts.hook_work.settle()  # the chronicle's file records of the last edits
+        history = await parts.archive.aread(lambda conn: harvest(conn, session.id))
     finally:
         detach_questions()
         detach()
         await engine.aclose()
     return PipelineOutcome(ok=result.ok, output=str(result.output or ""), error=result.error,
-                           retryable=result.retryable, usage=usage)  # fmt: skip
+                           retryable=result.retryable, usage=usage,
+                           history=history)  # fmt: skip
 
 
 def _nothing() -> None:

@@ -5,133 +5,26 @@ exactly once. Hooks planted in the session's repository never run; a worker SIGK
 mid-pipeline is retried and its edit lands once. The worker keeps the driver's rules: a
 deny rule refuses there, its sandbox confines commands to its own checkout, and in ask
 mode its approvals are asked in the driver's QuestionBoard and answered from there. One
-Ray head for the module: it is the slowest thing these tests start."""
+Ray head for the test session (conftest)."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
-import subprocess
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from backend.config.approvals import ApprovalSettings
-from backend.config.orchestration import OrchestrationSettings
-from backend.config.settings import load_config
-from backend.engine import Engine, EngineConfig
-from backend.engine.build import build
-from backend.events import EngineEvent, EngineNotice, QuestionAsked
+from backend.events import EngineEvent, QuestionAsked
 from backend.orchestration import DagStatus
-from tests.integration.orchestration.plan_runs import architect_proposes, node, plan
-from tests.integration.plans.conftest import say
+from tests.integration.cluster.ray_runs import RayRun, appends, git, refs, script
 from tests.support.scripted import execute, read_then_edit
 
 ray = pytest.importorskip("ray")
-# One head for the module: with `--dist loadgroup` xdist keeps these on one worker too.
+# One head for the session: with `--dist loadgroup` xdist keeps these on one worker too.
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
-HOOKS = ("pre-receive", "update", "post-receive", "post-update", "post-checkout",
-         "reference-transaction", "pre-commit", "pre-push")  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def ray_head() -> Iterator[None]:
-    """A local head on loopback, no dashboard, its sockets under a short temp path."""
-    with tempfile.TemporaryDirectory(prefix="r", dir="/tmp") as temp:
-        os.environ["SYLK_SEMANTIC"] = "off"  # the workers' engines inherit the head's env
-        ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
-                 _temp_dir=temp, log_to_driver=False)  # fmt: skip
-        try:
-            yield
-        finally:
-            ray.shutdown()
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-                          cwd=repo, check=True, capture_output=True, text=True)  # fmt: skip
-    return done.stdout
-
-
-@pytest.fixture
-def repo(workspace: Path, tmp_path: Path) -> Path:
-    """The session's repository: two files committed, hooks planted that would leave a mark."""
-    git(workspace, "init", "-q", "-b", "main")
-    (workspace / "a.txt").write_text("one\n")
-    (workspace / "b.txt").write_text("two\n")
-    git(workspace, "add", "-A")
-    git(workspace, "commit", "-q", "-m", "start")
-    for hook in HOOKS:
-        path = workspace / ".git" / "hooks" / hook
-        path.write_text(f"#!/bin/sh\necho {hook} >> {tmp_path / 'hooks-ran'}\n")
-        path.chmod(0o755)
-    return workspace
-
-
-def appends(path: str, old: str, line: str) -> list[dict[str, Any]]:
-    """An edit that visibly doubles if applied twice: a line appended."""
-    return read_then_edit(path, old, old + line, said=f"Appended to {path}.")
-
-
-def script(path: Path, monkeypatch: pytest.MonkeyPatch, threads: dict[str, Any]) -> None:
-    doc = {
-        "turns": architect_proposes(plan(node("e1", "engineer", retry={"max": 3, "backoff_ms": 0}),
-                                         node("e2", "engineer"))),
-        "threads": {name: {"match": f"Task {name} of plan", "turns": turns}
-                    for name, turns in threads.items()},
-    }  # fmt: skip
-    path.write_text(json.dumps(doc))
-    monkeypatch.setenv("SYLK_SCRIPT", str(path))
-
-
-class RayRun:
-    """A driver engine with ``[orchestration] backend = "ray"`` (the head already up)."""
-
-    def __init__(
-        self, data_dir: Path, workspace: Path, *, deny: tuple[str, ...] = (), isolated: bool = False
-    ) -> None:
-        base = load_config(None)
-        sessions = base.sessions.model_copy(update={"git_isolation": isolated})
-        settings = base.model_copy(update={
-            "orchestration": OrchestrationSettings(backend="ray", address="auto"),
-            "sessions": sessions, "approvals": ApprovalSettings(deny=list(deny)),
-        })  # fmt: skip
-        config = EngineConfig(data_dir=data_dir, workspace=workspace, provider="scripted",
-                              watch_files=False, run_approved_plans=True)  # fmt: skip
-        self.parts = build(config, settings)
-        self.engine = Engine.from_parts(self.parts)
-        self.events: list[EngineEvent] = []
-        self.engine.events.add_listener(self.events.append)
-
-    def notices(self, task: str) -> list[str]:
-        prefix = f"Plan p1, task {task}: "
-        return [e.text.removeprefix(prefix) for e in self.events
-                if isinstance(e, EngineNotice) and e.text.startswith(prefix)]  # fmt: skip
-
-    async def worker_pid(self, task: str) -> int:
-        """The pid of the worker running ``task``, once its first notice came."""
-        for _ in range(600):
-            found = [n for n in self.notices(task) if n.startswith("on ray worker")]
-            if found:
-                return int(found[0].rsplit("pid ", 1)[1].rstrip(")"))
-            await asyncio.sleep(0.05)
-        raise AssertionError(f"task {task} never reached a worker")
-
-    async def approved(self, mode: str = "auto-edit") -> str:
-        session = await self.engine.ensure_session()
-        await self.engine.approval_command(session.id, mode)
-        await say(self.engine, session.id, "@architect add a --verbose flag")
-        await say(self.engine, session.id, "/plan approve p1")
-        return session.id
-
-
-def refs(repo: Path, prefix: str) -> list[str]:
-    return git(repo, "for-each-ref", "--format=%(refname)", prefix).split()
 
 
 async def test_two_engineer_nodes_run_on_ray_workers_and_land_once(
