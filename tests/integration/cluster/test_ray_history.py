@@ -19,6 +19,7 @@ import pytest
 from sqlalchemy import select
 
 from backend.archive.schema import CHRONICLE_FILES, STEPS, TRANSCRIPT
+from backend.cluster.pipeline_history import harvest, store_write
 from backend.events import PipelineMoved
 from backend.orchestration import DagStatus
 from tests.integration.cluster.ray_runs import RayRun, appends, git, refs, script
@@ -125,6 +126,10 @@ async def test_a_ray_pipelines_history_lands_in_the_users_session_as_a_local_run
         chronicle = run.parts.knowledge.chronicle
         hits = await chronicle.search_transcript("Appended", session_ids=[sid])
         assert {h.session_id for h in hits} == {sid} and hits, hits
+        # The same history delivered again (a duplicate result, a store after a restart).
+        twice = await run.parts.archive.aread(lambda conn: harvest(conn, sid))
+        assert await run.parts.archive.awrite(store_write(twice, sid)) == 0
+        assert kinds(run, sid) == stored
     finally:
         await run.engine.aclose()
     again = RayRun(tmp_path / "ray-data", repo)  # a restart reads them from the archive

@@ -82,6 +82,10 @@ async def test_a_worker_killed_mid_pipeline_is_retried_and_its_edit_lands_once(
         results = refs(repo, "refs/sylk/results/p1/e1/")
         assert "refs/sylk/results/p1/e1/1" not in results  # the dead attempt pushed nothing
         assert results == ["refs/sylk/results/p1/e1/2"]
+        # The dead attempt's history died with it; the retry's is stored once.
+        finals = [r for r in run.parts.archive.load_steps(sid)
+                  if r["role"] == "engineer" and r["kind"] == "final"]  # fmt: skip
+        assert len(finals) == 2, finals
     finally:
         await run.engine.aclose()
 
