@@ -36,6 +36,12 @@ LOCAL_COMMANDS: tuple[LocalCommand, ...] = (
         "the session on screen as a file (json re-imports; svg is the screen)",
         "app.export_session",
     ),
+    LocalCommand(
+        "/team",
+        "/team",
+        "teammates' open sessions on a shared archive: owner, name, state (never content)",
+        "app.team",
+    ),
 )
 
 

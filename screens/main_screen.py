@@ -40,6 +40,7 @@ from widgets.composer.history import sent_lines
 from widgets.inbox_badge import InboxBadge
 from widgets.session_list import SessionList
 from widgets.status_bar import StatusBar
+from widgets.team_indicator import TeamIndicator
 from widgets.transcript import Transcript
 
 if TYPE_CHECKING:  # the engine's models (pydantic) load after the first frame
@@ -84,6 +85,7 @@ class MainScreen(SessionManageScreen):
                 yield Transcript(id="transcript", tz=self._tz)
                 yield Composer(id="composer", reserved_keys=OPTION_DIGIT_KEYS)
         yield InboxBadge(id="inbox-badge")
+        yield TeamIndicator(id="team-indicator")  # no room taken unless teammates work here
         yield StatusBar(id="status-bar")
         yield Footer()
 

@@ -42,6 +42,7 @@ PALETTE_ACTIONS: tuple[PaletteAction, ...] = (
     PaletteAction("Filter sessions", "Narrow the session list by name", "filter_sessions"),
     PaletteAction("Approvals inbox", "Everything waiting on you, every session", "open_inbox"),
     PaletteAction("DAG view", "The plan of the session on screen, live", "dag_view"),
+    _send("Team sessions", "Teammates' open sessions on a shared archive", "/team"),
     _send("Status", "Routing, models, tokens and health", "/status"),
     _send("Export as Markdown", "The session on screen", "/export md"),
     _send("Export as JSON", "Re-importable", "/export json"),

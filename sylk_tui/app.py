@@ -50,6 +50,7 @@ from sylk_tui.export.app_export import ExportActions
 from sylk_tui.plan_follow import PlanFollow
 from sylk_tui.question_dialogs import QuestionDialogs
 from sylk_tui.status_feed import StatusFeed
+from sylk_tui.team_view import TeamChanged, TeamView
 from themes import APP_STYLESHEET
 
 if TYPE_CHECKING:  # built by the caller, or lazily (see EngineBridge): not imported here
@@ -96,6 +97,7 @@ class SylkApp(ExportActions, FrontActions):
         self.plan_follow = PlanFollow(self, self.bridge, self.state.plans)
         self.status_feed = StatusFeed(self, self.state, lambda: self.bridge.engine)
         self.merge_offers = MergeOffers(self)  # completing an isolated session asks to merge
+        self.team_view = TeamView(self, clock)  # teammates' sessions: the indicator, /team
         self._main = MainScreen(self.state, clock=clock, tz=tz)
         self._unsubscribe: Callable[[], None] = lambda: None
         self._detach_questions: Callable[[], None] = lambda: None
@@ -110,6 +112,7 @@ class SylkApp(ExportActions, FrontActions):
     def _engine_ready(self, engine: Engine) -> None:
         self._unsubscribe = engine.events.add_listener(self._on_engine_event)
         self._detach_questions = engine.attach_questions()
+        self.team_view.attach(engine)
         self.run_worker(self._warn_if_unconfined(), group="sandbox", exit_on_error=False)
 
     async def _warn_if_unconfined(self) -> None:
@@ -202,6 +205,14 @@ class SylkApp(ExportActions, FrontActions):
     def _plan_traffic(self, traffic: PlanTraffic) -> None:
         traffic.stop()  # the DAG view's events and asks
         self.plan_follow.handle(traffic)
+
+    @on(TeamChanged)
+    def _team_changed(self, _changed: TeamChanged) -> None:
+        self.team_view.refresh()
+
+    def action_team(self, _rest: str = "") -> None:
+        """``/team``: every teammate's open session (owner, name, state; never content)."""
+        self.team_view.open()
 
     @on(EngineNoticePosted)
     def _engine_notice(self, notice: EngineNoticePosted) -> None:

@@ -47,6 +47,7 @@ from sylk_tui.engine_link.messages import (
     SessionUpdated,
     TranscriptAppended,
 )
+from sylk_tui.team_view import TeamChanged
 
 
 # -- the table ----------------------------------------------------------------------------
@@ -83,9 +84,12 @@ def _agent_stepped(event: AgentStepEvent, _by_hand: bool) -> AgentStepped:
 
 
 def _teammate_promoted(event: ArchiveChanged) -> Message | None:
-    """A decision a teammate promoted on the shared archive, as a toast."""
-    if event.change != "promoted" or not event.teammate:
+    """A decision a teammate promoted on the shared archive, as a toast; a teammate's
+    session made or moved, as a refresh of the team indicator and ``/team``."""
+    if not event.teammate:
         return None
+    if event.change != "promoted":
+        return TeamChanged()
     return EngineNoticePosted("info", f"{event.owner} promoted a decision for the team")
 
 

@@ -52,9 +52,7 @@ async def test_owner_columns_are_written_and_an_older_archive_gets_them(
         await bob.aclose()
 
 
-async def test_a_row_without_an_owner_reads_as_the_readers(
-    data_dir: Path, workspace: Path
-) -> None:
+async def test_a_row_without_an_owner_reads_as_the_readers(data_dir: Path, workspace: Path) -> None:
     alice = teammate(data_dir, workspace, "alice")
     try:
         made = await alice.create_session("before owners", isolation=False)
