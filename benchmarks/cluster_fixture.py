@@ -60,10 +60,8 @@ def make_project(root: Path, sessions: int, nodes: int) -> Path:
     (root / "pkg").mkdir(parents=True)
     (root / "tests").mkdir()
     (root / "pyproject.toml").write_text(PYPROJECT)
-    # What the checks leave behind (bytecode, caches) is not the pipeline's result: a
-    # worker commits everything not ignored, and two results carrying the same
-    # pkg/__pycache__/__init__.pyc would not both apply.
-    (root / ".gitignore").write_text("__pycache__/\n.pytest_cache/\n.ruff_cache/\n")
+    # No .gitignore: what the checks leave (bytecode, caches) never travels with a
+    # pipeline's result whatever the repository ignores (git_handoff.LEFTOVERS).
     (root / "pkg" / "__init__.py").write_text("")
     for s in range(sessions):
         for i in range(nodes):

@@ -64,13 +64,19 @@ def harvest(conn: Connection, session_id: str) -> PipelineHistory:
     )
 
 
-def store_write(history: PipelineHistory, session_id: str) -> Any:
-    """The archive write storing ``history`` under ``session_id`` once; it returns how
-    many rows it stored (0: this attempt's history was stored already)."""
-    messages = [
+def retargeted(history: PipelineHistory, session_id: str) -> list[Message[dict[str, Any]]]:
+    """The attempt's messages, now the user's session's (a ``ValueError`` if one does not
+    parse: the worker's archive is as untrusted as its repository)."""
+    return [
         _MESSAGE.model_validate_json(e).model_copy(update={"session_id": session_id})
         for e in history.messages
     ]
+
+
+def store_write(history: PipelineHistory, session_id: str) -> Any:
+    """The archive write storing ``history`` under ``session_id`` once; it returns how
+    many rows it stored (0: this attempt's history was stored already)."""
+    messages = retargeted(history, session_id)
     transcript = [tuple(message_values(m).values()) for m in messages]
 
     def retarget(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -120,6 +121,7 @@ class RayPipelines:
             body=side.body, engine=side.engine_fields(session_id), env=sylk_env(os.environ),
         )  # fmt: skip
         self._listeners[job.run_key] = self._republish(job.run_key, session_id, plan_id, node.id)
+        sent = time.perf_counter()
         ref = self._remote.remote(job, self._queue)
         try:
             outcome: WorkerOutcome = await ref
@@ -133,6 +135,9 @@ class RayPipelines:
         finally:
             self._listeners.pop(job.run_key, None)
             await self._questions.finished(job.run_key)
+        log.debug("ray pipeline %s/%s on %s: %.1f ms in all, %s", plan_id, node.id,
+                  outcome.worker[:12], (time.perf_counter() - sent) * 1000,
+                  outcome.phases_ms)  # fmt: skip
         await self._record_usage(session_id, outcome)
         await self._record_history(session_id, outcome)
         if not outcome.ok or outcome.result_sha is None:

@@ -15,6 +15,7 @@ import asyncio
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +41,7 @@ class PipelineOutcome:
     retryable: bool = True
     usage: list[dict[str, Any]] = field(default_factory=list)
     history: PipelineHistory = field(default_factory=PipelineHistory)
+    phases_ms: dict[str, float] = field(default_factory=dict)  # where the body's time went
 
 
 # (job, the workspace in the checkout, a private data dir, send) -> the pipeline's outcome
@@ -77,6 +79,7 @@ class WorkerOutcome:
     files: list[str] = field(default_factory=list)
     usage: list[dict[str, Any]] = field(default_factory=list)
     history: PipelineHistory = field(default_factory=PipelineHistory)
+    phases_ms: dict[str, float] = field(default_factory=dict)  # fetch, the body's, push
     worker: str = ""
     pid: int = 0
 
@@ -100,15 +103,24 @@ def run_job(job: WorkerJob, send: Send, worker: str) -> WorkerOutcome:
 async def _run(job: WorkerJob, send: Send, worker: str, scratch: Path) -> WorkerOutcome:
     checkout = scratch / "checkout"
     source = Path(job.repository)
+    began = time.perf_counter()
     base_sha = await fetch_checkout(source, job.base_ref, checkout)
+    fetched = time.perf_counter()
     workspace = checkout / job.subdir if job.subdir else checkout
     ran = await job.body(job, workspace, scratch / "data", send)
+    phases = {"fetch": _ms(fetched - began), **ran.phases_ms}
     if not ran.ok:
         return WorkerOutcome(ok=False, error=ran.error, retryable=ran.retryable,
-                             base_sha=base_sha, usage=ran.usage, history=ran.history, worker=worker,
-                             pid=os.getpid())  # fmt: skip
+                             base_sha=base_sha, usage=ran.usage, history=ran.history,
+                             phases_ms=phases, worker=worker, pid=os.getpid())  # fmt: skip
+    pushing = time.perf_counter()
     sha = await commit_and_push(checkout, ran.output, source, job.result_ref)
     files = await changed_files(checkout / ".git", checkout, base_sha, sha)
+    phases["push"] = _ms(time.perf_counter() - pushing)
     return WorkerOutcome(ok=True, output=ran.output, base_sha=base_sha, result_sha=sha,
-                         files=files, usage=ran.usage, history=ran.history, worker=worker,
-                         pid=os.getpid())  # fmt: skip
+                         files=files, usage=ran.usage, history=ran.history,
+                         phases_ms=phases, worker=worker, pid=os.getpid())  # fmt: skip
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000, 1)

@@ -13,16 +13,24 @@ the driver's QuestionBoard (``backend.cluster.question_relay``) when someone ans
 from __future__ import annotations
 
 import importlib.util
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from backend.approvals.session_approvals import METADATA_KEY
 from backend.cluster.errors import RayMissingError
-from backend.cluster.pipeline_history import PipelineHistory, harvest, store_write
+from backend.cluster.pipeline_history import PipelineHistory, harvest, retargeted, store_write
 from backend.cluster.question_relay import WorkerQuestions
 from backend.cluster.worker_pipeline import Body, PipelineOutcome, Send, WorkerJob
-from backend.events import ChoiceQuestion, EngineEvent, EngineNotice, EventStream, PipelineMoved
+from backend.events import (
+    ChoiceQuestion,
+    EngineEvent,
+    EngineNotice,
+    EventStream,
+    MessageAppended,
+    PipelineMoved,
+)
 
 if TYPE_CHECKING:
     from backend.engine.build import EngineParts
@@ -61,8 +69,12 @@ class EngineSide:
         await self._parts.archive.arecord_usage(rows)
 
     async def record_history(self, session_id: str, history: PipelineHistory) -> int:
+        """Stored once, then announced as a local run's messages are (front ends show them)."""
         archive = self._parts.archive
         stored: int = await archive.awrite(store_write(history, session_id), key=session_id)
+        if stored:
+            for message in retargeted(history, session_id):
+                self.events.publish(MessageAppended(session_id=session_id, message=message))
         return stored
 
 
@@ -70,8 +82,11 @@ async def run_on_worker(
     job: WorkerJob, workspace: Path, data_dir: Path, send: Send
 ) -> PipelineOutcome:
     """On the worker: an engine on the checkout runs the node's pipeline."""
+    clock = Phases()
     from backend.engine import Engine, EngineConfig
     from backend.engine.build import build
+
+    clock.lap("import")
 
     fields = job.engine
     data_dir.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240 (a new folder)
@@ -86,6 +101,7 @@ async def run_on_worker(
     sessions = settings.sessions.model_copy(update={"git_isolation": False})
     parts = build(config, settings.model_copy(update={"sessions": sessions}))
     engine = Engine.from_parts(parts)
+    clock.lap("build")
     detach = parts.events.add_listener(_forwarder(job, send))
     if fields.get("answered_here"):
         relay = WorkerQuestions(job.run_key, send)
@@ -101,6 +117,7 @@ async def run_on_worker(
         result = await pipelines.run(
             parts.answers.answer, session.id, job.plan_id, job.node, job.upstream
         )
+        clock.lap("run")
         usage = _usage_rows(parts, session.id)
         await parts.hook_work.settle()  # the chronicle's file records of the last edits
         history = await parts.archive.aread(lambda conn: harvest(conn, session.id))
@@ -108,9 +125,23 @@ async def run_on_worker(
         detach_questions()
         detach()
         await engine.aclose()
+    clock.lap("harvest_and_close")
     return PipelineOutcome(ok=result.ok, output=str(result.output or ""), error=result.error,
                            retryable=result.retryable, usage=usage,
-                           history=history)  # fmt: skip
+                           history=history, phases_ms=clock.laps)  # fmt: skip
+
+
+class Phases:
+    """Milliseconds per phase of a worker's body (the cluster benchmark reads them)."""
+
+    def __init__(self) -> None:
+        self.laps: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.laps[name] = round((now - self._last) * 1000, 1)
+        self._last = now
 
 
 def _nothing() -> None:

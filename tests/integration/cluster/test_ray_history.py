@@ -2,11 +2,11 @@
 
 A repository with no .gitignore whose testers run a real pytest on one package: the
 bytecode and caches the checks leave never reach a base or a result, so both nodes land
-(once, at most, four in 200 used to conflict on ``pkg/__pycache__/…pyc``). And the
-pipeline's transcript, agent steps and chronicle file records, written on the worker to
-a data dir that is then deleted, land in the driver's archive under the user's session:
-the same kinds of rows a local run of the same script writes, found by the chronicle's
-transcript search, still there when the engine restarts.
+(four in 200 used to conflict on ``pkg/__pycache__/…pyc``). And the pipeline's
+transcript, agent steps and chronicle file records, written on the worker to a data dir
+that is then deleted, land in the driver's archive under the user's session: the same
+kinds of rows a local run of the same script writes, announced live as its messages
+are, found by the chronicle's transcript search, stored once, there after a restart.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from sqlalchemy import select
 
 from backend.archive.schema import CHRONICLE_FILES, STEPS, TRANSCRIPT
 from backend.cluster.pipeline_history import harvest, store_write
-from backend.events import PipelineMoved
+from backend.events import MessageAppended, PipelineMoved
 from backend.orchestration import DagStatus
 from tests.integration.cluster.ray_runs import RayRun, appends, git, refs, script
 
@@ -94,6 +94,12 @@ def kinds(run: RayRun, sid: str) -> dict[str, Counter[tuple[Any, ...]]]:
     return found
 
 
+def appended(run: RayRun, sid: str) -> Counter[tuple[str, str]]:
+    """The messages announced to front ends (the TUI shows these as they come)."""
+    return Counter((e.message.type.value, e.message.source) for e in run.events
+                   if isinstance(e, MessageAppended) and e.session_id == sid)  # fmt: skip
+
+
 async def planned(run: RayRun) -> str:
     sid = await run.approved()
     outcome = await run.engine.wait_dag(sid, "p1")
@@ -112,7 +118,9 @@ async def test_a_ray_pipelines_history_lands_in_the_users_session_as_a_local_run
     (tmp_path / "local-data").mkdir()
     local = RayRun(tmp_path / "local-data", local_repo, backend="local")
     try:
-        expected = kinds(local, await planned(local))
+        local_sid = await planned(local)
+        expected = kinds(local, local_sid)
+        expected_live = appended(local, local_sid)
     finally:
         await local.engine.aclose()
     (tmp_path / "ray-data").mkdir()
@@ -123,6 +131,7 @@ async def test_a_ray_pipelines_history_lands_in_the_users_session_as_a_local_run
         # The engineer's, inspector's and tester's rows: the kinds and counts a local run keeps.
         assert stored == expected, (stored, expected)
         assert any(role == "engineer" for role, _ in stored["steps"])
+        assert appended(run, sid) == expected_live  # shown live, as a local run's are
         chronicle = run.parts.knowledge.chronicle
         hits = await chronicle.search_transcript("Appended", session_ids=[sid])
         assert {h.session_id for h in hits} == {sid} and hits, hits
