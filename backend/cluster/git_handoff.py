@@ -183,7 +183,7 @@ async def fetch_checkout(source: Path, base_ref: str, checkout: Path) -> str:
     checkout.mkdir(parents=True)  # noqa: ASYNC240 (a new folder: no wait worth a thread)
     git_dir = checkout / ".git"
     try:
-        await run_git(git_dir, checkout, ["init", "-q"])
+        await run_git(git_dir, checkout, ["init", "-q", "--template="])  # no sample hooks
     except CheckpointError as exc:
         raise WorktreeGitError("init", str(exc)) from None
     # The checkout is the worker's own: its ``git status`` (an agent's too) hides them.
