@@ -15,7 +15,6 @@ import asyncio
 import os
 import shutil
 import tempfile
-import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -98,10 +97,9 @@ def run_job(job: WorkerJob, send: Send, worker: str) -> WorkerOutcome:
     try:
         return asyncio.run(_run(job, send, worker, scratch))
     finally:
-        # The checkout and data dir are this task's alone: the outcome need not wait for
-        # their removal (a tenth of a second), which ends in the long-lived worker process.
-        threading.Thread(target=shutil.rmtree, args=(scratch, True), daemon=True,
-                         name="sylk-ray-cleanup").start()  # fmt: skip
+        # Removed before the outcome returns (tens of ms): a removal left to a thread is
+        # cut short when Ray stops the worker, leaving a checkout of the user's code.
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 async def _run(job: WorkerJob, send: Send, worker: str, scratch: Path) -> WorkerOutcome:
