@@ -29,6 +29,7 @@ Send = Callable[[tuple[str, str, Any]], None]  # (run key, kind, payload) to the
 # Variables of the driver's that change how an engine behaves (SYLK_SEMANTIC, SYLK_SANDBOX...);
 # never its data or config dir: the worker's are its own.
 PRIVATE_ENV = frozenset({"SYLK_DATA_DIR", "SYLK_CONFIG_DIR"})
+SCRATCH = "sylk-ray-"  # a task's scratch dir: sylk-ray-<worker pid>-<random>
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,8 @@ def run_job(job: WorkerJob, send: Send, worker: str) -> WorkerOutcome:
     """The Ray task's body (synchronous: Ray runs it in a worker process)."""
     send((job.run_key, "worker", {"pid": os.getpid(), "worker": worker}))
     os.environ.update(job.env)
-    scratch = Path(tempfile.mkdtemp(prefix="sylk-ray-"))
+    sweep_dead_scratch(Path(tempfile.gettempdir()))
+    scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH}{os.getpid()}-"))
     try:
         return asyncio.run(_run(job, send, worker, scratch))
     finally:
@@ -122,6 +124,25 @@ async def _run(job: WorkerJob, send: Send, worker: str, scratch: Path) -> Worker
     return WorkerOutcome(ok=True, output=ran.output, base_sha=base_sha, result_sha=sha,
                          files=files, usage=ran.usage, history=ran.history,
                          phases_ms=phases, worker=worker, pid=os.getpid())  # fmt: skip
+
+
+def sweep_dead_scratch(temp: Path) -> None:
+    """Remove what a worker killed mid-task left (its checkout of the user's code, its
+    data dir): scratch dirs of ours whose process is gone. A live pid's are never touched."""
+    for folder in temp.glob(f"{SCRATCH}*-*"):
+        pid = folder.name.removeprefix(SCRATCH).split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)) and folder.stat().st_uid == os.getuid():
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
 
 
 def _ms(seconds: float) -> float:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -86,8 +87,15 @@ async def test_a_worker_killed_mid_pipeline_is_retried_and_its_edit_lands_once(
         finals = [r for r in run.parts.archive.load_steps(sid)
                   if r["role"] == "engineer" and r["kind"] == "final"]  # fmt: skip
         assert len(finals) == 2, finals
+        # The retry swept what the killed worker left (its checkout, its data dir).
+        assert scratch_of(pid) == []
     finally:
         await run.engine.aclose()
+
+
+def scratch_of(pid: int) -> list[Path]:
+    """A worker process's scratch dirs (checkout, data dir) still on disk."""
+    return list(Path(tempfile.gettempdir()).glob(f"sylk-ray-{pid}-*"))
 
 
 def shell(command: str) -> dict[str, Any]:
