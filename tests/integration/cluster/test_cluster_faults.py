@@ -211,11 +211,13 @@ async def test_build_leftovers_stay_out_of_the_base_and_of_every_result(tmp_path
     sources = {"pkg/m.py", "pkg/n.py", old}
     config = (root / ".git" / "config").read_text()
     leave_leftovers(root, "user")  # the user's own test run, never committed
+    (root / old).write_text("user")  # rewritten by the user's run: not a change to carry
     repo = session_repository(root)
     results: list[tuple[str, str]] = []
     for i, name in enumerate(("m", "n")):
         base = await snapshot_base(repo, f"refs/sylk/base/p1/e{i}")
         assert committed_names(root, base) == sources
+        assert git(root, "show", f"{base}:{old}") == "c"
         checkout = tmp_path / f"worker{i}"
         await fetch_checkout(root, f"refs/sylk/base/p1/e{i}", checkout)
         (checkout / "pkg" / f"{name}.py").write_text(f"{name.upper()} = 2\n")
