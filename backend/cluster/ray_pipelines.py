@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -48,7 +50,7 @@ from backend.orchestration import NodeResult
 from backend.plans import PlanNode
 
 log = logging.getLogger(__name__)
-Listener = Callable[[str, Any], None]
+Listener = Callable[[int, str, Any], None]
 OUTPUT_MAX = 20_000  # characters of a node's output kept for its dependants (as locally)
 
 
@@ -167,17 +169,27 @@ class RayPipelines:
 
         while True:
             try:
-                run_key, kind, payload = await self._queue.get_async(timeout=0.5)
+                run_key, kind, payload, seq = await self._queue.get_async(timeout=0.5)
             except Empty:
                 continue
             except Exception:  # the queue actor is gone (Ray shut down): stop quietly
                 log.warning("the ray event queue stopped", exc_info=True)
                 return
             if (listener := self._listeners.get(run_key)) is not None:
-                listener(kind, payload)
+                listener(seq, kind, payload)
 
     def _republish(self, run_key: str, session_id: str, plan_id: str, node_id: str) -> Listener:
         where: list[str] = ["?"]
+        held: dict[int, tuple[str, Any]] = {}  # arrived before an earlier one
+        due = [0]
+
+        def in_order(seq: int, kind: str, payload: Any) -> None:
+            """The queue actor may run one worker's puts out of order: each event carries
+            its number and is held until those before it came (the worker's name first)."""
+            held[seq] = (kind, payload)
+            while due[0] in held:
+                listener(*held.pop(due[0]))
+                due[0] += 1
 
         def listener(kind: str, payload: Any) -> None:
             if kind == "worker":
@@ -198,7 +210,7 @@ class RayPipelines:
             elif kind == ASK:
                 self._questions.relay(run_key, session_id, payload)
 
-        return listener
+        return in_order
 
     async def _record_usage(self, session_id: str, outcome: WorkerOutcome) -> None:
         rows = [{**row, "session_id": session_id} for row in outcome.usage]
@@ -229,7 +241,11 @@ def _task(job: WorkerJob, queue: Any) -> WorkerOutcome:
 
     worker = ray.get_runtime_context().get_node_id()
 
+    sent = itertools.count()
+    lock = threading.Lock()
+
     def send(item: tuple[str, str, Any]) -> None:
-        queue.actor.put_nowait.remote(item)  # fire and forget: one caller's order is kept
+        with lock:  # numbered in the order sent (the driver delivers them in that order)
+            queue.actor.put_nowait.remote((*item, next(sent)))  # fire and forget
 
     return run_job(job, send, worker)
