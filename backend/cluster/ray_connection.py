@@ -74,7 +74,14 @@ class RayConnector:
         return ray
 
 
+_PARKED = threading.Event()  # never set: a thread that connected waits here for good
+
+
 def _in_thread(call: Callable[[], object]) -> concurrent.futures.Future[None]:
+    """``call`` in a daemon thread that, once it succeeded, stays alive until the process
+    ends: a local head's processes (``address = "local"``) are started by this thread with
+    ``PR_SET_PDEATHSIG``, which Linux fires when the *thread* that forked them exits, so a
+    thread that returned would take the head down with it."""
     done: concurrent.futures.Future[None] = concurrent.futures.Future()
 
     def run() -> None:
@@ -86,6 +93,7 @@ def _in_thread(call: Callable[[], object]) -> concurrent.futures.Future[None]:
             done.set_exception(exc)
         else:
             done.set_result(None)
+            _PARKED.wait()
 
     threading.Thread(target=run, name="sylk-ray-connect", daemon=True).start()
     return done
