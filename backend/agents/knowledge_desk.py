@@ -16,11 +16,14 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from backend.knowledge.code.answers import render_evidence, render_locate
 from backend.knowledge.code.evidence import Evidence
-from backend.knowledge.code.hub import CodeKnowledgeHub
-from backend.knowledge.code.live import CodeKnowledge
+
+if TYPE_CHECKING:
+    from backend.knowledge.code.hub import CodeKnowledgeHub
+    from backend.knowledge.code.live import CodeKnowledge
 
 # How long a question waits for a workspace's first index build before it is
 # answered from what is indexed so far (the answer then says it may be incomplete).

@@ -36,7 +36,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, select
 
@@ -46,12 +46,14 @@ from backend.archive.store import Archive
 from backend.clock import utc_now
 from backend.knowledge.code.answers import render_cached_answer
 from backend.knowledge.code.evidence import Lookup, ModelAnswer, lookup_for
-from backend.knowledge.code.hub import CodeKnowledgeHub
 from backend.knowledge.code.index_queries import search_words
 from backend.knowledge.code.intent_cache import Change, Intent, entity_key, focus_words, similarity
-from backend.knowledge.code.live import CodeKnowledge
 from backend.knowledge.code.patterns import concept_terms
 from backend.knowledge.watch.hashes import hash_file
+
+if TYPE_CHECKING:
+    from backend.knowledge.code.hub import CodeKnowledgeHub
+    from backend.knowledge.code.live import CodeKnowledge
 
 LIBRARIAN = "librarian"
 # GENERAL keys are matched by similarity (the seed's 0.80 threshold): a model's

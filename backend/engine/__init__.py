@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backend.archive.plan_book import StoredPlan
 from backend.archive.records import SessionRecords
@@ -44,7 +44,6 @@ from backend.errors import CommandError, SessionNotActiveError, SylkError
 from backend.events import EventStream, QuestionAsked
 from backend.guide.commands import run_command
 from backend.guide.routing.decision import AGENT_TARGETS, RouteDecision
-from backend.knowledge.code.live import CodeKnowledge
 from backend.knowledge.fragments.library import FragmentLibrary
 from backend.knowledge.tool_discovery.command import tools_answer
 from backend.llm.accounting import UsageSummary, summarise
@@ -58,6 +57,9 @@ from backend.sessions.phases import PhaseChange, SessionPhase, parse_phase
 from backend.skills.gateway.gateway import Gateway
 from backend.team.qa_checks import QaRecord
 from backend.workspace.confinement import Confinement
+
+if TYPE_CHECKING:
+    from backend.knowledge.code.live import CodeKnowledge
 
 Transcript = list[Message[dict[str, Any]]]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from backend.agents.knowledge_desk import KnowledgeDesk, Question
 from backend.archive.store import Archive
@@ -22,7 +23,6 @@ from backend.knowledge.chronicle.answer import answer_history
 from backend.knowledge.chronicle.chronicle import Chronicle
 from backend.knowledge.chronicle.record import record_statement
 from backend.knowledge.code.hub import CodeKnowledgeHub
-from backend.knowledge.code.live import CodeKnowledge, IndexStatus
 from backend.knowledge.fragments.answers import answer_best_practice
 from backend.knowledge.fragments.library import FragmentLibrary
 from backend.knowledge.tool_discovery.discovery import ToolDiscovery
@@ -30,6 +30,9 @@ from backend.knowledge.watch.watcher import ChangeBatch
 from backend.llm.offline import how_to_configure
 from backend.redaction import Redactor
 from backend.skills.builtin.catalog import KnowledgeWiring
+
+if TYPE_CHECKING:
+    from backend.knowledge.code.live import CodeKnowledge, IndexStatus
 
 
 class KnowledgeServices:

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from backend.config.scheduling import SchedulingSettings
 from backend.errors import CommandError, SylkError
-from backend.knowledge.code.live import IndexGate
 from backend.orchestration import Lane, Lease, SessionLimits, WorkerPool
 from backend.orchestration.slots import ENGINEER_AGENTS
 from backend.orchestration.worker_pool import LimitsOf
@@ -35,6 +34,7 @@ from backend.team.qa_checks import QaChecks
 
 if TYPE_CHECKING:
     from backend.engine.parts import EngineParts
+    from backend.knowledge.code.live import IndexGate
 
 
 NOTICE_AFTER_S = 0.5  # a shorter wait is not worth a line in the transcript

@@ -21,7 +21,6 @@ from backend.config.settings import SylkConfig
 from backend.engine.session_service import SessionService
 from backend.errors import CommandError
 from backend.events import EngineNotice, EventStream
-from backend.knowledge.code.seed import seed_index_from
 from backend.sessions.models import Session, SessionConfig
 from backend.worktrees import (
     MERGE_MODES,
@@ -104,6 +103,8 @@ class WorktreeWork:
 
     async def _seed_index(self, base: Path, new: Path) -> None:
         """The worktree's code index from the base tree's: only what differs is parsed."""
+        from backend.knowledge.code.seed import seed_index_from  # the index's modules, on need
+
         try:
             await asyncio.to_thread(seed_index_from, base, new, self._data_dir)
         except Exception as exc:  # the index builds itself later; isolation goes on

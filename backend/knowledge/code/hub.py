@@ -8,14 +8,10 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from backend.knowledge.code.live import (
-    ChangeSink,
-    CodeKnowledge,
-    IndexGate,
-    StatusSink,
-    index_path_for,
-)
+if TYPE_CHECKING:  # the index and its scanners load with the first workspace's knowledge
+    from backend.knowledge.code.live import ChangeSink, CodeKnowledge, IndexGate, StatusSink
 
 
 class CodeKnowledgeHub:
@@ -44,6 +40,8 @@ class CodeKnowledgeHub:
                 raise RuntimeError("the code knowledge hub is closed")
             found = self._known.get(root)
             if found is None:
+                from backend.knowledge.code.live import CodeKnowledge, index_path_for
+
                 found = CodeKnowledge(
                     root,
                     index_path_for(self._data_dir, root),

@@ -11,9 +11,11 @@ import re
 import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from backend.knowledge.code.index import CodeIndex
+if TYPE_CHECKING:
+    from backend.knowledge.code.index import CodeIndex
+
 
 _CONCEPTS: dict[str, tuple[str, ...]] = {
     "error": ("raise", "except", "catch", "throw", "errors.New", "Result", "panic"),

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from backend.knowledge.code.hub import CodeKnowledgeHub
 from backend.knowledge.fragments.library import FragmentLibrary
 from backend.knowledge.tool_discovery.discovery import ToolDiscovery
 from backend.skills.builtin.academic import academic_skills
@@ -42,6 +41,9 @@ from backend.skills.hooks.registry import HookRegistry
 from backend.skills.models import Skill, SkillContext
 from backend.skills.registry import Registry
 from backend.skills.search.embedding import EmbeddingStage
+
+if TYPE_CHECKING:
+    from backend.knowledge.code.hub import CodeKnowledgeHub
 
 DOMAINS = {
     "guide": "Routing messages to agents, intent classification, help and system status",

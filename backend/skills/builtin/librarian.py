@@ -6,11 +6,15 @@ from the workspace's index; without one they scan the workspace's files.
 
 from __future__ import annotations
 
-from backend.knowledge.code.hub import CodeKnowledgeHub
+from typing import TYPE_CHECKING
+
 from backend.skills.builtin.declare import CONTEXTUAL, CORE, declare
 from backend.skills.builtin.librarian_index import IndexedLibrarian, PatternParams
 from backend.skills.builtin.workspace import read as ops
 from backend.skills.models import Handler, Policy, Skill
+
+if TYPE_CHECKING:
+    from backend.knowledge.code.hub import CodeKnowledgeHub
 
 AGENT = "librarian"
 INDEX = "the Librarian's code index (given to the engine's skills)"

@@ -11,13 +11,11 @@ import asyncio
 import contextlib
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from backend.knowledge.code.hub import CodeKnowledgeHub
 from backend.knowledge.code.index_queries import SymbolHit
-from backend.knowledge.code.live import CodeKnowledge
 from backend.knowledge.code.patterns import detect_patterns
 from backend.skills.builtin.declare import Params
 from backend.skills.builtin.workspace import read as scan
@@ -25,6 +23,10 @@ from backend.skills.builtin.workspace.scan import glob_match
 from backend.skills.envelopes import ErrorCode, SkillError
 from backend.skills.models import Guidance, SkillContext, SkillResult
 from backend.workspace.files import Workspace
+
+if TYPE_CHECKING:
+    from backend.knowledge.code.hub import CodeKnowledgeHub
+    from backend.knowledge.code.live import CodeKnowledge
 
 KINDS: dict[str, tuple[str, ...]] = {
     "function": ("function", "method"),
