@@ -14,7 +14,6 @@ import json
 from collections.abc import Sequence
 from typing import Any, Literal
 
-import yaml
 from pydantic import ValidationError
 
 from backend.plans.errors import PlanProblem, ProblemCode, error_for
@@ -88,6 +87,8 @@ def _read_json(text: str) -> object:
 
 
 def _read_yaml(text: str) -> object:
+    import yaml  # a YAML plan is rare: the parser loads with the first one
+
     try:
         for event in yaml.parse(text, Loader=yaml.SafeLoader):
             if isinstance(event, yaml.AliasEvent):

@@ -12,22 +12,18 @@ and the problem, and the loader skips that file with a warning.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from backend.errors import SylkError
 
 URI_PREFIX = "sylk://library/"
 NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 CHARS_PER_TOKEN = 4
-# libyaml's scanner when PyYAML was built with it (the same safe constructors, so the same
-# values): the built-in library's frontmatter is parsed at every engine start, ~8x faster.
-_SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _HEADING = re.compile(r"^#\s+(.+?)\s*$", re.MULTILINE)
 _KNOWN_KEYS = frozenset(
@@ -128,6 +124,17 @@ def _first_paragraph(body: str) -> str:
     return ""
 
 
+@functools.cache
+def _safe_loader() -> type[Any]:
+    """libyaml's scanner when PyYAML was built with it (the same safe constructors, so the
+    same values): the built-in library's frontmatter is parsed on its first read, ~8x
+    faster. PyYAML itself loads then, not with every engine."""
+    import yaml
+
+    loader: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return loader
+
+
 def parse_fragment(
     text: str, path: Path, *, default_category: str, builtin: bool = False
 ) -> Fragment:
@@ -138,8 +145,10 @@ def parse_fragment(
         if text.startswith("---"):
             raise FragmentError(path, "the frontmatter is not closed by a '---' line")
         raise FragmentError(path, "no YAML frontmatter (the file must start with a '---' line)")
+    import yaml  # loads with the first fragment read, not with the engine
+
     try:
-        meta = yaml.load(match.group(1), Loader=_SAFE_LOADER)
+        meta = yaml.load(match.group(1), Loader=_safe_loader())
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""

@@ -27,8 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from backend.workspace.files import (
     FileTooLargeError,
     PathOutsideWorkspaceError,
@@ -143,6 +141,8 @@ class ConfinedReader:
             return None
 
     def yaml(self, rel: str) -> Any:
+        import yaml  # loads with the first YAML config a scan reads
+
         text = self.text(rel)
         if text is None:
             return None

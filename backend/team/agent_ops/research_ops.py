@@ -19,8 +19,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from backend.agents.knowledge_desk import KnowledgeDesk
 from backend.knowledge.code.evidence import Evidence
 from backend.knowledge.fragments.fragment import estimate_tokens
@@ -200,6 +198,8 @@ def _write_fragments(
                 "tags": list(dict.fromkeys([*tags, *words])) or ["ingested"],
                 "capabilities": [title[:120]], "useWhen": [f"working on {title[:100]}"],
                 "estimatedTokens": estimate_tokens(body), "summary": f"from {source}"}  # fmt: skip
+        import yaml  # loads with the first ingested source, not with the engine
+
         front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)
         (folder / f"{name}.md").write_text(f"---\n{front}---\n# {title}\n\n{body}\n")
         names.append(name)
