@@ -46,6 +46,19 @@ def sylk_version() -> str:
         return "unknown"
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: the installed version, looked up only when asked (reading the
+    package metadata costs every other command ~10 ms at start)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **_kwargs: object) -> None:
+        help_text = "show program's version number and exit"
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help_text)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: object) -> None:
+        print(f"sylk {sylk_version()}")
+        parser.exit()
+
+
 def _common(parser: argparse.ArgumentParser, *, default: object) -> None:
     parser.add_argument(
         "--data-dir",
@@ -76,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="sylk", description="Run many coding-agent sessions at once, from one terminal."
     )
     _common(parser, default=None)
-    parser.add_argument("--version", action="version", version=f"sylk {sylk_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     sessions = commands.add_parser("sessions", help="list, create, export and import sessions")
     _common(sessions, default=argparse.SUPPRESS)
