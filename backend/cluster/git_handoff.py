@@ -70,6 +70,11 @@ class SessionRepository:
         rel = self.workspace.relative_to(self.root).as_posix()
         return "" if rel == "." else rel
 
+    def in_workspace(self, paths: list[str]) -> list[str]:
+        """Repository paths as the workspace names them (those outside it left out)."""
+        prefix = f"{self.subdir}/" if self.subdir else ""
+        return [p.removeprefix(prefix) for p in paths if p.startswith(prefix)]
+
 
 def node_ref_part(plan_id: str, node_id: str) -> str:
     """``<plan>/<node>`` as safe ref components (ids are the plan's: never trusted raw)."""
@@ -170,6 +175,19 @@ async def apply_result(repo: SessionRepository, base: str, result: str, applied_
             files = await changed_files(repo.git_dir, repo.root, base, result)
             raise ApplyConflictError(files, str(exc)) from None
     await git(repo.git_dir, repo.root, ["update-ref", applied_ref, result])
+
+
+async def holds_result(repo: SessionRepository, base: str, result: str) -> bool:
+    """The working tree still holds base..result (it reverses cleanly, or is empty)."""
+    patch = await git(repo.git_dir, repo.root, ["diff", "--binary", "--no-ext-diff", base, result])
+    if not patch.strip():
+        return True
+    try:
+        await run_git(repo.git_dir, repo.root, ["apply", "-R", "--check", "-"],
+                      stdin=patch.encode())  # fmt: skip
+    except CheckpointError:
+        return False
+    return True
 
 
 async def changed_files(git_dir: Path, work_tree: Path, base: str, result: str) -> list[str]:

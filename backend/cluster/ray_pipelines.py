@@ -9,7 +9,10 @@ reaches the user's inbox, the answer goes back), and once the task returns appli
 base..result to the working tree exactly once: a ref ``refs/sylk/applied/<plan>/<node>-
 <key>`` records the application, so a retry, a duplicate result or a restart never
 applies it again (the node passes with the output the result commit carries). The
-worker's model usage is recorded in the driver's archive.
+worker's model usage is recorded in the driver's archive. The apply is a turn of the
+session's engineer as a local edit is (the driver side wraps it: a checkpoint for
+``/diff``, ``/undo`` and session QA, the task ledger's rows for a resumed DAG's roll-back;
+a result so rolled back lands again from its ref, still without a second run).
 
 A worker that dies mid-pipeline is a failed attempt the scheduler retries (or Ray, with
 ``max_retries``); its edits lived only in its checkout and were never pushed.
@@ -24,15 +27,20 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from backend.checkpoints.task_ledger import task_key
 from backend.cluster.errors import ApplyConflictError
 from backend.cluster.git_handoff import (
+    SessionRepository,
     apply_result,
+    changed_files,
     commit_message,
     count_refs,
+    holds_result,
     node_key,
     node_ref_part,
     ref_sha,
@@ -68,6 +76,26 @@ class DriverSide(Protocol):
     async def record_usage(self, session_id: str, rows: list[dict[str, Any]]) -> None: ...
     async def record_history(self, session_id: str, history: PipelineHistory) -> int:
         """An attempt's history stored under ``session_id`` once (0: stored before)."""
+
+    async def applying(
+        self, session_id: str, task: str, files: list[str], apply: Callable[[], Awaitable[None]]
+    ) -> None:
+        """``apply`` (changing workspace ``files``) as a turn of the session: checkpointed
+        (``/diff``, ``/undo``, session QA) and in the task ledger under ``task``."""
+
+    async def rolled_back(self, session_id: str, task: str) -> bool:
+        """A resumed DAG's roll-back put ``task``'s applied result back since."""
+
+
+@dataclass(frozen=True)
+class Landing:
+    """Where and as what a node's result lands: the repository, the session, the task
+    (``plan/node``: its ledger rows) and the ref that records it landed."""
+
+    repo: SessionRepository
+    session_id: str
+    task: str
+    applied_ref: str
 
 
 class RayPipelines:
@@ -105,7 +133,9 @@ class RayPipelines:
         where = node_ref_part(plan_id, node.id)
         key = node_key(session_id, plan_id, node.model_dump_json())
         applied_ref = f"refs/sylk/applied/{where}-{key}"
+        task = task_key(plan_id, node.id)
         if (done := await ref_sha(repo, applied_ref)) is not None:  # applied before a restart
+            await self._again_if_rolled_back(Landing(repo, session_id, task, applied_ref), done)
             return NodeResult.passed((await commit_message(repo, done)).strip()[:OUTPUT_MAX])
         ray = await self._connected()
         base_ref = f"refs/sylk/base/{where}"
@@ -148,8 +178,31 @@ class RayPipelines:
         lock = self._applying.setdefault(key, asyncio.Lock())
         async with lock:  # a duplicate result waits, then finds it applied
             if await ref_sha(repo, applied_ref) is None:
-                await apply_result(repo, base, outcome.result_sha, applied_ref)
+                landing = Landing(repo, session_id, task, applied_ref)
+                await self._apply(landing, base, outcome.result_sha)
         return NodeResult.passed(outcome.output[:OUTPUT_MAX])
+
+    async def _apply(self, landing: Landing, base: str, result: str) -> None:
+        """base..result onto the working tree as a turn of the session (as a local run's
+        engineer turn is recorded: ``/diff``, ``/undo``, session QA, the task ledger)."""
+        repo = landing.repo
+        files = repo.in_workspace(await changed_files(repo.git_dir, repo.root, base, result))
+
+        async def apply() -> None:
+            await apply_result(repo, base, result, landing.applied_ref)
+
+        await self._side.applying(landing.session_id, landing.task, files, apply)
+
+    async def _again_if_rolled_back(self, landing: Landing, done: str) -> None:
+        """The DAG resumed with this node running: its roll-back put the applied result
+        back (the ledger forgot it, the tree no longer holds it), so it lands again, once,
+        without another run on the cluster. A result the tree still holds stays as it is."""
+        base = f"{done}^"  # the worker committed its result on the base it was sent
+        async with self._applying.setdefault(landing.applied_ref, asyncio.Lock()):
+            if await self._side.rolled_back(landing.session_id, landing.task) and not (
+                await holds_result(landing.repo, base, done)
+            ):
+                await self._apply(landing, base, done)
 
     async def _connected(self) -> Any:
         """Ray connected, the task declared, the event queue and its pump running."""

@@ -12,9 +12,10 @@ the driver's QuestionBoard (``backend.cluster.question_relay``) when someone ans
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ from backend.cluster.errors import RayMissingError
 from backend.cluster.pipeline_history import PipelineHistory, harvest, retargeted, store_write
 from backend.cluster.question_relay import WorkerQuestions
 from backend.cluster.worker_pipeline import Body, PipelineOutcome, Send, WorkerJob
+from backend.engine.plan_runs.ray_apply import apply_as_turn, rolled_back
 from backend.events import (
     ChoiceQuestion,
     EngineEvent,
@@ -43,6 +45,9 @@ class EngineSide:
         self._parts = parts
         self.events: EventStream = parts.events
         self.body: Body = run_on_worker
+        # One result lands at a time per session: each is its own checkpoint turn (two
+        # overlapping turns would be credited to whichever ended first, as one).
+        self._landing: dict[str, asyncio.Lock] = {}
 
     def workspace(self, session_id: str) -> Path:
         return Path(self._parts.sessions.get(session_id).workspace)
@@ -76,6 +81,15 @@ class EngineSide:
             for message in retargeted(history, session_id):
                 self.events.publish(MessageAppended(session_id=session_id, message=message))
         return stored
+
+    async def applying(
+        self, session_id: str, task: str, files: list[str], apply: Callable[[], Awaitable[None]]
+    ) -> None:
+        async with self._landing.setdefault(session_id, asyncio.Lock()):
+            await apply_as_turn(self._parts, session_id, task, files, apply)
+
+    async def rolled_back(self, session_id: str, task: str) -> bool:
+        return await rolled_back(self._parts, session_id, task)
 
 
 async def run_on_worker(
