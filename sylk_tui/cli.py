@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from backend.config.choices import MODE_NAMES
-from backend.errors import ArchiveWriteError, SylkError
+from backend.errors import SylkError
 from sylk_tui import paths
 from sylk_tui import repl as repl_cli
 from sylk_tui.commands import archive_cli, sessions_io
@@ -26,9 +26,9 @@ from sylk_tui.commands.exit_codes import (
     EXIT_CODES,
     EXIT_ERROR,
     EXIT_INTERRUPTED,
-    EXIT_NOT_SAVED,
     EXIT_OK,
     EXIT_USAGE,
+    status_for,
 )
 
 if TYPE_CHECKING:  # the engine's modules load when a command needs an engine
@@ -223,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_tui(args)
     except SylkError as exc:
         print(f"sylk: error: {exc}", file=sys.stderr)
-        return EXIT_NOT_SAVED if isinstance(exc, ArchiveWriteError) else EXIT_ERROR
+        return status_for(exc)
     except ValueError as exc:  # pydantic's ValidationError, loaded only if a command did
         problems = _validation_problems(exc)
         if problems is None:

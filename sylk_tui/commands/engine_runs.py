@@ -28,7 +28,12 @@ from backend.messages import Message, MessageType
 from sylk_tui import paths
 from sylk_tui.commands import session_models as session_models_cli
 from sylk_tui.commands import sessions_io
-from sylk_tui.commands.exit_codes import EXIT_ERROR, EXIT_NOT_SAVED, EXIT_OFFLINE, EXIT_OK
+from sylk_tui.commands.exit_codes import (
+    EXIT_ERROR,
+    EXIT_OFFLINE,
+    EXIT_OK,
+    status_for,
+)
 from sylk_tui.commands.run_output import (
     STREAMED_TEXT,
     TOOL_STEPS,
@@ -74,7 +79,7 @@ async def with_engine(
         return await body(engine)
     except SylkError as exc:  # said here, where the engine's redactor can scrub it
         print(f"sylk: error: {engine.redactor.text(str(exc))}", file=sys.stderr)
-        return EXIT_NOT_SAVED if isinstance(exc, ArchiveWriteError) else EXIT_ERROR
+        return status_for(exc)
     finally:
         await engine.aclose()
 

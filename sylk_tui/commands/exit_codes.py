@@ -20,3 +20,19 @@ EXIT_CODES = """exit status:
   6    the answer was cut at the model's output limit (max_tokens): what came
        was printed and saved, ending with "(truncated)"
   130  interrupted"""
+
+
+def status_for(error: BaseException) -> int:
+    """The exit status for a typed error the command reports: 2 for settings that cannot
+    be used (a ``ConfigError``: a corrupt config file, an unusable database_url, a provider
+    not configured, a missing extra), 4 for an archive that could not be written, else 1.
+    Imports nothing: a ``ConfigError`` exists only once its module is loaded."""
+    import sys
+
+    settings = sys.modules.get("backend.config.settings")
+    if settings is not None and isinstance(error, settings.ConfigError):
+        return EXIT_USAGE
+    errors = sys.modules.get("backend.errors")
+    if errors is not None and isinstance(error, errors.ArchiveWriteError):
+        return EXIT_NOT_SAVED
+    return EXIT_ERROR

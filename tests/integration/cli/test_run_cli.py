@@ -97,8 +97,12 @@ def test_a_corrupt_config_file_is_reported(data_dir: Path, workspace: Path) -> N
     config_dir.mkdir()
     (config_dir / "config.toml").write_text("[retry\nmax_attempts = 3")
     result = run(["add a retry"], {"SYLK_CONFIG_DIR": str(config_dir)}, data_dir, workspace)
-    assert result.returncode == 1
+    assert result.returncode == 2  # bad settings, as `sylk run --help` says
     assert "is not valid TOML" in result.stderr and "Traceback" not in result.stderr
+    (config_dir / "config.toml").write_text('database_url = "mysql://db/sylk"\n')
+    result = run(["add a retry"], {"SYLK_CONFIG_DIR": str(config_dir)}, data_dir, workspace)
+    assert result.returncode == 2
+    assert "scheme 'mysql'" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_route_explains_a_decision_without_running_it(data_dir: Path, workspace: Path) -> None:
