@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench_git import GIT_ENV  # benchmarks/bench_git.py, beside this module
+
 VENV_BIN = str(Path(sys.executable).parent)
 PYPROJECT = """\
 [project]
@@ -33,14 +35,6 @@ line-length = 100
 [tool.pytest.ini_options]
 pythonpath = ["."]
 """
-GIT_ENV = {
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_AUTHOR_NAME": "Bench",
-    "GIT_AUTHOR_EMAIL": "bench@localhost",
-    "GIT_COMMITTER_NAME": "Bench",
-    "GIT_COMMITTER_EMAIL": "bench@localhost",
-}
 
 
 def tools_env() -> None:

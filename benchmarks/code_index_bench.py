@@ -31,6 +31,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench_git import git_env  # benchmarks/bench_git.py, beside this script
+
 HERE = Path(__file__).resolve().parent
 SITE = Path(sysconfig.get_paths()["purelib"])
 TREES = {
@@ -38,15 +40,6 @@ TREES = {
     "textual": SITE / "textual",
     "rich": SITE / "rich",
     "sylk": HERE.parent,
-}
-GIT_ENV = {
-    "PATH": os.environ.get("PATH", ""),
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": "/dev/null",
-    "GIT_AUTHOR_NAME": "bench",
-    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
-    "GIT_COMMITTER_NAME": "bench",
-    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
 }
 
 
@@ -73,7 +66,7 @@ def git(cwd: Path, *args: str) -> None:
     subprocess.run(
         ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", *args],
         cwd=cwd,
-        env=GIT_ENV,
+        env=git_env(),
         check=True,
         capture_output=True,
     )

@@ -53,6 +53,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import machine_info  # benchmarks/machine_info.py, beside this script
+from bench_git import git_env
 
 from backend.checkpoints.git_process import run_git
 from backend.config.scheduling import default_workers
@@ -63,15 +64,6 @@ from backend.orchestration import Lane, SessionLimits, WorkerPool
 from backend.worktrees import SessionWorktrees
 
 DONE = ("passed", "failed", "cancelled")
-_GIT_ENV = {
-    "PATH": os.environ.get("PATH", os.defpath),
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_AUTHOR_NAME": "Bench",
-    "GIT_AUTHOR_EMAIL": "bench@localhost",
-    "GIT_COMMITTER_NAME": "Bench",
-    "GIT_COMMITTER_EMAIL": "bench@localhost",
-}
 
 
 def make_repo(root: Path, files: int = 40) -> Path:
@@ -80,7 +72,7 @@ def make_repo(root: Path, files: int = 40) -> Path:
 
     def git(*args: str) -> None:
         cmd = ["git", "-c", "core.hooksPath=/dev/null", *args]
-        subprocess.run(cmd, cwd=root, env=_GIT_ENV, check=True, capture_output=True)
+        subprocess.run(cmd, cwd=root, env=git_env(), check=True, capture_output=True)
 
     git("init", "-q", "-b", "main")
     for i in range(files):

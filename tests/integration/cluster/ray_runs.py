@@ -3,7 +3,6 @@ a scripted two-engineer plan, git helpers."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import subprocess
 from pathlib import Path
@@ -19,6 +18,7 @@ from backend.engine.build import build
 from backend.events import EngineEvent, EngineNotice
 from tests.integration.orchestration.plan_runs import architect_proposes, node, plan
 from tests.integration.plans.conftest import say
+from tests.support.polling import until
 from tests.support.scripted import read_then_edit
 
 HOOKS = ("pre-receive", "update", "post-receive", "post-update", "post-checkout",
@@ -79,13 +79,15 @@ class RayRun:
                 if isinstance(e, EngineNotice) and e.text.startswith(prefix)]  # fmt: skip
 
     async def worker_pid(self, task: str) -> int:
-        """The pid of the worker running ``task``, once its first notice came."""
-        for _ in range(600):
-            found = [n for n in self.notices(task) if n.startswith("on ray worker")]
-            if found:
-                return int(found[0].rsplit("pid ", 1)[1].rstrip(")"))
-            await asyncio.sleep(0.05)
-        raise AssertionError(f"task {task} never reached a worker")
+        """The pid of the worker running ``task``, once its pipeline started there (the
+        worker names itself first, then the engineer's first turn is announced)."""
+
+        def started() -> bool:
+            return any(n.startswith("running (loop 1)") for n in self.notices(task))
+
+        await until(started, what=f"task {task} running on a worker")
+        found = [n for n in self.notices(task) if n.startswith("on ray worker")]
+        return int(found[0].rsplit("pid ", 1)[1].rstrip(")"))
 
     async def approved(self, mode: str = "auto-edit") -> str:
         session = await self.engine.ensure_session()

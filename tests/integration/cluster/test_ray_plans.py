@@ -70,8 +70,7 @@ async def test_a_worker_killed_mid_pipeline_is_retried_and_its_edit_lands_once(
     run = RayRun(data_dir, repo)
     try:
         sid = await run.approved()
-        pid = await run.worker_pid("e1")
-        await asyncio.sleep(1.5)  # into the pause: the read done, the edit not yet
+        pid = await run.worker_pid("e1")  # its pipeline runs; the edit waits on the pause
         os.kill(pid, signal.SIGKILL)
         outcome = await run.engine.wait_dag(sid, "p1")
         assert outcome is not None and outcome.status is DagStatus.PASSED, outcome
